@@ -1,0 +1,87 @@
+#pragma once
+// Tensor: the user's handle to a value in the graph. Ops on tensors build nodes; nothing runs until a
+// value is needed (eval(), reading data, backward()). Tensors are cheap to copy (they share the node).
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "tessera/core/array.h"
+#include "tessera/ir/node.h"
+
+namespace tessera {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(ir::Value value) : value_(std::move(value)) {}  // NOLINT: tensors and values interconvert freely
+  explicit Tensor(const Array& data) : Tensor(from_array(data)) {}
+
+  // Leaves holding data. `name` is kept in the IR (useful for parameters).
+  static Tensor from_array(const Array& data, const std::string& name = "");
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& values, const Shape& shape, const std::string& name = "") {
+    return from_array(Array::from_vector(values, shape), name);
+  }
+  static Tensor scalar(double value, DType dtype = DType::f32);
+  // A placeholder bound at run time (used when tracing functions into graphs).
+  static Tensor placeholder(const std::string& name, DType dtype, const Shape& shape);
+
+  operator const ir::Value&() const { return value_; }  // NOLINT
+  const ir::Value& value() const { return value_; }
+  bool defined() const { return value_.defined(); }
+  const ir::TensorType& type() const { return value_.type(); }
+  DType dtype() const { return type().dtype; }
+  const Shape& shape() const { return type().shape; }
+  int64_t rank() const { return static_cast<int64_t>(shape().size()); }
+  int64_t dim(int64_t axis) const;  // negative axes count from the end
+  int64_t numel() const { return shape_numel(shape()); }
+  const std::string& op_name() const;  // the op that produces this tensor
+
+  // Evaluation.
+  const Tensor& eval() const;  // computes (once) and memoises the value
+  bool is_evaluated() const;
+  const Array& array() const;  // evaluates if needed
+  template <class T>
+  std::vector<T> to_vector() const {
+    return array().to_vector<T>();
+  }
+  double item() const;  // the single element as a double
+
+  // PyTorch-style autograd on leaves: mark, backward() from a scalar, read the accumulated grad.
+  Tensor& set_requires_grad(bool on = true);
+  bool requires_grad() const;
+  void backward() const;
+  Tensor grad() const;  // undefined if no gradient has been accumulated
+  void zero_grad() const;
+  // The same value cut off from gradients. An evaluated tensor becomes a fresh leaf holding its data
+  // (which also frees the history); otherwise a stop_gradient node.
+  Tensor detach() const;
+
+  std::string to_string(int64_t max_elements = 64) const;
+
+ private:
+  ir::Value value_;
+};
+
+// Evaluates several tensors in one graph, sharing common work.
+void eval(const std::vector<Tensor>& tensors);
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// Operators: thin aliases of ops::add, ops::sub, ops::mul, ops::div, ops::neg (scalars become
+// constants of the tensor's dtype).
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+
+}  // namespace tessera

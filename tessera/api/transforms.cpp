@@ -1,0 +1,106 @@
+#include "tessera/api/transforms.h"
+
+#include "tessera/autodiff/grad.h"
+#include "tessera/ops/ops.h"
+
+namespace tessera {
+
+namespace {
+
+std::vector<size_t> resolve_argnums(const std::vector<size_t>& argnums, size_t nargs) {
+  std::vector<size_t> out = argnums;
+  if (out.empty()) {
+    for (size_t i = 0; i < nargs; ++i) out.push_back(i);
+  }
+  for (size_t i : out) TESSERA_CHECK(i < nargs, "grad: argnum {} out of range for {} arguments", i, nargs);
+  return out;
+}
+
+std::vector<Tensor> value_and_grads(const ScalarFn& fn, const std::vector<size_t>& argnums,
+                                    const std::vector<Tensor>& args) {
+  const std::vector<size_t> which = resolve_argnums(argnums, args.size());
+  Tensor out = fn(args);
+  TESSERA_CHECK(out.defined() && out.numel() == 1 && is_floating(out.dtype()),
+                "grad: the function must return a one-element floating tensor, got {}",
+                out.defined() ? ir::type_str(out.type()) : std::string("an undefined tensor"));
+  std::vector<ir::Value> wrt;
+  for (size_t i : which) wrt.push_back(args[i].value());
+  std::vector<ir::Value> grads = autodiff::vjp({out.value()}, {ops::ones_like(out).value()}, wrt);
+  std::vector<Tensor> result{out};
+  result.insert(result.end(), grads.begin(), grads.end());
+  return result;
+}
+
+}  // namespace
+
+MultiFn grad(ScalarFn fn, std::vector<size_t> argnums) {
+  return [fn = std::move(fn), argnums = std::move(argnums)](const std::vector<Tensor>& args) {
+    std::vector<Tensor> vg = value_and_grads(fn, argnums, args);
+    return std::vector<Tensor>(vg.begin() + 1, vg.end());
+  };
+}
+
+MultiFn value_and_grad(ScalarFn fn, std::vector<size_t> argnums) {
+  return [fn = std::move(fn), argnums = std::move(argnums)](const std::vector<Tensor>& args) {
+    return value_and_grads(fn, argnums, args);
+  };
+}
+
+Tensor stop_gradient(const Tensor& x) { return ops::stop_gradient(x); }
+
+ir::Graph trace(const MultiFn& fn, const std::vector<ir::TensorType>& input_types,
+                const std::vector<std::string>& input_names) {
+  std::vector<Tensor> placeholders;
+  std::vector<ir::Value> inputs;
+  for (size_t i = 0; i < input_types.size(); ++i) {
+    const std::string name = i < input_names.size() ? input_names[i] : fmt::format("arg{}", i);
+    placeholders.push_back(Tensor::placeholder(name, input_types[i].dtype, input_types[i].shape));
+    inputs.push_back(placeholders.back().value());
+  }
+  std::vector<Tensor> outs = fn(placeholders);
+  std::vector<ir::Value> outputs;
+  for (const Tensor& t : outs) {
+    TESSERA_CHECK(t.defined(), "trace: the function returned an undefined tensor");
+    outputs.push_back(t.value());
+  }
+  return ir::Graph::build(inputs, outputs, "traced");
+}
+
+CompiledFunction::CompiledFunction(MultiFn fn, backends::Backend* backend)
+    : fn_(std::move(fn)), backend_(backend ? backend : &backends::reference_backend()) {}
+
+backends::Executable& CompiledFunction::executable_for(const std::vector<ir::TensorType>& types) {
+  Signature sig;
+  for (const auto& t : types) sig.emplace_back(t.dtype, t.shape);
+  auto it = cache_.find(sig);
+  if (it == cache_.end()) {
+    ++traces_;
+    ir::Graph g = trace(fn_, types);
+    it = cache_.emplace(sig, backend_->compile(g)).first;
+  }
+  return *it->second;
+}
+
+const ir::Graph& CompiledFunction::graph_for(const std::vector<ir::TensorType>& types) {
+  return executable_for(types).graph();
+}
+
+std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& args) {
+  std::vector<ir::TensorType> types;
+  for (const Tensor& a : args) {
+    TESSERA_CHECK(a.defined(), "compiled function: undefined argument");
+    types.push_back(a.type());
+  }
+  backends::Executable& exe = executable_for(types);
+  eval(args);
+  std::vector<Array> data;
+  for (const Tensor& a : args) data.push_back(a.array());
+  std::vector<Array> outs = exe.run(data);
+  std::vector<Tensor> result;
+  for (const Array& o : outs) result.push_back(Tensor::from_array(o));
+  return result;
+}
+
+CompiledFunction compile(MultiFn fn, backends::Backend* backend) { return CompiledFunction(std::move(fn), backend); }
+
+}  // namespace tessera

@@ -1,0 +1,55 @@
+#pragma once
+// Function transforms over tensors: grad / value_and_grad (reverse mode, any order), and compile,
+// which traces a function once per input signature into an ir::Graph and reuses what it built.
+#include <functional>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "tessera/api/tensor.h"
+#include "tessera/backends/backend.h"
+
+namespace tessera {
+
+using ScalarFn = std::function<Tensor(const std::vector<Tensor>&)>;
+using MultiFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+// Gradients of a scalar-valued function with respect to the arguments listed in `argnums` (all
+// arguments when empty). The result is lazy, differentiable again, and evaluated on demand.
+MultiFn grad(ScalarFn fn, std::vector<size_t> argnums = {});
+// Returns {value, gradients...}.
+MultiFn value_and_grad(ScalarFn fn, std::vector<size_t> argnums = {});
+
+// Blocks gradients: the value passes through, its cotangent is zero.
+Tensor stop_gradient(const Tensor& x);
+
+// Traces `fn` into a graph for each distinct input signature (dtypes and shapes), compiles it on a
+// backend (the reference backend for now) and runs it. Tensors the function captures from outside
+// become constants of the graph.
+class CompiledFunction {
+ public:
+  explicit CompiledFunction(MultiFn fn, backends::Backend* backend = nullptr);
+  std::vector<Tensor> operator()(const std::vector<Tensor>& args);
+  // The graph traced for these argument types (tracing it now if needed).
+  const ir::Graph& graph_for(const std::vector<ir::TensorType>& types);
+  size_t cache_size() const { return cache_.size(); }
+  size_t trace_count() const { return traces_; }
+
+ private:
+  using Signature = std::vector<std::pair<DType, Shape>>;
+  backends::Executable& executable_for(const std::vector<ir::TensorType>& types);
+
+  MultiFn fn_;
+  backends::Backend* backend_;
+  std::map<Signature, std::unique_ptr<backends::Executable>> cache_;
+  size_t traces_ = 0;
+};
+
+CompiledFunction compile(MultiFn fn, backends::Backend* backend = nullptr);
+
+// Traces `fn` on placeholders of the given types into a graph without running it.
+ir::Graph trace(const MultiFn& fn, const std::vector<ir::TensorType>& input_types,
+                const std::vector<std::string>& input_names = {});
+
+}  // namespace tessera

@@ -1,0 +1,36 @@
+#pragma once
+// The backend contract (after ggml's): a backend receives a whole graph, compiles it into an
+// Executable and runs it on arrays. Handing over the whole graph lets a backend fuse, plan memory or
+// capture as it likes; `supports` lets a caller fall back (to a decomposition or another backend).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/ir/graph.h"
+#include "tessera/ir/op_def.h"
+
+namespace tessera::backends {
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  virtual std::vector<Array> run(const std::vector<Array>& inputs) = 0;
+  virtual const ir::Graph& graph() const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual bool supports(const ir::OpDef& op) const = 0;
+  virtual std::unique_ptr<Executable> compile(const ir::Graph& graph) = 0;
+};
+
+// The reference backend: runs every op with its OpDef's plain implementation. It is the oracle that
+// every other backend is tested against.
+Backend& reference_backend();
+
+// Checks that run-time arrays match the graph's declared input types; throws naming the input.
+void check_inputs(const ir::Graph& graph, const std::vector<Array>& inputs);
+
+}  // namespace tessera::backends

@@ -1,0 +1,122 @@
+#pragma once
+// Array: concrete tensor data. A shared, 64-byte-aligned Storage plus dtype, shape, strides (in
+// elements, may be 0 for broadcast or negative for reversed views) and an element offset. The view
+// operations below never copy when the strides allow; `contiguous()` copies only when needed.
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/core/convert.h"
+#include "tessera/core/dtype.h"
+#include "tessera/core/error.h"
+#include "tessera/core/shape.h"
+
+namespace tessera {
+
+class Storage {
+ public:
+  explicit Storage(size_t nbytes);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  size_t nbytes_ = 0;
+};
+
+class Array {
+ public:
+  Array() = default;  // undefined: no storage
+  static Array empty(DType dtype, const Shape& shape);  // contiguous, contents unspecified
+  static Array zeros(DType dtype, const Shape& shape);
+  static Array full(DType dtype, const Shape& shape, double value);
+  static Array scalar(double value, DType dtype = DType::f32);
+  template <class T>
+  static Array from_vector(const std::vector<T>& values, const Shape& shape);
+
+  bool defined() const { return storage_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  const Strides& strides() const { return strides_; }
+  int64_t offset() const { return offset_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numel() const { return shape_numel(shape_); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype_); }
+  bool is_contiguous() const;
+  bool shares_storage_with(const Array& other) const { return storage_ && storage_ == other.storage_; }
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+
+  // Pointer to the element at the view's offset; T must match the dtype.
+  template <class T>
+  T* data() const {
+    TESSERA_CHECK(dtype_of<std::remove_const_t<T>>() == dtype_, "Array::data: requested {} but the array holds {}",
+                  dtype_name(dtype_of<std::remove_const_t<T>>()), dtype_name(dtype_));
+    return reinterpret_cast<T*>(raw_data());
+  }
+  void* raw_data() const;
+
+  // Views (no copy): permute, transpose, broadcast_to, slice, squeeze, unsqueeze, and reshape when
+  // the strides allow it (otherwise reshape copies).
+  Array reshape(const Shape& shape) const;
+  Array permute(const std::vector<int64_t>& axes) const;
+  Array transpose(int64_t a, int64_t b) const;
+  Array broadcast_to(const Shape& shape) const;
+  // Python slice semantics on one axis: start/stop are clamped, negative values count from the end,
+  // step may be negative (a reversed view) but not zero.
+  Array slice(int64_t axis, int64_t start, int64_t stop, int64_t step = 1) const;
+  Array squeeze(const std::vector<int64_t>& axes = {}) const;  // empty: every size-1 axis
+  Array unsqueeze(int64_t axis) const;
+  // Strides for a view of this array as `shape`, if one exists without copying.
+  bool reshape_strides(const Shape& shape, Strides* out) const;
+
+  Array contiguous() const;  // this array if already contiguous, else a packed copy
+  Array copy() const;        // always a fresh packed copy
+  Array astype(DType dtype) const;
+
+  // Element access in logical (row-major) order, for tests and printing.
+  double item() const;  // the single element of a one-element array, as double
+  std::vector<double> to_f64() const;
+  std::vector<int64_t> to_i64() const;
+  template <class T>
+  std::vector<T> to_vector() const;
+  std::string to_string(int64_t max_elements = 64) const;
+
+ private:
+  Array(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strides strides, int64_t offset)
+      : storage_(std::move(storage)), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)),
+        offset_(offset) {}
+  Array with_layout(Shape shape, Strides strides, int64_t offset) const {
+    return Array(storage_, dtype_, std::move(shape), std::move(strides), offset);
+  }
+
+  std::shared_ptr<Storage> storage_;
+  DType dtype_ = DType::f32;
+  Shape shape_;
+  Strides strides_;
+  int64_t offset_ = 0;
+};
+
+template <class T>
+Array Array::from_vector(const std::vector<T>& values, const Shape& shape) {
+  TESSERA_CHECK(static_cast<int64_t>(values.size()) == shape_numel(shape),
+                "Array::from_vector: {} values do not fill shape {} ({} elements)", values.size(), shape_str(shape),
+                shape_numel(shape));
+  Array a = empty(dtype_of<T>(), shape);
+  T* out = a.data<T>();
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return a;
+}
+
+template <class T>
+std::vector<T> Array::to_vector() const {
+  Array c = astype(dtype_of<T>()).contiguous();
+  const T* p = c.data<T>();
+  return std::vector<T>(p, p + c.numel());
+}
+
+}  // namespace tessera

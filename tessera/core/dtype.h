@@ -1,0 +1,90 @@
+#pragma once
+// Element types. Promotion between them is written down once here (promote_types) and documented in
+// docs/architecture.md: bool < unsigned/signed integers < floating point, widening to the smallest type
+// that holds both operands' ranges (u8 with i8 gives i32; f16 with bf16 gives f32).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "tessera/core/half.h"
+
+namespace tessera {
+
+enum class DType : uint8_t { f32, f64, f16, bf16, i8, i32, i64, u8, boolean };
+
+inline constexpr DType kAllDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8,
+                                       DType::i32, DType::i64, DType::u8,  DType::boolean};
+
+size_t dtype_size(DType dt);
+const char* dtype_name(DType dt);          // "f32", "bf16", "bool", ...
+DType parse_dtype(std::string_view name);  // inverse of dtype_name; throws Error on unknown names
+bool is_floating(DType dt);
+bool is_integral(DType dt);  // integers, excluding bool
+bool is_signed(DType dt);
+DType promote_types(DType a, DType b);
+
+// C++ element type for each dtype, and back.
+template <DType D> struct dtype_cpp;
+template <> struct dtype_cpp<DType::f32> { using type = float; };
+template <> struct dtype_cpp<DType::f64> { using type = double; };
+template <> struct dtype_cpp<DType::f16> { using type = f16_t; };
+template <> struct dtype_cpp<DType::bf16> { using type = bf16_t; };
+template <> struct dtype_cpp<DType::i8> { using type = int8_t; };
+template <> struct dtype_cpp<DType::i32> { using type = int32_t; };
+template <> struct dtype_cpp<DType::i64> { using type = int64_t; };
+template <> struct dtype_cpp<DType::u8> { using type = uint8_t; };
+template <> struct dtype_cpp<DType::boolean> { using type = bool; };
+
+template <class T> constexpr DType dtype_of();
+template <> constexpr DType dtype_of<float>() { return DType::f32; }
+template <> constexpr DType dtype_of<double>() { return DType::f64; }
+template <> constexpr DType dtype_of<f16_t>() { return DType::f16; }
+template <> constexpr DType dtype_of<bf16_t>() { return DType::bf16; }
+template <> constexpr DType dtype_of<int8_t>() { return DType::i8; }
+template <> constexpr DType dtype_of<int32_t>() { return DType::i32; }
+template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
+template <> constexpr DType dtype_of<uint8_t>() { return DType::u8; }
+template <> constexpr DType dtype_of<bool>() { return DType::boolean; }
+
+// The type reference kernels compute in: f16/bf16 widen to float, everything else is itself.
+template <class T>
+using compute_t = std::conditional_t<std::is_same_v<T, f16_t> || std::is_same_v<T, bf16_t>, float, T>;
+
+// Calls f(T{}) with T the element type of `dt`:  dispatch_dtype(dt, [&](auto tag) { using T = decltype(tag); ... });
+template <class F>
+decltype(auto) dispatch_dtype(DType dt, F&& f) {
+  switch (dt) {
+    case DType::f32: return f(float{});
+    case DType::f64: return f(double{});
+    case DType::f16: return f(f16_t{});
+    case DType::bf16: return f(bf16_t{});
+    case DType::i8: return f(int8_t{});
+    case DType::i32: return f(int32_t{});
+    case DType::i64: return f(int64_t{});
+    case DType::u8: return f(uint8_t{});
+    case DType::boolean: return f(bool{});
+  }
+  return f(float{});  // unreachable: every enumerator is handled above
+}
+
+// As dispatch_dtype, restricted to floating types (f32, f64, f16, bf16); other dtypes throw with `what`.
+template <class F>
+decltype(auto) dispatch_floating(DType dt, const char* what, F&& f);
+
+}  // namespace tessera
+
+#include "tessera/core/error.h"
+
+namespace tessera {
+template <class F>
+decltype(auto) dispatch_floating(DType dt, const char* what, F&& f) {
+  switch (dt) {
+    case DType::f32: return f(float{});
+    case DType::f64: return f(double{});
+    case DType::f16: return f(f16_t{});
+    case DType::bf16: return f(bf16_t{});
+    default: fail("{}: expected a floating dtype (f32, f64, f16, bf16), got {}", what, dtype_name(dt));
+  }
+}
+}  // namespace tessera

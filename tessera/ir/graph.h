@@ -1,0 +1,46 @@
+#pragma once
+// Graph: the slice of the node DAG between a list of input values and a list of output values, with
+// its nodes in topological order. Inputs are usually `input` leaves, but any value may be bound as an
+// input (the evaluator binds already-computed values this way). Constants live inside the graph.
+#include <string>
+#include <vector>
+
+#include "tessera/ir/node.h"
+
+namespace tessera::ir {
+
+class Graph {
+ public:
+  Graph() = default;
+  // Collects every node needed for `outputs` that is not behind an input, in topological order.
+  // Throws if an output depends on an `input` leaf that is not among `inputs`.
+  static Graph build(std::vector<Value> inputs, std::vector<Value> outputs, std::string name = "main");
+
+  const std::string& name() const { return name_; }
+  const std::vector<Value>& inputs() const { return inputs_; }
+  const std::vector<Value>& outputs() const { return outputs_; }
+  const std::vector<NodePtr>& nodes() const { return nodes_; }  // excludes nodes bound as inputs
+  std::vector<TensorType> input_types() const;
+  std::vector<TensorType> output_types() const;
+  bool is_input(const Value& v) const;
+
+ private:
+  std::string name_ = "main";
+  std::vector<Value> inputs_;
+  std::vector<Value> outputs_;
+  std::vector<NodePtr> nodes_;
+};
+
+// Checks the graph's invariants: every node input is an earlier node's output or a graph input,
+// attributes match their schemas, inferred types match the recorded ones, outputs are defined.
+// Throws tessera::Error describing the first violation.
+void verify(const Graph& graph);
+
+// Stable text form; parse_graph(print_graph(g)) prints back to the same text.
+std::string print_graph(const Graph& graph);
+Graph parse_graph(const std::string& text);
+
+// Graphviz DOT, one box per node labelled with op, attributes and output types.
+std::string graph_to_dot(const Graph& graph);
+
+}  // namespace tessera::ir

@@ -1,0 +1,86 @@
+#pragma once
+// OpDef: everything about one op, declared once — its attribute schema, shape/dtype inference
+// (mandatory), gradient rule, traits, reference implementation and optional decomposition. Op families
+// register their OpDefs in tessera/ops/*.cpp; nothing else needs to change to add an op.
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tessera/ir/node.h"
+
+namespace tessera::ir {
+
+enum OpTrait : uint32_t {
+  kElementwise = 1u << 0,  // output[i] depends only on inputs[i] (after broadcasting)
+  kReduction = 1u << 1,
+  kView = 1u << 2,      // output may alias the input's storage (reshape, permute, slice, ...)
+  kFusable = 1u << 3,   // may join a generated loop kernel
+  kInPlace = 1u << 4,   // output may reuse input 0's buffer
+  kLeaf = 1u << 5,      // input/constant: has identity, never merged by CSE
+  kRandom = 1u << 6,    // draws random numbers: never merged or folded
+};
+
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+  bool required = true;
+};
+
+// What a gradient rule sees: the node, its inputs and outputs, and the cotangent of each output
+// (undefined Values for outputs that received none). It returns one cotangent per input, undefined
+// where the input gets no gradient (integer indices, masks, ...).
+struct VjpContext {
+  const Node& node;
+  std::vector<Value> inputs;
+  std::vector<Value> outputs;
+  std::vector<Value> cotangents;
+  const Attrs& attrs() const { return node.attrs(); }
+  const Value& input(size_t i) const { return inputs.at(i); }
+  const Value& output(size_t i = 0) const { return outputs.at(i); }
+  const Value& cotangent(size_t i = 0) const { return cotangents.at(i); }
+};
+
+using InferFn = std::function<std::vector<TensorType>(const std::vector<TensorType>& inputs, const Attrs& attrs)>;
+using VjpFn = std::function<std::vector<Value>(const VjpContext& ctx)>;
+using ReferenceFn = std::function<std::vector<Array>(const std::vector<Array>& inputs, const Attrs& attrs,
+                                                     const std::vector<TensorType>& outputs)>;
+using DecomposeFn = std::function<std::vector<Value>(const std::vector<Value>& inputs, const Attrs& attrs)>;
+
+struct OpDef {
+  std::string name;
+  int min_inputs = 0;
+  int max_inputs = 0;  // -1: variadic
+  std::vector<AttrSpec> attrs;
+  uint32_t traits = 0;
+  InferFn infer;          // mandatory
+  ReferenceFn reference;  // mandatory: the reference backend's implementation
+  VjpFn vjp;              // empty: not differentiable
+  DecomposeFn decompose;  // optional: the op in terms of simpler ops
+
+  bool has(OpTrait t) const { return (traits & t) != 0; }
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& instance();  // every op family registered on first use
+  void add(OpDef def);            // throws if the name is taken or the definition is incomplete
+  const OpDef* find(const std::string& name) const;
+  const OpDef& get(const std::string& name) const;  // throws naming the unknown op
+  std::vector<std::string> names() const;           // sorted
+
+ private:
+  OpRegistry() = default;
+  std::vector<std::unique_ptr<OpDef>> defs_;
+  std::unordered_map<std::string, const OpDef*> by_name_;
+};
+
+// Formats "op 'name' with inputs (f32[2, 3], i64[4]): <message>" for shape rules and kernels.
+std::string describe_op(const std::string& op, const std::vector<TensorType>& inputs);
+template <class... Args>
+[[noreturn]] void op_fail(const std::string& op, const std::vector<TensorType>& inputs,
+                          fmt::format_string<Args...> f, Args&&... args) {
+  fail("{}: {}", describe_op(op, inputs), fmt::format(f, std::forward<Args>(args)...));
+}
+
+}  // namespace tessera::ir

@@ -1,0 +1,61 @@
+#pragma once
+// Neural-network functions: activations with normalisation, losses, normalisation layers, attention.
+#include <optional>
+
+#include "tessera/api/tensor.h"
+#include "tessera/ops/random.h"
+
+namespace tessera::ops {
+
+enum class Reduction { None, Mean, Sum };
+
+Tensor softmax(const Tensor& x, int64_t axis = -1);
+Tensor log_softmax(const Tensor& x, int64_t axis = -1);
+
+struct CrossEntropyOptions {
+  Reduction reduction = Reduction::Mean;
+  int64_t ignore_index = -100;   // targets equal to this contribute nothing (and are not counted)
+  double label_smoothing = 0.0;  // in [0, 1]
+};
+// logits [N, C] (or [N, C, d...]) and integer class targets [N] (or [N, d...]).
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options = {});
+// Negative log-likelihood of log-probabilities [N, C] at integer targets [N].
+Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, Reduction reduction = Reduction::Mean,
+                int64_t ignore_index = -100);
+Tensor mse_loss(const Tensor& prediction, const Tensor& target, Reduction reduction = Reduction::Mean);
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targets,
+                                        Reduction reduction = Reduction::Mean);
+
+// Normalises over the trailing axes given by normalized_shape; weight/bias optional (undefined Tensor).
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {}, double eps = 1e-6);
+
+// Batch norm over all axes but axis 1 (channels). In training it uses batch statistics and returns
+// updated running statistics; in inference it uses the running statistics, which it returns as given.
+struct BatchNormResult {
+  Tensor output;
+  Tensor running_mean;
+  Tensor running_var;
+};
+BatchNormResult batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                           const Tensor& weight, const Tensor& bias, bool training, double momentum = 0.1,
+                           double eps = 1e-5);
+Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5);
+
+// Zeroes each element with probability p and scales the rest by 1/(1-p) when training.
+Tensor dropout(const Tensor& x, double p, bool training, Generator& generator);
+Tensor dropout(const Tensor& x, double p, bool training = true);  // default generator
+
+// Rows of `weight` [num_embeddings, dim] picked by integer `indices` -> [..., dim].
+Tensor embedding(const Tensor& weight, const Tensor& indices);
+
+// softmax(q k^T * scale + mask) v over the last two axes. q [..., Hq, L, D], k/v [..., Hk, S, D]; when
+// Hq is a multiple of Hk each group of Hq/Hk query heads shares one key/value head (GQA). mask is
+// boolean (true = attend) or additive float, broadcastable to [..., Hq, L, S]. scale defaults to
+// 1/sqrt(D).
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask = {},
+                                    bool is_causal = false, std::optional<double> scale = std::nullopt);
+
+}  // namespace tessera::ops

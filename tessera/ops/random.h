@@ -1,0 +1,41 @@
+#pragma once
+// Random numbers from a counter-based generator (Philox-4x32-10): element i of a draw uses counter
+// (offset + i), so a seed gives the same numbers on every backend and any thread count.
+#include <cstdint>
+
+#include "tessera/api/tensor.h"
+
+namespace tessera::ops {
+
+// A seed plus a running counter; each draw takes the next block of counters.
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 0) : seed_(seed) {}
+  uint64_t seed() const { return seed_; }
+  uint64_t offset() const { return offset_; }
+  void set_offset(uint64_t offset) { offset_ = offset; }
+  // Reserves `count` counters and returns the first.
+  uint64_t advance(uint64_t count) {
+    const uint64_t first = offset_;
+    offset_ += count;
+    return first;
+  }
+
+ private:
+  uint64_t seed_;
+  uint64_t offset_ = 0;
+};
+
+Generator& default_generator();
+void manual_seed(uint64_t seed);  // resets the default generator
+
+Tensor uniform(const Shape& shape, double low, double high, Generator& gen, DType dtype = DType::f32);
+Tensor normal(const Shape& shape, double mean, double stddev, Generator& gen, DType dtype = DType::f32);
+// 1 with probability p (elementwise, p broadcast to the result), else 0, in p's dtype.
+Tensor bernoulli(const Tensor& p, Generator& gen);
+// Integers uniformly in [low, high).
+Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator& gen, DType dtype = DType::i64);
+// A random permutation of 0..n-1 (i64).
+Tensor permutation(int64_t n, Generator& gen);
+
+}  // namespace tessera::ops

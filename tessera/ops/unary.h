@@ -1,0 +1,42 @@
+#pragma once
+// Elementwise functions of one tensor. Transcendental functions need a floating input (f32, f64,
+// f16, bf16; cast integers first); neg, abs, sign, square, relu accept integers too.
+#include "tessera/api/tensor.h"
+
+namespace tessera::ops {
+
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor expm1(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+Tensor elu(const Tensor& x, double alpha = 1.0);
+// Exact GELU uses erf; the tanh approximation is GPT-2's.
+Tensor gelu(const Tensor& x, bool tanh_approximation = false);
+Tensor silu(const Tensor& x);
+// log(1 + exp(beta x)) / beta, linear above `threshold` (as PyTorch).
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);
+Tensor floor(const Tensor& x);
+Tensor ceil(const Tensor& x);
+Tensor round(const Tensor& x);  // halves to even, as NumPy and PyTorch
+Tensor logical_not(const Tensor& x);  // bool result
+Tensor isnan(const Tensor& x);        // bool result
+Tensor isinf(const Tensor& x);        // bool result
+
+Tensor cast(const Tensor& x, DType dtype);  // float -> int truncates toward zero and saturates
+Tensor stop_gradient(const Tensor& x);      // identity whose gradient is zero
+
+}  // namespace tessera::ops

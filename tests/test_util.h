@@ -1,0 +1,67 @@
+#pragma once
+// Helpers shared by the test suites.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tessera/tessera.h"
+#include "tessera/testing/gradcheck.h"
+
+namespace tessera::test {
+
+// Asserts that `statement` throws tessera::Error whose message contains every given fragment.
+#define EXPECT_TESSERA_ERROR(statement, ...)                                                   \
+  do {                                                                                         \
+    try {                                                                                      \
+      statement;                                                                               \
+      ADD_FAILURE() << "expected tessera::Error from: " #statement;                            \
+    } catch (const ::tessera::Error& e) {                                                      \
+      for (const std::string& fragment : std::vector<std::string>{__VA_ARGS__}) {              \
+        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)                     \
+            << "message \"" << e.what() << "\" lacks \"" << fragment << "\"";                  \
+      }                                                                                        \
+    }                                                                                          \
+  } while (0)
+
+inline void expect_close(const Tensor& actual, const std::vector<double>& expected, double atol = 1e-6,
+                         double rtol = 1e-6) {
+  const std::vector<double> got = actual.array().to_f64();
+  ASSERT_EQ(got.size(), expected.size()) << "element count differs";
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(expected[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << ": expected nan, got " << got[i];
+      continue;
+    }
+    if (std::isinf(expected[i])) {
+      EXPECT_EQ(got[i], expected[i]) << "element " << i;
+      continue;
+    }
+    EXPECT_NEAR(got[i], expected[i], atol + rtol * std::abs(expected[i])) << "element " << i;
+  }
+}
+
+inline void expect_shape(const Tensor& t, const Shape& shape) {
+  EXPECT_EQ(shape_str(t.shape()), shape_str(shape));
+}
+
+// Deterministic random f64 arrays for gradient checks, values in [lo, hi].
+inline Array random_array(const Shape& shape, uint64_t seed, double lo = -1.0, double hi = 1.0,
+                          DType dtype = DType::f64) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (double& x : v) x = dist(rng);
+  return Array::from_vector(v, shape).astype(dtype);
+}
+
+// Runs the finite-difference check and reports the mismatches on failure.
+#define EXPECT_GRADIENTS_MATCH(fn, inputs, ...)                                              \
+  do {                                                                                       \
+    auto gc_result = ::tessera::testing::check_gradients(fn, inputs, ##__VA_ARGS__);        \
+    EXPECT_TRUE(gc_result.ok) << gc_result.message;                                          \
+  } while (0)
+
+}  // namespace tessera::test
