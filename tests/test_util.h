@@ -18,10 +18,10 @@ namespace tessera::test {
     try {                                                                                      \
       statement;                                                                               \
       ADD_FAILURE() << "expected tessera::Error from: " #statement;                            \
-    } catch (const ::tessera::Error& e) {                                                      \
+    } catch (const ::tessera::Error& tessera_error_) {                                                    \
       for (const std::string& fragment : std::vector<std::string>{__VA_ARGS__}) {              \
-        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)                     \
-            << "message \"" << e.what() << "\" lacks \"" << fragment << "\"";                  \
+        EXPECT_NE(std::string(tessera_error_.what()).find(fragment), std::string::npos)                   \
+            << "message \"" << tessera_error_.what() << "\" lacks \"" << fragment << "\"";                  \
       }                                                                                        \
     }                                                                                          \
   } while (0)

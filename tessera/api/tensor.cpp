@@ -118,7 +118,10 @@ void Tensor::backward() const {
   TESSERA_CHECK(!leaves.empty(), "backward: no tensor that requires a gradient contributes to this value");
   std::vector<ir::Value> grads = autodiff::vjp({value_}, {ops::ones_like(*this)}, leaves);
   std::vector<Tensor> grad_tensors(grads.begin(), grads.end());
-  tessera::eval(grad_tensors);
+  // The loss joins the evaluation so that reading it afterwards does not recompute the forward pass.
+  std::vector<Tensor> targets = grad_tensors;
+  targets.push_back(*this);
+  tessera::eval(targets);
   for (size_t i = 0; i < leaves.size(); ++i) {
     auto& rt = leaves[i].node()->runtime();
     const Array& g = grad_tensors[i].array();

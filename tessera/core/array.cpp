@@ -22,8 +22,14 @@ Array Array::empty(DType dtype, const Shape& shape) {
   for (int64_t d : shape) {
     TESSERA_CHECK(d >= 0, "Array: negative dimension in shape {}", shape_str(shape));
   }
-  const int64_t n = shape_numel(shape);
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(n) * dtype_size(dtype));
+  // Checked product: a hostile shape must fail cleanly instead of wrapping to a small allocation.
+  uint64_t bytes = dtype_size(dtype);
+  for (int64_t d : shape) {
+    TESSERA_CHECK(d == 0 || bytes <= (uint64_t{1} << 48) / static_cast<uint64_t>(d),
+                  "Array: shape {} of {} is too large to allocate", shape_str(shape), dtype_name(dtype));
+    bytes *= static_cast<uint64_t>(d);
+  }
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(bytes));
   return Array(std::move(storage), dtype, shape, contiguous_strides(shape), 0);
 }
 
@@ -179,8 +185,9 @@ Array Array::slice(int64_t axis, int64_t start, int64_t stop, int64_t step) cons
   };
   const int64_t s = clamp_index(start, true), e = clamp_index(stop, false);
   int64_t count = 0;
-  if (step > 0 && e > s) count = (e - s + step - 1) / step;
-  if (step < 0 && s > e) count = (s - e + (-step) - 1) / (-step);
+  // Written so that no intermediate overflows, even for a step of INT64_MAX.
+  if (step > 0 && e > s) count = (e - s - 1) / step + 1;
+  if (step < 0 && s > e) count = (s - e - 1) / (step == INT64_MIN ? INT64_MAX : -step) + 1;
   Shape shape = shape_;
   Strides strides = strides_;
   shape[ax] = count;

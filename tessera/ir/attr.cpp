@@ -1,5 +1,6 @@
 #include "tessera/ir/attr.h"
 
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -84,6 +85,7 @@ namespace {
 std::string float_str(double v) {
   // Shortest text that reads back to the same double, always with a '.' or exponent so that the
   // parser can tell it from an integer.
+  if (std::isnan(v)) return "nan";  // the sign of a NaN carries no meaning and would not parse back
   std::string s = fmt::format("{}", v);
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // 'n' covers nan and inf
   return s;

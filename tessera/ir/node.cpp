@@ -19,6 +19,27 @@ Node::Node(const OpDef* op, std::vector<Value> inputs, Attrs attrs, std::vector<
     : op_(op), inputs_(std::move(inputs)), attrs_(std::move(attrs)), outputs_(std::move(outputs)),
       id_(next_node_id.fetch_add(1)) {}
 
+Node::~Node() {
+  // Releasing a long chain (a 100k-step recurrence) would recurse once per node and overflow the
+  // stack; instead the outermost destructor drains a worklist of inputs that die with this node.
+  thread_local std::vector<std::shared_ptr<const Node>>* pending = nullptr;
+  std::vector<std::shared_ptr<const Node>> local;
+  const bool outermost = pending == nullptr;
+  if (outermost) pending = &local;
+  for (Value& v : inputs_) {
+    if (v.node_) pending->push_back(std::move(v.node_));
+  }
+  inputs_.clear();
+  if (outermost) {
+    while (!local.empty()) {
+      std::shared_ptr<const Node> n = std::move(local.back());
+      local.pop_back();
+      n.reset();  // may push this node's inputs onto `local`
+    }
+    pending = nullptr;
+  }
+}
+
 const std::string& Node::op_name() const { return op_->name; }
 bool Node::is_leaf() const { return op_->has(kLeaf); }
 

@@ -45,6 +45,7 @@ class Value {
   bool operator!=(const Value& o) const { return !(*this == o); }
 
  private:
+  friend class Node;  // ~Node takes its inputs' node pointers to release them iteratively
   std::shared_ptr<const Node> node_;
   int index_ = 0;
 };
@@ -58,6 +59,9 @@ struct ValueHash {
 class Node {
  public:
   Node(const OpDef* op, std::vector<Value> inputs, Attrs attrs, std::vector<TensorType> outputs);
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
 
   const OpDef& op() const { return *op_; }
   const std::string& op_name() const;

@@ -2,6 +2,7 @@
 // schema, so "[]" is unambiguous and ints stay ints. Errors name the line and column.
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <unordered_map>
@@ -35,7 +36,12 @@ class Parser {
         in_name = string_lit();
         expect('}');
       }
-      Value v = make_input(in_name, t);
+      Value v;
+      try {
+        v = make_input(in_name, t);
+      } catch (const Error& e) {
+        error(e.what());
+      }
       define(num, v);
       inputs.push_back(v);
     }
@@ -49,7 +55,7 @@ class Parser {
         while (peek() == '%') {
           outputs.push_back(use(value_number()));
           if (!try_consume(',')) break;
-          skip_ws();
+          if (peek() != '%') error("expected a value after ',' in return");
         }
         expect('}');
         break;
@@ -63,6 +69,8 @@ class Parser {
 
  private:
   void statement() {
+    skip_ws();
+    const size_t statement_start = pos_;
     std::vector<int> lhs{value_number()};
     while (try_consume(',')) lhs.push_back(value_number());
     expect('=');
@@ -99,9 +107,16 @@ class Parser {
     try {
       outs = make_node_typed(*op, std::move(args), std::move(attrs), std::move(types));
     } catch (const Error& e) {
+      pos_ = statement_start;  // report semantic errors at the statement that caused them
       error(e.what());
     }
-    for (size_t i = 0; i < lhs.size(); ++i) define(lhs[i], outs[i]);
+    for (size_t i = 0; i < lhs.size(); ++i) {
+      if (values_.count(lhs[i])) {
+        pos_ = statement_start;
+        error(fmt::format("value %{} defined twice", lhs[i]));
+      }
+      define(lhs[i], outs[i]);
+    }
   }
 
   AttrValue attr_value(AttrKind kind) {
@@ -148,7 +163,12 @@ class Parser {
     skip_ws();
     if (s_.compare(pos_, 2, "0x") != 0) error("expected 0x followed by hex bytes");
     pos_ += 2;
-    Array a = Array::empty(t.dtype, t.shape);
+    Array a;
+    try {
+      a = Array::empty(t.dtype, t.shape);
+    } catch (const Error& e) {
+      error(e.what());
+    }
     auto* bytes = static_cast<unsigned char*>(a.raw_data());
     auto hexval = [&](char c) -> int {
       if (c >= '0' && c <= '9') return c - '0';
@@ -156,7 +176,11 @@ class Parser {
       error("bad hex digit in dense literal");
     };
     for (size_t i = 0; i < a.nbytes(); ++i) {
-      if (pos_ + 2 > s_.size()) error("dense literal is shorter than its type requires");
+      const bool more = pos_ + 2 <= s_.size() && std::isxdigit(static_cast<unsigned char>(s_[pos_])) &&
+                        std::isxdigit(static_cast<unsigned char>(s_[pos_ + 1]));
+      if (!more && (pos_ >= s_.size() || !std::isalnum(static_cast<unsigned char>(s_[pos_])))) {
+        error(fmt::format("dense literal has {} bytes, but its type {} needs {}", i, type_str(t), a.nbytes()));
+      }
       bytes[i] = static_cast<unsigned char>(hexval(s_[pos_]) * 16 + hexval(s_[pos_ + 1]));
       pos_ += 2;
     }
@@ -207,13 +231,10 @@ class Parser {
     if (w == "nan" || w == "-nan") return std::numeric_limits<double>::quiet_NaN();
     if (w == "inf") return std::numeric_limits<double>::infinity();
     if (w == "-inf") return -std::numeric_limits<double>::infinity();
-    size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(w, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
+    // strtod, unlike std::stod, accepts subnormals (it only reports ERANGE for them).
+    char* end = nullptr;
+    const double v = w.empty() ? 0.0 : std::strtod(w.c_str(), &end);
+    const size_t used = w.empty() ? 0 : static_cast<size_t>(end - w.c_str());
     if (w.empty() || used != w.size()) {
       pos_ = start;
       error(fmt::format("expected a number, got '{}'", w));

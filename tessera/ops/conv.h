@@ -7,27 +7,47 @@
 
 namespace tessera::ops {
 
+// N-d convolution (cross-correlation, as in PyTorch): x [N, Cin, *spatial], weight [Cout, Cin/groups, *kernel],
+// bias [Cout] or undefined; stride, padding and dilation have one entry per spatial axis.
+Tensor conv(const Tensor& x, const Tensor& weight, const Tensor& bias, const std::vector<int64_t>& stride,
+            const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, int64_t groups = 1);
+// The gradients of conv as functions of their own (each differentiable again): the input gradient (a
+// transposed convolution of grad_out [N, Cout, *out] by weight, giving [N, Cin, *input_spatial]) and the
+// weight gradient (giving [Cout, Cin/groups, *kernel_spatial]).
+Tensor conv_input_grad(const Tensor& grad_out, const Tensor& weight, const Shape& input_spatial,
+                       const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                       const std::vector<int64_t>& dilation, int64_t groups = 1);
+Tensor conv_weight_grad(const Tensor& x, const Tensor& grad_out, const Shape& kernel_spatial,
+                        const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+                        const std::vector<int64_t>& dilation, int64_t groups = 1);
+
 // x [N, Cin, L], weight [Cout, Cin/groups, K], bias [Cout] or undefined.
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, int64_t stride = 1, int64_t padding = 0,
               int64_t dilation = 1, int64_t groups = 1);
 // x [N, Cin, H, W], weight [Cout, Cin/groups, KH, KW].
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, std::array<int64_t, 2> stride = {1, 1},
               std::array<int64_t, 2> padding = {0, 0}, std::array<int64_t, 2> dilation = {1, 1}, int64_t groups = 1);
-// x [N, Cin, H, W], weight [Cin, Cout/groups, KH, KW] (PyTorch's layout).
+// x [N, Cin, H, W], weight [Cin, Cout/groups, KH, KW] (PyTorch's layout). Output size per axis:
+// (in - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1, where output_padding must be
+// smaller than stride or dilation.
 Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {},
                         std::array<int64_t, 2> stride = {1, 1}, std::array<int64_t, 2> padding = {0, 0},
                         std::array<int64_t, 2> output_padding = {0, 0}, std::array<int64_t, 2> dilation = {1, 1},
                         int64_t groups = 1);
 
-// stride defaults to the kernel size when given as {0, 0}.
+// Pooling acts on the last two axes of a [..., C, H, W] input (rank >= 3). stride defaults to the kernel
+// size when given as {0, 0}; padding may be at most half the kernel. max_pool2d pads with -inf and its
+// gradient goes to the first maximum of each window in row-major scan order.
 Tensor max_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {0, 0},
                   std::array<int64_t, 2> padding = {0, 0}, std::array<int64_t, 2> dilation = {1, 1});
 Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {0, 0},
                   std::array<int64_t, 2> padding = {0, 0}, bool count_include_pad = true);
+// Output cell i averages input [floor(i * in / out), ceil((i + 1) * in / out)) along each axis (PyTorch's bins).
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size);
 
 enum class UpsampleMode { Nearest, Bilinear };
-// Resizes the last two axes to `size`; bilinear follows PyTorch's align_corners flag.
+// Resizes the last two axes to `size`; bilinear follows PyTorch's align_corners flag, nearest takes
+// src = floor(dst * in / out) (PyTorch's 'nearest') and works for every dtype.
 Tensor upsample2d(const Tensor& x, std::array<int64_t, 2> size, UpsampleMode mode = UpsampleMode::Nearest,
                   bool align_corners = false);
 

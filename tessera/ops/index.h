@@ -1,5 +1,7 @@
 #pragma once
-// Indexing by integer tensors (i32 or i64). Out-of-range indices raise tessera::Error when evaluated.
+// Indexing by integer tensors (i32 or i64). Indices must lie in 0..size-1: negative indices are NOT
+// counted from the end; they, like any out-of-range index, raise tessera::Error when the op is
+// evaluated, naming the op, the index, the axis and its size.
 #include "tessera/api/tensor.h"
 
 namespace tessera::ops {
@@ -10,9 +12,11 @@ Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);
 Tensor take_along_axis(const Tensor& x, const Tensor& index, int64_t axis);
 // Picks whole slices along `axis`: out.shape = x.shape with shape[axis] = index.numel(); index is 1-D.
 Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index);
-// x with src added at the positions index names along `axis` (torch.scatter_add).
+// x with src added at the positions index names along `axis` (torch.scatter_add): for each position p
+// of index, out[p with p[axis] = index[p]] += src[p]. x and src have the same dtype (not bool); index
+// has their rank, does not exceed src anywhere nor x outside `axis`. Repeated indices accumulate.
 Tensor scatter_add(const Tensor& x, int64_t axis, const Tensor& index, const Tensor& src);
-// indices [...] -> [..., num_classes]; dtype of the result as given.
+// indices [...] -> [..., num_classes] with a 1 at each index; dtype of the result as given.
 Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = DType::f32);
 
 }  // namespace tessera::ops

@@ -22,6 +22,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
 // Negative log-likelihood of log-probabilities [N, C] at integer targets [N].
 Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, Reduction reduction = Reduction::Mean,
                 int64_t ignore_index = -100);
+// prediction and target (and logits and targets below) must be floating and of the same shape.
 Tensor mse_loss(const Tensor& prediction, const Tensor& target, Reduction reduction = Reduction::Mean);
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targets,
                                         Reduction reduction = Reduction::Mean);
@@ -33,14 +34,15 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 
 // Batch norm over all axes but axis 1 (channels). In training it uses batch statistics and returns
 // updated running statistics; in inference it uses the running statistics, which it returns as given.
+// weight/bias are optional; running_mean/running_var may be undefined in training (the result's are then
+// undefined too). The running update uses the unbiased batch variance, as PyTorch.
 struct BatchNormResult {
   Tensor output;
   Tensor running_mean;
   Tensor running_var;
 };
-BatchNormResult batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
-                           const Tensor& weight, const Tensor& bias, bool training, double momentum = 0.1,
-                           double eps = 1e-5);
+BatchNormResult batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                           const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5);
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
                   double eps = 1e-5);
 
@@ -54,7 +56,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices);
 // softmax(q k^T * scale + mask) v over the last two axes. q [..., Hq, L, D], k/v [..., Hk, S, D]; when
 // Hq is a multiple of Hk each group of Hq/Hk query heads shares one key/value head (GQA). mask is
 // boolean (true = attend) or additive float, broadcastable to [..., Hq, L, S]. scale defaults to
-// 1/sqrt(D).
+// 1/sqrt(D). Batch axes (before the heads) must be equal in q, k and v; v may have its own last dim.
+// is_causal lets query i attend to keys j <= i (top-left aligned); it may be combined with a mask.
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask = {},
                                     bool is_causal = false, std::optional<double> scale = std::nullopt);
 

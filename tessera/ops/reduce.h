@@ -20,7 +20,9 @@ Tensor logsumexp(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
 // Variance with `correction` subtracted from the count (1 = unbiased, as torch.var's default).
 Tensor var(const Tensor& x, const Axes& axes = {}, int64_t correction = 1, bool keepdims = false);
 Tensor std(const Tensor& x, const Axes& axes = {}, int64_t correction = 1, bool keepdims = false);
+// Inclusive running sum along `axis`; with `reverse`, sums from the end (out[i] = x[i] + ... + x[n-1]).
 Tensor cumsum(const Tensor& x, int64_t axis);
+Tensor cumsum(const Tensor& x, int64_t axis, bool reverse);
 
 // Sums a broadcast result back to `shape` (the gradient of broadcasting).
 Tensor sum_to_shape(const Tensor& x, const Shape& shape);

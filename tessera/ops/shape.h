@@ -17,19 +17,29 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape);
 Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes = {});  // empty: all size-1 axes
 Tensor unsqueeze(const Tensor& x, int64_t axis);
 // Python slice semantics along one axis (negative indices count from the end; step may be negative).
+// Pass INT64_MAX / INT64_MIN as stop for "to the end" with a positive / negative step.
 Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t stop, int64_t step = 1);
+// The adjoint of slice: zeros of length `size` along `axis`, with g's elements placed at positions
+// start, start + step, ... (g.shape[axis] of them, all inside 0..size-1). Differentiable; its
+// gradient is the matching slice.
+Tensor slice_backward(const Tensor& g, int64_t axis, int64_t start, int64_t step, int64_t size);
+// Joins along an existing axis; the shapes must agree on every other axis; dtypes promote.
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis = 0);
+// Joins equal-shaped tensors along a new axis.
 Tensor stack(const std::vector<Tensor>& xs, int64_t axis = 0);
 // Splits along `axis` into pieces of the given sizes (which must add up to the axis length).
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis = 0);
-// Splits into `sections` equal pieces.
+// Splits into `sections` equal pieces (the axis length must be divisible by `sections`).
 std::vector<Tensor> chunk(const Tensor& x, int64_t sections, int64_t axis = 0);
 enum class PadMode { Constant, Reflect };
 // One (before, after) pair per axis, starting from the first axis; missing trailing axes get (0, 0).
+// Widths are non-negative. Reflect mirrors without repeating the edge (numpy "reflect"), so each
+// width must be smaller than its axis.
 Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& widths, PadMode mode = PadMode::Constant,
            double value = 0.0);
-Tensor flip(const Tensor& x, const std::vector<int64_t>& axes);
-// Tiles x `repeats[i]` times along axis i (torch.Tensor.repeat / numpy.tile).
+Tensor flip(const Tensor& x, const std::vector<int64_t>& axes);  // empty: no axis is flipped
+// Tiles x `repeats[i]` times along axis i (torch.Tensor.repeat). repeats may be longer than x's rank
+// (x then gains leading axes) but not shorter.
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);
 // Lower/upper triangle of the last two axes, keeping diagonals up to / from offset k.
 Tensor tril(const Tensor& x, int64_t k = 0);

@@ -1,0 +1,131 @@
+// tessera inspect FILE: reads a graph in the IR text form and reports what is in it: a summary, the
+// canonical text (--print), a Graphviz rendering (--dot) and a check of its invariants (--verify).
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+#include "command.h"
+#include "file_io.h"
+#include "tessera/ir/graph.h"
+#include "tessera/ir/op_def.h"
+
+namespace tessera::cli {
+
+namespace {
+
+struct InspectOptions {
+  std::string file;
+  std::string dot_path;
+  bool verify = false;
+  bool print = false;
+};
+
+// Numbers values exactly as print_graph does (inputs first, then node outputs in order), so that the
+// summary and the text agree on %N.
+std::unordered_map<ir::Value, int, ir::ValueHash> number_values(const ir::Graph& graph) {
+  std::unordered_map<ir::Value, int, ir::ValueHash> number;
+  int next = 0;
+  for (const ir::Value& v : graph.inputs()) number[v] = next++;
+  for (const ir::NodePtr& node : graph.nodes()) {
+    for (int i = 0; i < node->num_outputs(); ++i) number[ir::Value(node, i)] = next++;
+  }
+  return number;
+}
+
+std::string input_name(const ir::Value& v, int number) {
+  if (v.node()->op_name() == "input") return v.node()->attrs().get_string("name");
+  return fmt::format("v{}", number);
+}
+
+std::string summarize(const ir::Graph& graph) {
+  const auto number = number_values(graph);
+  std::string out = fmt::format("graph @{}\n", graph.name());
+
+  out += fmt::format("inputs ({}):\n", graph.inputs().size());
+  size_t name_width = 0;
+  for (const ir::Value& v : graph.inputs()) name_width = std::max(name_width, input_name(v, number.at(v)).size());
+  for (const ir::Value& v : graph.inputs()) {
+    const int n = number.at(v);
+    out += fmt::format("  %{:<4} {:<{}}  {}\n", n, input_name(v, n), name_width, ir::type_str(v.type()));
+  }
+
+  out += fmt::format("outputs ({}):\n", graph.outputs().size());
+  for (const ir::Value& v : graph.outputs()) {
+    out += fmt::format("  %{:<4} {:<16} from {}\n", number.at(v), ir::type_str(v.type()), v.node()->op_name());
+  }
+
+  std::map<std::string, int> per_op;
+  for (const ir::NodePtr& node : graph.nodes()) ++per_op[node->op_name()];
+  size_t op_width = 0;
+  for (const auto& [op, count] : per_op) op_width = std::max(op_width, op.size());
+  out += fmt::format("nodes ({}):\n", graph.nodes().size());
+  for (const auto& [op, count] : per_op) out += fmt::format("  {:<{}}  {}\n", op, op_width, count);
+
+  // Constants hold the graph's data; named ones are parameters (Tensor::from_array with a name).
+  size_t constants = 0, bytes = 0;
+  int64_t elements = 0;
+  std::vector<std::pair<std::string, const Array*>> named;
+  for (const ir::NodePtr& node : graph.nodes()) {
+    if (node->op_name() != "constant") continue;
+    const Array& value = node->attrs().get_tensor("value");
+    ++constants;
+    elements += value.numel();
+    bytes += value.nbytes();
+    if (node->attrs().has("name")) named.emplace_back(node->attrs().get_string("name"), &value);
+  }
+  out += fmt::format("constants: {} ({} named), {} elements, {} bytes\n", constants, named.size(), elements, bytes);
+  constexpr size_t kMaxListed = 32;
+  size_t param_width = 0;
+  for (const auto& [name, value] : named) param_width = std::max(param_width, name.size());
+  for (size_t i = 0; i < named.size() && i < kMaxListed; ++i) {
+    const Array& value = *named[i].second;
+    out += fmt::format("  {:<{}}  {:<16} {} bytes\n", named[i].first, param_width,
+                       ir::type_str({value.dtype(), value.shape()}), value.nbytes());
+  }
+  if (named.size() > kMaxListed) out += fmt::format("  ... and {} more\n", named.size() - kMaxListed);
+  return out;
+}
+
+int run_inspect(const InspectOptions& options) {
+  const std::string text = read_text_file(options.file);
+  ir::Graph graph;
+  try {
+    graph = ir::parse_graph(text);
+  } catch (const Error& e) {
+    fail("{}: {}", options.file == "-" ? "<stdin>" : options.file, e.what());
+  }
+  if (options.verify) {
+    try {
+      ir::verify(graph);
+    } catch (const Error& e) {
+      fail("{}: verification failed: {}", options.file, e.what());
+    }
+  }
+  if (!options.dot_path.empty()) write_file_atomic(options.dot_path, ir::graph_to_dot(graph));
+  // --print replaces the summary so that the canonical text can be piped on.
+  if (options.print) {
+    std::cout << ir::print_graph(graph);
+  } else if (options.dot_path != "-") {
+    std::cout << summarize(graph);
+    if (options.verify) std::cout << "verify: ok\n";
+    if (!options.dot_path.empty()) std::cout << "dot: wrote " << options.dot_path << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_inspect_command(CLI::App& root) {
+  auto options = std::make_shared<InspectOptions>();
+  CLI::App* app = root.add_subcommand("inspect", "Summarise a graph in the IR text form (.tsr)");
+  app->add_option("FILE", options->file, "Graph in the IR text form ('-' reads standard input)")->required();
+  app->add_option("--dot", options->dot_path, "Also write the graph as Graphviz DOT to this file ('-': stdout)")
+      ->type_name("OUT.dot");
+  app->add_flag("--verify", options->verify, "Check the graph's invariants (fails with exit code 1 if broken)");
+  app->add_flag("--print", options->print, "Print the canonical IR text instead of the summary");
+  return {app, [options] { return run_inspect(*options); }};
+}
+
+}  // namespace tessera::cli

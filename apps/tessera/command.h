@@ -1,0 +1,27 @@
+#pragma once
+// The tessera command-line program is a set of subcommands. Each lives in its own cmd_<name>.cpp and
+// exposes one add_<name>_command function that registers its options on the root app and returns the
+// action to run when that subcommand was chosen; main.cpp lists them. Adding a subcommand (train,
+// generate, quantize, ...) means adding one file and one line in main.cpp.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+namespace tessera::cli {
+
+// Process exit codes: 0 success, 1 the command failed on its input (unreadable file, malformed IR,
+// failed verification), 2 the command line itself was wrong.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+struct Command {
+  CLI::App* app = nullptr;   // the subcommand, owned by the root app
+  std::function<int()> run;  // runs after a successful parse; returns the exit code
+};
+
+Command add_inspect_command(CLI::App& root);
+Command add_ops_command(CLI::App& root);
+Command add_train_command(CLI::App& root);
+
+}  // namespace tessera::cli

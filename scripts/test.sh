@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole test suite from a clean clone: installs dependencies, builds with warnings as errors,
+# runs every test, then rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer and runs them again.
+#   bash scripts/test.sh            # both configurations
+#   TESSERA_SKIP_SANITIZE=1 bash scripts/test.sh   # release only (faster local loop)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+
+jobs=$(nproc)
+start=$(date +%s)
+
+echo "== release build (-Werror) =="
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON >/dev/null
+cmake --build build -j "$jobs"
+(cd build && ctest -j "$jobs" --output-on-failure --timeout 600)
+
+if [[ "${TESSERA_SKIP_SANITIZE:-0}" != 1 ]]; then
+  echo "== sanitizer build (ASan + UBSan) =="
+  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    -DTESSERA_WERROR=ON -DTESSERA_SANITIZE=address,undefined >/dev/null
+  cmake --build build-sanitize -j "$jobs"
+  (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest -j "$jobs" --output-on-failure --timeout 900)
+fi
+echo "== all tests passed in $(( $(date +%s) - start )) s =="

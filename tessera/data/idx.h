@@ -1,0 +1,32 @@
+#pragma once
+// IDX files (the MNIST family's format), plain or gzip-compressed: a big-endian magic 0x0000TTNN
+// (TT the element type, NN the number of dimensions), NN big-endian u32 dimensions, then the elements
+// in row-major order, big-endian. Labels are 0x00000801 (u8, 1-D), images 0x00000803 (u8, 3-D).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/core/array.h"
+
+namespace tessera::data {
+
+// Element types: 0x08 -> u8, 0x09 -> i8, 0x0C -> i32, 0x0D -> f32, 0x0E -> f64 (0x0B, i16, has no
+// Tessera dtype and is rejected). The file's size must match its dimensions exactly.
+Array read_idx(const std::string& path);
+// Same, for an in-memory image (gzip'd or plain); `what` names it in error messages.
+Array read_idx_from_memory(const uint8_t* data, size_t size, const std::string& what);
+
+// Writes `array` (u8, i8, i32, f32 or f64; rank 1..255; any strides) as IDX, gzip'd when `compress`,
+// atomically. Useful for small fixtures and for exporting data in the MNIST format.
+void write_idx(const std::string& path, const Array& array, bool compress = false);
+std::vector<uint8_t> serialize_idx(const Array& array);
+
+// gzip-compresses `data` (one member, no file name).
+std::vector<uint8_t> gzip(const uint8_t* data, size_t size, int level = 6);
+// Decompresses a complete gzip stream (several members are concatenated, as gzip allows); throws
+// naming `what` on corrupt or truncated input.
+std::vector<uint8_t> gunzip(const uint8_t* data, size_t size, const std::string& what);
+bool is_gzip(const uint8_t* data, size_t size);
+
+}  // namespace tessera::data

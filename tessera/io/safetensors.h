@@ -1,0 +1,43 @@
+#pragma once
+// Hugging Face safetensors checkpoints: an 8-byte little-endian header length N, N bytes of JSON
+//   {"__metadata__": {"k": "v"}, "name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}, ...}
+// padded with spaces, then the raw little-endian tensor bytes (offsets count from the start of that
+// data section). Readers validate everything and throw tessera::Error naming the file, the tensor and
+// what was expected; they never read outside the input.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/core/array.h"
+
+namespace tessera::io {
+
+struct SafetensorsFile {
+  std::map<std::string, Array> tensors;
+  std::map<std::string, std::string> metadata;
+};
+
+// Writes the tensors (in sorted-name order, any strides) atomically. The header is padded with spaces
+// to a multiple of 8 bytes so the data section starts 8-byte aligned. Names must be unique, valid
+// UTF-8 and not "__metadata__".
+void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Array>>& tensors,
+                      const std::map<std::string, std::string>& metadata = {});
+// The exact bytes save_safetensors writes.
+std::string serialize_safetensors(const std::vector<std::pair<std::string, Array>>& tensors,
+                                  const std::map<std::string, std::string>& metadata = {});
+
+SafetensorsFile load_safetensors(const std::string& path);
+// Parses an in-memory safetensors image; `what` names it in error messages.
+SafetensorsFile load_safetensors_from_memory(const uint8_t* data, size_t size, const std::string& what);
+
+// "F32", "BF16", "BOOL", ... and back (the latter throws naming `what` on unknown names).
+const char* safetensors_dtype_name(DType dtype);
+DType parse_safetensors_dtype(const std::string& name, const std::string& what);
+
+// Headers above this size are rejected before anything is allocated (the reference implementation's limit).
+inline constexpr uint64_t kSafetensorsMaxHeaderBytes = 100'000'000;
+
+}  // namespace tessera::io

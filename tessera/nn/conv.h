@@ -1,0 +1,85 @@
+#pragma once
+// Convolution and pooling modules over NC(H)(W) tensors.
+#include <array>
+
+#include "tessera/nn/module.h"
+#include "tessera/ops/random.h"
+
+namespace tessera::nn {
+
+class Conv1d : public Module {
+ public:
+  Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride = 1, int64_t padding = 0,
+         int64_t dilation = 1, int64_t groups = 1, bool bias = true, ops::Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+  Tensor weight, bias;
+
+ private:
+  int64_t stride_, padding_, dilation_, groups_;
+};
+
+class Conv2d : public Module {
+ public:
+  Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {1, 1},
+         std::array<int64_t, 2> padding = {0, 0}, std::array<int64_t, 2> dilation = {1, 1}, int64_t groups = 1,
+         bool bias = true, ops::Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+  Tensor weight, bias;
+
+ private:
+  std::array<int64_t, 2> stride_, padding_, dilation_;
+  int64_t groups_;
+};
+
+class ConvTranspose2d : public Module {
+ public:
+  ConvTranspose2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel,
+                  std::array<int64_t, 2> stride = {1, 1}, std::array<int64_t, 2> padding = {0, 0},
+                  std::array<int64_t, 2> output_padding = {0, 0}, int64_t groups = 1, bool bias = true,
+                  ops::Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+  Tensor weight, bias;
+
+ private:
+  std::array<int64_t, 2> stride_, padding_, output_padding_;
+  int64_t groups_;
+};
+
+class MaxPool2d : public Module {
+ public:
+  explicit MaxPool2d(std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {0, 0},
+                     std::array<int64_t, 2> padding = {0, 0})
+      : kernel_(kernel), stride_(stride), padding_(padding) {}
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+
+ private:
+  std::array<int64_t, 2> kernel_, stride_, padding_;
+};
+
+class AvgPool2d : public Module {
+ public:
+  explicit AvgPool2d(std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {0, 0},
+                     std::array<int64_t, 2> padding = {0, 0})
+      : kernel_(kernel), stride_(stride), padding_(padding) {}
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+
+ private:
+  std::array<int64_t, 2> kernel_, stride_, padding_;
+};
+
+class AdaptiveAvgPool2d : public Module {
+ public:
+  explicit AdaptiveAvgPool2d(std::array<int64_t, 2> output_size) : size_(output_size) {}
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+
+ private:
+  std::array<int64_t, 2> size_;
+};
+
+}  // namespace tessera::nn

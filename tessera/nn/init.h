@@ -1,0 +1,30 @@
+#pragma once
+// Parameter initialisation from a seeded generator (PyTorch's formulas, so models start comparably).
+// Each returns a leaf tensor holding concrete data.
+#include "tessera/api/tensor.h"
+#include "tessera/ops/random.h"
+
+namespace tessera::nn::init {
+
+Tensor uniform(const Shape& shape, double low, double high, ops::Generator& gen, DType dtype = DType::f32);
+Tensor normal(const Shape& shape, double mean, double stddev, ops::Generator& gen, DType dtype = DType::f32);
+Tensor zeros(const Shape& shape, DType dtype = DType::f32);
+Tensor ones(const Shape& shape, DType dtype = DType::f32);
+
+// fan_in / fan_out of a weight: [out, in, k...] -> in * prod(k), out * prod(k).
+int64_t fan_in(const Shape& weight_shape);
+int64_t fan_out(const Shape& weight_shape);
+
+// gain for a nonlinearity ("linear", "relu", "tanh", "leaky_relu" with slope a, "sigmoid").
+double gain(const std::string& nonlinearity, double a = 0.0);
+
+// U(-b, b) with b = gain * sqrt(3 / fan_in); with a = sqrt(5) and "leaky_relu" this is PyTorch's
+// default for Linear and Conv weights (b = 1 / sqrt(fan_in)).
+Tensor kaiming_uniform(const Shape& shape, ops::Generator& gen, double a = 0.0,
+                       const std::string& nonlinearity = "leaky_relu", DType dtype = DType::f32);
+Tensor kaiming_normal(const Shape& shape, ops::Generator& gen, double a = 0.0,
+                      const std::string& nonlinearity = "leaky_relu", DType dtype = DType::f32);
+Tensor xavier_uniform(const Shape& shape, ops::Generator& gen, double gain = 1.0, DType dtype = DType::f32);
+Tensor xavier_normal(const Shape& shape, ops::Generator& gen, double gain = 1.0, DType dtype = DType::f32);
+
+}  // namespace tessera::nn::init

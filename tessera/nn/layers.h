@@ -1,0 +1,91 @@
+#pragma once
+// Basic layers: Linear, Embedding, Dropout, Flatten, Sequential and the activation modules.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "tessera/nn/module.h"
+#include "tessera/ops/nn.h"
+#include "tessera/ops/random.h"
+
+namespace tessera::nn {
+
+// y = x W^T + b with W [out, in]; PyTorch's default initialisation.
+class Linear : public Module {
+ public:
+  Linear(int64_t in_features, int64_t out_features, bool bias = true, ops::Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+  Tensor weight, bias;
+
+ private:
+  int64_t in_, out_;
+};
+
+class Embedding : public Module {
+ public:
+  Embedding(int64_t num_embeddings, int64_t dim, ops::Generator* gen = nullptr);
+  Tensor forward(const Tensor& indices) override;
+  std::string name() const override;
+  Tensor weight;
+};
+
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p = 0.5, ops::Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+
+ private:
+  double p_;
+  ops::Generator* gen_;
+};
+
+class Flatten : public Module {
+ public:
+  explicit Flatten(int64_t start_axis = 1, int64_t end_axis = -1) : start_(start_axis), end_(end_axis) {}
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override { return "Flatten"; }
+
+ private:
+  int64_t start_, end_;
+};
+
+// Runs its children in order; they are named "0", "1", ...
+class Sequential : public Module {
+ public:
+  Sequential() = default;
+  explicit Sequential(std::vector<std::shared_ptr<Module>> layers);
+  Sequential& add(std::shared_ptr<Module> layer);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override { return "Sequential"; }
+  size_t size() const { return layers_.size(); }
+  Module& operator[](size_t i) { return *layers_.at(i); }
+
+ private:
+  std::vector<std::shared_ptr<Module>> layers_;
+};
+
+// A stateless module wrapping a tensor function (activations).
+class Lambda : public Module {
+ public:
+  Lambda(std::string name, std::function<Tensor(const Tensor&)> fn) : name_(std::move(name)), fn_(std::move(fn)) {}
+  Tensor forward(const Tensor& x) override { return fn_(x); }
+  std::string name() const override { return name_; }
+
+ private:
+  std::string name_;
+  std::function<Tensor(const Tensor&)> fn_;
+};
+
+std::shared_ptr<Module> ReLU();
+std::shared_ptr<Module> GELU(bool tanh_approximation = false);
+std::shared_ptr<Module> Tanh();
+std::shared_ptr<Module> Sigmoid();
+std::shared_ptr<Module> SiLU();
+std::shared_ptr<Module> LeakyReLU(double negative_slope = 0.01);
+std::shared_ptr<Module> ELU(double alpha = 1.0);
+std::shared_ptr<Module> Softmax(int64_t axis = -1);
+std::shared_ptr<Module> LogSoftmax(int64_t axis = -1);
+
+}  // namespace tessera::nn

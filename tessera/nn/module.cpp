@@ -1,0 +1,170 @@
+#include "tessera/nn/module.h"
+
+#include <set>
+
+#include "tessera/ir/node.h"
+#include "tessera/ops/ops.h"
+
+namespace tessera::nn {
+
+Tensor Module::forward(const Tensor&) {
+  fail("{}: this module takes no single tensor input; call its own forward overload", name());
+}
+
+void Module::register_parameter(const std::string& name, Tensor* slot) {
+  TESSERA_CHECK(slot != nullptr && slot->defined(), "{}: parameter '{}' is undefined", this->name(), name);
+  for (const auto& p : params_) TESSERA_CHECK(p.first != name, "{}: parameter '{}' registered twice", this->name(), name);
+  if (!slot->value().node()->is_leaf()) *slot = Tensor::from_array(slot->array());
+  slot->set_requires_grad(true);
+  params_.emplace_back(name, slot);
+}
+
+void Module::register_buffer(const std::string& name, Tensor* slot) {
+  TESSERA_CHECK(slot != nullptr && slot->defined(), "{}: buffer '{}' is undefined", this->name(), name);
+  buffers_.emplace_back(name, slot);
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+  TESSERA_CHECK(module != nullptr, "{}: submodule '{}' is null", this->name(), name);
+  for (const auto& c : children_) TESSERA_CHECK(c.first != name, "{}: submodule '{}' registered twice", this->name(), name);
+  children_.emplace_back(name, std::move(module));
+}
+
+void Module::collect(const std::string& prefix, bool buffers, std::vector<std::pair<std::string, Tensor*>>& out) {
+  for (auto& [n, slot] : buffers ? buffers_ : params_) out.emplace_back(prefix + n, slot);
+  for (auto& [n, child] : children_) child->collect(prefix + n + ".", buffers, out);
+}
+
+std::vector<std::pair<std::string, Tensor*>> Module::named_parameters() {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  collect("", false, out);
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor*>> Module::named_buffers() {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  collect("", true, out);
+  return out;
+}
+
+std::vector<Tensor*> Module::parameters() {
+  std::vector<Tensor*> out;
+  for (auto& [n, p] : named_parameters()) out.push_back(p);
+  return out;
+}
+
+std::vector<std::pair<std::string, Module*>> Module::named_children() const {
+  std::vector<std::pair<std::string, Module*>> out;
+  for (const auto& [n, c] : children_) out.emplace_back(n, c.get());
+  return out;
+}
+
+int64_t Module::num_parameters() {
+  int64_t n = 0;
+  for (auto& [name, p] : named_parameters()) n += p->numel();
+  return n;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [n, c] : children_) c->train(on);
+}
+
+void Module::to(DType dtype) {
+  TESSERA_CHECK(is_floating(dtype), "Module::to: expected a floating dtype, got {}", dtype_name(dtype));
+  for (auto& [n, p] : named_parameters()) {
+    if (is_floating(p->dtype()) && p->dtype() != dtype) {
+      *p = Tensor::from_array(p->array().astype(dtype));
+      p->set_requires_grad(true);
+    }
+  }
+  for (auto& [n, b] : named_buffers()) {
+    if (is_floating(b->dtype()) && b->dtype() != dtype) *b = Tensor::from_array(b->array().astype(dtype));
+  }
+}
+
+void Module::requires_grad(bool on) {
+  for (auto& [n, p] : named_parameters()) {
+    if (!p->value().node()->is_leaf()) *p = Tensor::from_array(p->array());
+    p->set_requires_grad(on);
+  }
+}
+
+void Module::zero_grad() {
+  for (auto& [n, p] : named_parameters()) p->zero_grad();
+}
+
+std::map<std::string, Array> Module::state_dict() {
+  std::vector<Tensor> all;
+  auto params = named_parameters();
+  auto buffers = named_buffers();
+  for (auto& [n, p] : params) all.push_back(*p);
+  for (auto& [n, b] : buffers) all.push_back(*b);
+  tessera::eval(all);
+  std::map<std::string, Array> out;
+  for (auto& [n, p] : params) out[n] = p->array();
+  for (auto& [n, b] : buffers) out[n] = b->array();
+  return out;
+}
+
+void Module::load_state_dict(const std::map<std::string, Array>& state, bool strict) {
+  std::set<std::string> used;
+  auto load = [&](const std::string& n, Tensor* slot, bool is_param) {
+    auto it = state.find(n);
+    if (it == state.end()) {
+      TESSERA_CHECK(!strict, "load_state_dict: '{}' ({}) is missing from the checkpoint", n, ir::type_str(slot->type()));
+      return;
+    }
+    used.insert(n);
+    const Array& a = it->second;
+    TESSERA_CHECK(a.shape() == slot->shape(), "load_state_dict: '{}' has shape {} in the checkpoint but {} in the model", n,
+                  shape_str(a.shape()), shape_str(slot->shape()));
+    TESSERA_CHECK(a.dtype() == slot->dtype() || (is_floating(a.dtype()) && is_floating(slot->dtype())),
+                  "load_state_dict: '{}' is {} in the checkpoint but {} in the model", n, dtype_name(a.dtype()),
+                  dtype_name(slot->dtype()));
+    *slot = Tensor::from_array(a.dtype() == slot->dtype() ? a : a.astype(slot->dtype()));
+    if (is_param) slot->set_requires_grad(true);
+  };
+  for (auto& [n, p] : named_parameters()) load(n, p, true);
+  for (auto& [n, b] : named_buffers()) load(n, b, false);
+  if (strict) {
+    for (const auto& [n, a] : state) {
+      TESSERA_CHECK(used.count(n), "load_state_dict: the checkpoint has '{}' ({}{}) which the model does not", n,
+                    dtype_name(a.dtype()), shape_str(a.shape()));
+    }
+  }
+}
+
+void Module::summarize(const std::string& prefix, int depth, std::string& out) const {
+  out += std::string(static_cast<size_t>(depth) * 2, ' ') + (prefix.empty() ? "" : prefix + ": ") + name() + "\n";
+  for (const auto& [n, p] : params_) {
+    out += std::string(static_cast<size_t>(depth) * 2 + 2, ' ') + n + " " + ir::type_str(p->type()) + "\n";
+  }
+  for (const auto& [n, c] : children_) c->summarize(n, depth + 1, out);
+}
+
+std::string Module::summary() const {
+  std::string out;
+  summarize("", 0, out);
+  return out;
+}
+
+void materialize(Module& module) {
+  auto params = module.named_parameters();
+  auto buffers = module.named_buffers();
+  std::vector<Tensor> all;
+  for (auto& [n, p] : params) all.push_back(*p);
+  for (auto& [n, b] : buffers) all.push_back(*b);
+  tessera::eval(all);
+  for (auto& [n, p] : params) {
+    if (!p->value().node()->is_leaf()) {
+      *p = Tensor::from_array(p->array());
+      p->set_requires_grad(true);
+    }
+  }
+  for (auto& [n, b] : buffers) {
+    if (!b->value().node()->is_leaf()) *b = Tensor::from_array(b->array());
+  }
+}
+
+}  // namespace tessera::nn

@@ -1,0 +1,79 @@
+#pragma once
+// nn::Module: named parameters and buffers, nested submodules, train/eval mode. Parameters are
+// Tensor members of the concrete module, registered by pointer, so the module reads them as plain
+// fields while optimisers and checkpoints reach them by name. Modules are not copyable (the registry
+// holds pointers to their members); share them through std::shared_ptr.
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/api/tensor.h"
+
+namespace tessera::nn {
+
+class Module {
+ public:
+  Module() = default;
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // Single-input modules override forward; others offer their own call signatures.
+  virtual Tensor forward(const Tensor& x);
+  Tensor operator()(const Tensor& x) { return forward(x); }
+  virtual std::string name() const { return "Module"; }
+
+  // Recursively, with dotted names ("0.weight", "encoder.norm.bias") in registration order.
+  std::vector<std::pair<std::string, Tensor*>> named_parameters();
+  std::vector<std::pair<std::string, Tensor*>> named_buffers();
+  std::vector<Tensor*> parameters();
+  std::vector<std::pair<std::string, Module*>> named_children() const;
+  int64_t num_parameters();  // total element count
+
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+  // Casts every floating parameter and buffer (dtype moves; the CPU is the only device for now).
+  void to(DType dtype);
+  // Marks every parameter as requiring gradients (set at registration; needed after manual swaps).
+  void requires_grad(bool on = true);
+  void zero_grad();
+
+  // Parameters and buffers by dotted name, as concrete arrays.
+  std::map<std::string, Array> state_dict();
+  // Loads arrays by name. strict: every entry must match a parameter/buffer and vice versa. Shape and
+  // dtype mismatches are errors naming the tensor and both shapes.
+  void load_state_dict(const std::map<std::string, Array>& state, bool strict = true);
+
+  // A readable tree: each submodule with its parameter shapes.
+  std::string summary() const;
+
+ protected:
+  // Registers a member tensor; parameters become leaves that require gradients.
+  void register_parameter(const std::string& name, Tensor* slot);
+  void register_buffer(const std::string& name, Tensor* slot);
+  template <class M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    add_child(name, module);
+    return module;
+  }
+  void add_child(const std::string& name, std::shared_ptr<Module> module);
+
+ private:
+  void collect(const std::string& prefix, bool buffers, std::vector<std::pair<std::string, Tensor*>>& out);
+  void summarize(const std::string& prefix, int depth, std::string& out) const;
+
+  std::vector<std::pair<std::string, Tensor*>> params_;
+  std::vector<std::pair<std::string, Tensor*>> buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+};
+
+// Evaluates every parameter and buffer of `module` together and replaces each by a fresh leaf holding
+// its value: this cuts the history that lazy updates (optimiser steps, running statistics) build up.
+void materialize(Module& module);
+
+}  // namespace tessera::nn

@@ -1,0 +1,8 @@
+#pragma once
+// tessera::nn — modules with named parameters.
+#include "tessera/nn/attention.h"
+#include "tessera/nn/conv.h"
+#include "tessera/nn/init.h"
+#include "tessera/nn/layers.h"
+#include "tessera/nn/module.h"
+#include "tessera/nn/norm.h"

@@ -1,0 +1,59 @@
+#pragma once
+// Normalisation modules. BatchNorm keeps running statistics as buffers; in training mode each forward
+// replaces them with lazily computed updates (materialize() or an optimiser step evaluates them).
+#include "tessera/nn/module.h"
+
+namespace tessera::nn {
+
+class BatchNorm : public Module {
+ public:
+  // Normalises axis 1 of [N, C] (BatchNorm1d) or [N, C, H, W] (BatchNorm2d) inputs.
+  BatchNorm(int64_t num_features, double eps = 1e-5, double momentum = 0.1, bool affine = true);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+  Tensor weight, bias, running_mean, running_var;
+
+ private:
+  int64_t features_;
+  double eps_, momentum_;
+};
+using BatchNorm1d = BatchNorm;
+using BatchNorm2d = BatchNorm;
+
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(Shape normalized_shape, double eps = 1e-5, bool affine = true);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+  Tensor weight, bias;
+
+ private:
+  Shape shape_;
+  double eps_;
+};
+
+class RMSNorm : public Module {
+ public:
+  explicit RMSNorm(Shape normalized_shape, double eps = 1e-6);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+  Tensor weight;
+
+ private:
+  Shape shape_;
+  double eps_;
+};
+
+class GroupNorm : public Module {
+ public:
+  GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
+  Tensor forward(const Tensor& x) override;
+  std::string name() const override;
+  Tensor weight, bias;
+
+ private:
+  int64_t groups_;
+  double eps_;
+};
+
+}  // namespace tessera::nn

@@ -1,0 +1,49 @@
+#pragma once
+// Adam, AdamW (decoupled weight decay) and RAdam (rectified Adam), with PyTorch's update rules.
+#include "tessera/optim/optimizer.h"
+
+namespace tessera::optim {
+
+struct AdamOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;  // Adam/RAdam: L2 added to the gradient; AdamW: decoupled decay
+};
+
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor*> params, AdamOptions options);
+  Adam(nn::Module& model, AdamOptions options);
+  std::string name() const override { return "adam"; }
+
+ protected:
+  Tensor update(size_t i, const Tensor& param, const Tensor& grad) override;
+  std::vector<std::string> slots() const override { return {"exp_avg", "exp_avg_sq"}; }
+  // The moment updates shared by the three variants; returns the bias-corrected m_hat.
+  void update_moments(size_t i, const Tensor& grad);
+  AdamOptions opt_;
+};
+
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Tensor*> params, AdamOptions options);
+  AdamW(nn::Module& model, AdamOptions options);
+  std::string name() const override { return "adamw"; }
+
+ protected:
+  Tensor update(size_t i, const Tensor& param, const Tensor& grad) override;
+};
+
+class RAdam : public Adam {
+ public:
+  RAdam(std::vector<Tensor*> params, AdamOptions options) : Adam(std::move(params), options) {}
+  RAdam(nn::Module& model, AdamOptions options) : Adam(model, options) {}
+  std::string name() const override { return "radam"; }
+
+ protected:
+  Tensor update(size_t i, const Tensor& param, const Tensor& grad) override;
+};
+
+}  // namespace tessera::optim

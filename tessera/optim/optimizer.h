@@ -1,0 +1,62 @@
+#pragma once
+// Optimisers update parameters in place: each step builds the update as ordinary ops, evaluates all
+// new parameters, optimiser state (and the model's buffers, when built from a module) in one graph,
+// then swaps in fresh leaves — so no history accumulates from step to step.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tessera/api/tensor.h"
+#include "tessera/nn/module.h"
+
+namespace tessera::optim {
+
+class Optimizer {
+ public:
+  Optimizer(std::vector<Tensor*> params, double lr);
+  Optimizer(nn::Module& model, double lr);  // parameters by name; buffers are materialised on step
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // Uses the gradients accumulated by Tensor::backward(); parameters without a gradient are skipped.
+  void step();
+  // Functional form: one gradient per parameter, in parameter order (undefined = skip).
+  void step(const std::vector<Tensor>& grads);
+  void zero_grad();
+
+  double lr() const { return lr_; }
+  void set_lr(double lr) { lr_ = lr; }
+  int64_t step_count() const { return steps_; }
+  const std::vector<Tensor*>& params() const { return params_; }
+  virtual std::string name() const = 0;
+
+  // Optimiser state for checkpoints: "<param name>.<slot>" -> array, plus "step" in the metadata map.
+  std::map<std::string, Array> state_dict() const;
+  std::map<std::string, std::string> state_metadata() const;
+  // Restores state saved by state_dict (errors name the missing or mis-shaped entry).
+  void load_state_dict(const std::map<std::string, Array>& state, const std::map<std::string, std::string>& metadata);
+
+ protected:
+  // Returns the new value of parameter i given its gradient; may read/write state(i, "slot").
+  virtual Tensor update(size_t i, const Tensor& param, const Tensor& grad) = 0;
+  // The state slots this optimiser keeps per parameter (for checkpoint validation).
+  virtual std::vector<std::string> slots() const = 0;
+  Tensor& state(size_t i, const std::string& slot) { return state_[i][slot]; }
+  bool has_state(size_t i, const std::string& slot) const { return state_[i].count(slot) != 0; }
+  int64_t steps_ = 0;  // completed steps; update() sees the step being made as steps_ + 1
+
+ private:
+  std::vector<Tensor*> params_;
+  std::vector<std::string> names_;
+  std::vector<std::map<std::string, Tensor>> state_;
+  nn::Module* module_ = nullptr;
+  double lr_;
+};
+
+// Scales the gradients so their global L2 norm is at most max_norm; returns the norm before scaling.
+double clip_grad_norm(std::vector<Tensor>& grads, double max_norm);
+// The same for the .grad of parameters (after backward()).
+double clip_grad_norm(const std::vector<Tensor*>& params, double max_norm);
+
+}  // namespace tessera::optim

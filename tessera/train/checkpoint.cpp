@@ -1,0 +1,77 @@
+#include "tessera/train/checkpoint.h"
+
+#include "tessera/io/safetensors.h"
+
+namespace tessera::train {
+
+namespace {
+constexpr const char* kFormat = "tessera-checkpoint-1";
+}
+
+void save_checkpoint(const std::string& path, nn::Module& model, const optim::Optimizer* optimizer,
+                     std::map<std::string, std::string> metadata) {
+  std::vector<std::pair<std::string, Array>> tensors;
+  for (auto& [name, a] : model.state_dict()) tensors.emplace_back("model." + name, a);
+  if (optimizer) {
+    for (auto& [name, a] : optimizer->state_dict()) tensors.emplace_back("optim." + name, a);
+    for (auto& [k, v] : optimizer->state_metadata()) metadata["optim." + k] = v;
+  }
+  metadata["format"] = kFormat;
+  io::save_safetensors(path, tensors, metadata);
+}
+
+std::map<std::string, std::string> read_checkpoint_metadata(const std::string& path) {
+  auto file = io::load_safetensors(path);
+  auto it = file.metadata.find("format");
+  TESSERA_CHECK(it != file.metadata.end() && it->second == kFormat,
+                "checkpoint {}: not a Tessera training checkpoint (metadata 'format' is '{}', expected '{}')", path,
+                it == file.metadata.end() ? std::string("missing") : it->second, kFormat);
+  return file.metadata;
+}
+
+CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* optimizer) {
+  io::SafetensorsFile file = io::load_safetensors(path);
+  auto fmt_it = file.metadata.find("format");
+  TESSERA_CHECK(fmt_it != file.metadata.end() && fmt_it->second == kFormat,
+                "checkpoint {}: not a Tessera training checkpoint (metadata 'format' is '{}', expected '{}')", path,
+                fmt_it == file.metadata.end() ? std::string("missing") : fmt_it->second, kFormat);
+  std::map<std::string, Array> model_state, optim_state;
+  for (auto& [name, a] : file.tensors) {
+    if (name.rfind("model.", 0) == 0) {
+      model_state[name.substr(6)] = a;
+    } else if (name.rfind("optim.", 0) == 0) {
+      optim_state[name.substr(6)] = a;
+    } else {
+      fail("checkpoint {}: unexpected tensor '{}' (expected names starting with model. or optim.)", path, name);
+    }
+  }
+  try {
+    model.load_state_dict(model_state, true);
+  } catch (const Error& e) {
+    fail("checkpoint {}: {}", path, e.what());
+  }
+  if (optimizer) {
+    std::map<std::string, std::string> optim_meta;
+    for (auto& [k, v] : file.metadata) {
+      if (k.rfind("optim.", 0) == 0) optim_meta[k.substr(6)] = v;
+    }
+    try {
+      optimizer->load_state_dict(optim_state, optim_meta);
+    } catch (const Error& e) {
+      fail("checkpoint {}: {}", path, e.what());
+    }
+  }
+  CheckpointInfo info;
+  info.metadata = file.metadata;
+  auto ep = file.metadata.find("epoch");
+  if (ep != file.metadata.end()) {
+    try {
+      info.epoch = std::stoll(ep->second);
+    } catch (const std::exception&) {
+      fail("checkpoint {}: metadata 'epoch' is '{}', expected an integer", path, ep->second);
+    }
+  }
+  return info;
+}
+
+}  // namespace tessera::train

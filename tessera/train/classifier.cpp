@@ -1,0 +1,230 @@
+#include "tessera/train/classifier.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/data/dataset.h"
+#include "tessera/data/fashion_mnist.h"
+#include "tessera/io/atomic_file.h"
+#include "tessera/models/vision.h"
+#include "tessera/ops/ops.h"
+#include "tessera/optim/optim.h"
+#include "tessera/train/checkpoint.h"
+#include "tessera/train/progress.h"
+#include "tessera/viz/chart.h"
+
+namespace tessera::train {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+void validate(const TrainOptions& o) {
+  TESSERA_CHECK(o.dataset == "fashion-mnist", "train: unknown dataset '{}' (expected fashion-mnist)", o.dataset);
+  TESSERA_CHECK(o.epochs >= 1, "train: --epochs must be at least 1, got {}", o.epochs);
+  TESSERA_CHECK(o.batch_size >= 1, "train: --batch-size must be at least 1, got {}", o.batch_size);
+  TESSERA_CHECK(std::isfinite(o.lr) && o.lr > 0, "train: --lr must be a positive number, got {}", o.lr);
+  TESSERA_CHECK(o.optimizer == "adam" || o.optimizer == "adamw" || o.optimizer == "sgd" || o.optimizer == "radam",
+                "train: unknown optimizer '{}' (expected adam, adamw, sgd or radam)", o.optimizer);
+  TESSERA_CHECK(o.schedule == "constant" || o.schedule == "cosine" || o.schedule == "step",
+                "train: unknown schedule '{}' (expected constant, cosine or step)", o.schedule);
+  TESSERA_CHECK(o.train_limit >= 0 && o.test_limit >= 0, "train: limits must be non-negative");
+  TESSERA_CHECK(o.clip_norm >= 0, "train: --clip-norm must be non-negative, got {}", o.clip_norm);
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const TrainOptions& o, nn::Module& model) {
+  if (o.optimizer == "sgd") {
+    return std::make_unique<optim::SGD>(
+        model, optim::SGDOptions{.lr = o.lr, .momentum = o.momentum, .weight_decay = o.weight_decay});
+  }
+  optim::AdamOptions a{.lr = o.lr, .weight_decay = o.weight_decay};
+  if (o.optimizer == "adamw") return std::make_unique<optim::AdamW>(model, a);
+  if (o.optimizer == "radam") return std::make_unique<optim::RAdam>(model, a);
+  return std::make_unique<optim::Adam>(model, a);
+}
+
+optim::Schedule make_schedule(const TrainOptions& o, int64_t total_steps) {
+  optim::Schedule s = optim::constant_lr(o.lr);
+  if (o.schedule == "cosine") s = optim::cosine_lr(o.lr, std::max<int64_t>(1, total_steps - o.warmup_steps));
+  if (o.schedule == "step") s = optim::step_lr(o.lr, std::max<int64_t>(1, total_steps / 3), 0.1);
+  return o.warmup_steps > 0 ? optim::linear_warmup(s, o.warmup_steps) : s;
+}
+
+data::TensorDataset limit(const data::TensorDataset& d, int64_t n) {
+  return n > 0 && n < d.size() ? d.slice(0, n) : d;
+}
+
+// Mean loss and accuracy over a dataset, in evaluation mode, 1000 examples at a time.
+std::pair<double, double> evaluate(nn::Module& model, const data::TensorDataset& test) {
+  model.eval();
+  data::DataLoader loader(std::make_shared<data::TensorDataset>(test), 1000);
+  double loss_sum = 0;
+  int64_t correct = 0;
+  for (int64_t b = 0; b < loader.num_batches(); ++b) {
+    data::Batch batch = loader.batch(b);
+    const Tensor logits = model(Tensor::from_array(batch.inputs));
+    const Tensor labels = Tensor::from_array(batch.targets);
+    const Tensor loss = ops::cross_entropy(logits, labels, {.reduction = ops::Reduction::Sum});
+    const Tensor hits = ops::sum(ops::eq(ops::argmax(logits, 1), labels));
+    tessera::eval({loss, hits});
+    loss_sum += loss.item();
+    correct += static_cast<int64_t>(hits.item());
+  }
+  model.train();
+  const double n = static_cast<double>(test.size());
+  return {loss_sum / n, static_cast<double>(correct) / n};
+}
+
+void write_metrics_csv(const std::string& path, const std::vector<EpochRecord>& rows) {
+  std::string csv = "epoch,train_loss,test_loss,test_accuracy,samples_per_s,seconds\n";
+  for (const EpochRecord& r : rows) {
+    csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.1f},{:.3f}\n", r.epoch, r.train_loss, r.test_loss, r.test_accuracy,
+                       r.samples_per_s, r.seconds);
+  }
+  io::write_file_atomic(path, csv);
+}
+
+void write_curves_png(const std::string& path, const TrainReport& report) {
+  viz::Series batch_loss{"batch loss (smoothed)", {}, {}, {31, 119, 180}};
+  for (auto [x, y] : report.loss_curve) {
+    batch_loss.x.push_back(x);
+    batch_loss.y.push_back(y);
+  }
+  viz::Series train_loss{"train loss", {}, {}, {255, 127, 14}}, test_loss{"test loss", {}, {}, {44, 160, 44}};
+  viz::Series accuracy{"test accuracy", {}, {}, {214, 39, 40}};
+  for (const EpochRecord& r : report.epochs) {
+    train_loss.x.push_back(static_cast<double>(r.epoch));
+    train_loss.y.push_back(r.train_loss);
+    test_loss.x.push_back(static_cast<double>(r.epoch));
+    test_loss.y.push_back(r.test_loss);
+    accuracy.x.push_back(static_cast<double>(r.epoch));
+    accuracy.y.push_back(r.test_accuracy * 100.0);
+  }
+  viz::write_charts_png(path, {viz::Chart{"loss", "epoch", {batch_loss, train_loss, test_loss}},
+                               viz::Chart{"test accuracy (%)", "epoch", {accuracy}}});
+}
+
+}  // namespace
+
+TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
+  validate(o);
+  const auto start = Clock::now();
+  const std::string dir = o.data_dir.empty() ? data::kFashionMnistDir : o.data_dir;
+  auto train_set = std::make_shared<data::TensorDataset>(limit(data::load_fashion_mnist("train", dir), o.train_limit));
+  const data::TensorDataset test_set = limit(data::load_fashion_mnist("test", dir), o.test_limit);
+
+  ops::Generator init_gen(o.seed);
+  std::shared_ptr<nn::Module> model = models::make_classifier(o.model, init_gen);
+  std::unique_ptr<optim::Optimizer> opt = make_optimizer(o, *model);
+  data::DataLoader loader(train_set, o.batch_size, /*shuffle=*/true, o.seed, /*drop_last=*/false);
+  const int64_t steps_per_epoch = loader.num_batches();
+  const optim::Schedule schedule = make_schedule(o, steps_per_epoch * o.epochs);
+
+  TrainReport report;
+  report.parameters = model->num_parameters();
+  int64_t first_epoch = 0;
+  if (!o.resume.empty()) {
+    const std::map<std::string, std::string> meta = read_checkpoint_metadata(o.resume);
+    auto m = meta.find("model");
+    TESSERA_CHECK(m != meta.end() && m->second == o.model, "train: checkpoint {} holds model '{}', not '{}'", o.resume,
+                  m == meta.end() ? std::string("unknown") : m->second, o.model);
+    first_epoch = load_checkpoint(o.resume, *model, opt.get()).epoch;
+    TESSERA_CHECK(first_epoch < o.epochs, "train: checkpoint {} already completed {} epochs (--epochs is {})", o.resume,
+                  first_epoch, o.epochs);
+  }
+  if (log) {
+    fmt::print(log, "training {} ({} parameters) on {} {} examples, {} epochs, batch {}, {} lr {}\n", o.model,
+               report.parameters, train_set->size(), o.dataset, o.epochs - first_epoch, o.batch_size, o.optimizer,
+               o.lr);
+  }
+  if (!o.out_dir.empty()) std::filesystem::create_directories(o.out_dir);
+
+  double smoothed = NAN;
+  int64_t trained_samples = 0;
+  double train_seconds = 0;
+  for (int64_t epoch = first_epoch; epoch < o.epochs; ++epoch) {
+    loader.set_epoch(epoch);
+    const auto epoch_start = Clock::now();
+    Progress progress(fmt::format("epoch {}/{}", epoch + 1, o.epochs), train_set->size(),
+                      o.progress ? log : nullptr);
+    double loss_sum = 0;
+    for (int64_t b = 0; b < steps_per_epoch; ++b) {
+      data::Batch batch = loader.batch(b);
+      opt->set_lr(schedule(opt->step_count()));
+      const Tensor loss =
+          ops::cross_entropy((*model)(Tensor::from_array(batch.inputs)), Tensor::from_array(batch.targets));
+      opt->zero_grad();
+      loss.backward();
+      if (o.clip_norm > 0) optim::clip_grad_norm(opt->params(), o.clip_norm);
+      opt->step();
+      const double l = loss.item();
+      TESSERA_CHECK(std::isfinite(l), "train: the loss became {} at epoch {} step {} (try a lower --lr)", l, epoch + 1,
+                    b + 1);
+      loss_sum += l * static_cast<double>(batch.inputs.shape()[0]);
+      smoothed = std::isnan(smoothed) ? l : 0.95 * smoothed + 0.05 * l;
+      if (b % 10 == 0 || b + 1 == steps_per_epoch) {
+        report.loss_curve.emplace_back(static_cast<double>(epoch) + static_cast<double>(b + 1) / steps_per_epoch,
+                                       smoothed);
+      }
+      progress.update(batch.inputs.shape()[0], fmt::format("loss {:.4f}", smoothed));
+    }
+    const double epoch_train_s = seconds_since(epoch_start);
+    progress.finish(fmt::format("loss {:.4f}", smoothed));
+    trained_samples += train_set->size();
+    train_seconds += epoch_train_s;
+
+    EpochRecord rec;
+    rec.epoch = epoch + 1;
+    rec.train_loss = loss_sum / static_cast<double>(train_set->size());
+    std::tie(rec.test_loss, rec.test_accuracy) = evaluate(*model, test_set);
+    rec.samples_per_s = static_cast<double>(train_set->size()) / epoch_train_s;
+    rec.seconds = seconds_since(epoch_start);
+    report.epochs.push_back(rec);
+    if (log) {
+      fmt::print(log, "epoch {}: train loss {:.4f}, test loss {:.4f}, test accuracy {:.2f}%, {:.0f} samples/s\n",
+                 rec.epoch, rec.train_loss, rec.test_loss, rec.test_accuracy * 100, rec.samples_per_s);
+    }
+    if (!o.out_dir.empty()) {
+      report.checkpoint = (std::filesystem::path(o.out_dir) / "checkpoint.safetensors").string();
+      save_checkpoint(report.checkpoint, *model, opt.get(),
+                      {{"model", o.model},
+                       {"epoch", std::to_string(epoch + 1)},
+                       {"seed", std::to_string(o.seed)},
+                       {"dataset", o.dataset},
+                       {"batch_size", std::to_string(o.batch_size)}});
+      write_metrics_csv((std::filesystem::path(o.out_dir) / "metrics.csv").string(), report.epochs);
+      write_curves_png((std::filesystem::path(o.out_dir) / "curves.png").string(), report);
+    }
+  }
+  report.test_accuracy = report.epochs.back().test_accuracy;
+  report.samples_per_s = train_seconds > 0 ? static_cast<double>(trained_samples) / train_seconds : 0;
+  report.wall_s = seconds_since(start);
+  return report;
+}
+
+std::string report_json(const TrainOptions& o, const TrainReport& r) {
+  nlohmann::json j;
+  j["model"] = o.model;
+  j["dataset"] = o.dataset;
+  j["optimizer"] = o.optimizer;
+  j["epochs"] = r.epochs.empty() ? 0 : r.epochs.back().epoch;
+  j["batch_size"] = o.batch_size;
+  j["lr"] = o.lr;
+  j["seed"] = o.seed;
+  j["parameters"] = r.parameters;
+  j["test_accuracy"] = r.test_accuracy;
+  j["test_loss"] = r.epochs.empty() ? 0.0 : r.epochs.back().test_loss;
+  j["train_loss"] = r.epochs.empty() ? 0.0 : r.epochs.back().train_loss;
+  j["samples_per_s"] = r.samples_per_s;
+  j["wall_s"] = r.wall_s;
+  j["backend"] = "reference";
+  if (!r.checkpoint.empty()) j["checkpoint"] = r.checkpoint;
+  return j.dump();
+}
+
+}  // namespace tessera::train

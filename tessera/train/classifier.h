@@ -1,0 +1,58 @@
+#pragma once
+// Supervised training of an image classifier end to end: data, model, optimiser, per-epoch evaluation,
+// checkpoints, a metrics CSV and a PNG of the curves. `tessera train` is a thin layer over this.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace tessera::train {
+
+struct TrainOptions {
+  std::string dataset = "fashion-mnist";
+  std::string data_dir;  // empty: the dataset's default location
+  std::string model = "mlp";
+  int64_t epochs = 1;
+  int64_t batch_size = 64;
+  double lr = 1e-3;
+  std::string optimizer = "adam";  // adam | adamw | sgd | radam
+  double momentum = 0.9;           // sgd only
+  double weight_decay = 0.0;
+  std::string schedule = "constant";  // constant | cosine | step
+  int64_t warmup_steps = 0;
+  double clip_norm = 0.0;  // 0: no clipping
+  uint64_t seed = 0;
+  std::string out_dir;  // empty: write nothing
+  std::string resume;   // a checkpoint to continue from
+  int64_t train_limit = 0;  // use only the first N training examples (0: all)
+  int64_t test_limit = 0;
+  bool progress = true;
+};
+
+struct EpochRecord {
+  int64_t epoch = 0;  // 1-based
+  double train_loss = 0;
+  double test_loss = 0;
+  double test_accuracy = 0;
+  double samples_per_s = 0;  // training throughput of this epoch
+  double seconds = 0;
+};
+
+struct TrainReport {
+  std::vector<EpochRecord> epochs;
+  std::vector<std::pair<double, double>> loss_curve;  // (epoch position, smoothed batch loss)
+  double test_accuracy = 0;
+  double samples_per_s = 0;  // over all epochs trained in this run
+  double wall_s = 0;
+  int64_t parameters = 0;
+  std::string checkpoint;  // path written, if any
+};
+
+// Validates the options (clear errors for bad values) and trains. Progress and per-epoch lines go to
+// `log` (nullptr: silent).
+TrainReport train_classifier(const TrainOptions& options, std::FILE* log = stderr);
+
+// One JSON object with the report's headline numbers (test_accuracy, samples_per_s, wall_s, ...).
+std::string report_json(const TrainOptions& options, const TrainReport& report);
+
+}  // namespace tessera::train

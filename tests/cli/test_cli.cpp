@@ -1,0 +1,295 @@
+// End-to-end tests of the tessera executable: version, help, inspect (summary, --print, --dot,
+// --verify), ops, and the error paths (exit code and a one-line message on stderr).
+#include "cli_runner.h"
+#include "test_util.h"
+
+using namespace tessera;
+using namespace tessera::test;
+
+namespace {
+
+// A small traced graph with two named parameters (captured constants), a broadcast and a reduction.
+ir::Graph sample_graph() {
+  Tensor w = Tensor::from_vector<float>({0.5f, -1.0f, 2.0f}, {3}, "w");
+  Tensor b = Tensor::from_vector<float>({0.25f, 0.0f}, {2, 1}, "bias");
+  return trace(
+      [&](const std::vector<Tensor>& xs) {
+        Tensor h = ops::relu(xs[0] * w + b);
+        return std::vector<Tensor>{ops::tanh(h), ops::sum(h, {1}, true)};
+      },
+      {{DType::f32, {2, 3}}, {DType::f64, {4}}}, {"x", "unused"});
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_F(CliTest, VersionPrintsTheLibraryVersion) {
+  const CliResult r = run("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, std::string("tessera ") + TESSERA_VERSION + "\n");
+  EXPECT_EQ(r.out, "tessera 0.1.0\n");
+}
+
+TEST_F(CliTest, HelpListsTheSubcommands) {
+  const CliResult r = run("--help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "Usage: tessera")) << r.out;
+  EXPECT_TRUE(contains(r.out, "inspect")) << r.out;
+  EXPECT_TRUE(contains(r.out, "ops")) << r.out;
+  EXPECT_TRUE(contains(r.out, "--version")) << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(CliTest, InspectHelpListsItsOptions) {
+  const CliResult r = run("inspect --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* option : {"FILE", "--dot", "--verify", "--print"}) {
+    EXPECT_TRUE(contains(r.out, option)) << option << " missing from\n" << r.out;
+  }
+}
+
+TEST_F(CliTest, NoSubcommandIsAUsageError) {
+  const CliResult r = run("");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(contains(r.err, "Usage: tessera")) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, UnknownSubcommandOrOptionIsAUsageError) {
+  for (const char* args : {"frobnicate", "--frobnicate", "inspect x.tsr --frobnicate", "inspect"}) {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err.rfind("tessera: error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+  EXPECT_TRUE(contains(run("inspect").err, "FILE is required"));
+}
+
+TEST_F(CliTest, InspectSummarisesATracedGraph) {
+  const ir::Graph g = sample_graph();
+  write_file(path("g.tsr"), ir::print_graph(g));
+  const CliResult r = run("inspect g.tsr");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const std::string& s = r.out;
+  EXPECT_TRUE(contains(s, "graph @traced")) << s;
+  // Inputs with names and types, numbered as in the text form.
+  EXPECT_TRUE(contains(s, "inputs (2):")) << s;
+  EXPECT_TRUE(contains(s, "%0")) << s;
+  EXPECT_TRUE(contains(s, "x  ")) << s;
+  EXPECT_TRUE(contains(s, "f32[2, 3]")) << s;
+  EXPECT_TRUE(contains(s, "unused")) << s;
+  EXPECT_TRUE(contains(s, "f64[4]")) << s;
+  // Outputs with their types and producing ops.
+  EXPECT_TRUE(contains(s, "outputs (2):")) << s;
+  EXPECT_TRUE(contains(s, "from tanh")) << s;
+  EXPECT_TRUE(contains(s, "f32[2, 1]")) << s;
+  EXPECT_TRUE(contains(s, "from sum")) << s;
+  // Node count per op: constant x2, mul, add, relu, tanh, sum.
+  EXPECT_TRUE(contains(s, fmt::format("nodes ({}):", g.nodes().size()))) << s;
+  EXPECT_EQ(g.nodes().size(), 7u);
+  for (const char* line :
+       {"constant  2\n", "mul       1\n", "add       1\n", "relu      1\n", "tanh      1\n", "sum       1\n"}) {
+    EXPECT_TRUE(contains(s, line)) << "missing '" << line << "' in\n" << s;
+  }
+  // Constant data: 3 + 2 f32 elements = 20 bytes, both named.
+  EXPECT_TRUE(contains(s, "constants: 2 (2 named), 5 elements, 20 bytes")) << s;
+  EXPECT_TRUE(contains(s, "bias")) << s;
+  EXPECT_TRUE(contains(s, "12 bytes")) << s;
+}
+
+TEST_F(CliTest, InspectPrintReproducesTheCanonicalText) {
+  const std::string text = ir::print_graph(sample_graph());
+  // Comments and odd spacing are accepted; --print gives back the canonical form.
+  std::string messy = "# a comment line\n" + text;
+  for (size_t pos = 0; (pos = messy.find(", ", pos)) != std::string::npos; pos += 4) messy.replace(pos, 2, " ,  ");
+  write_file(path("messy.tsr"), messy);
+  const CliResult r = run("inspect --print messy.tsr");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, text);
+}
+
+TEST_F(CliTest, InspectReadsStandardInput) {
+  const std::string text = ir::print_graph(sample_graph());
+  write_file(path("g.tsr"), text);
+  const CliResult r = run("inspect --print -", path("g.tsr").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, text);
+}
+
+TEST_F(CliTest, InspectVerifyReportsOk) {
+  write_file(path("g.tsr"), ir::print_graph(sample_graph()));
+  const CliResult r = run("inspect --verify g.tsr");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "verify: ok")) << r.out;
+  EXPECT_FALSE(contains(run("inspect g.tsr").out, "verify"));
+}
+
+TEST_F(CliTest, InspectDotWritesGraphviz) {
+  const std::string text = ir::print_graph(sample_graph());
+  write_file(path("g.tsr"), text);
+  write_file(path("g.dot"), "old contents that must be replaced");
+  const CliResult r = run("inspect g.tsr --dot g.dot");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "dot: wrote g.dot")) << r.out;
+  const std::string dot = read_file(path("g.dot"));
+  EXPECT_EQ(dot, ir::graph_to_dot(ir::parse_graph(text)));
+  EXPECT_EQ(dot.rfind("digraph \"traced\" {", 0), 0u) << dot;
+  EXPECT_EQ(dot.back(), '\n');
+  EXPECT_TRUE(contains(dot, "}\n")) << dot;
+  for (const char* fragment : {"label=\"x\\nf32[2, 3]\"", "label=\"relu", "label=\"tanh", "label=\"sum\\naxes=[1]",
+                               "name=\\\"bias\\\"", "in0 -> n", "-> out0;", "-> out1;", "fillcolor=lightgrey"}) {
+    EXPECT_TRUE(contains(dot, fragment)) << "missing " << fragment << " in\n" << dot;
+  }
+  // The write went through a temporary file that is gone afterwards.
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_EQ(name.find(".tmp"), std::string::npos) << "left behind: " << name;
+    ++files;
+  }
+  EXPECT_EQ(files, 4);  // g.tsr, g.dot, stdout.txt, stderr.txt
+}
+
+TEST_F(CliTest, InspectDotToStdout) {
+  const std::string text = ir::print_graph(sample_graph());
+  write_file(path("g.tsr"), text);
+  const CliResult r = run("inspect g.tsr --dot -");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, ir::graph_to_dot(ir::parse_graph(text)));
+}
+
+TEST_F(CliTest, InspectDotToAnUnwritablePlaceFails) {
+  write_file(path("g.tsr"), ir::print_graph(sample_graph()));
+  const CliResult r = run("inspect g.tsr --dot no/such/dir/g.dot");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "tessera: error: cannot write 'no/such/dir/g.dot': No such file or directory\n");
+  const CliResult to_dir = run("inspect g.tsr --dot .");
+  EXPECT_EQ(to_dir.exit_code, 1);
+  EXPECT_TRUE(contains(to_dir.err, "is a directory")) << to_dir.err;
+}
+
+TEST_F(CliTest, MissingFileIsAOneLineError) {
+  const CliResult r = run("inspect does_not_exist.tsr");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "tessera: error: cannot open 'does_not_exist.tsr': No such file or directory\n");
+  EXPECT_EQ(r.out, "");
+  const CliResult dir = run("inspect .");
+  EXPECT_EQ(dir.exit_code, 1);
+  EXPECT_EQ(dir.err, "tessera: error: cannot read '.': it is a directory\n");
+}
+
+TEST_F(CliTest, CorruptTextNamesFileLineAndColumn) {
+  std::string text = ir::print_graph(sample_graph());
+  // Line 3 is the second statement; replace its op with an unknown one.
+  const size_t line3 = text.find('\n', text.find('\n') + 1) + 1;
+  const size_t eq = text.find("= ", line3) + 2;
+  const size_t paren = text.find('(', eq);
+  text.replace(eq, paren - eq, "bogus_op");
+  write_file(path("bad.tsr"), text);
+  const CliResult r = run("inspect bad.tsr");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("tessera: error: bad.tsr: IR text line 3, column", 0), 0u) << r.err;
+  EXPECT_TRUE(contains(r.err, "unknown op 'bogus_op'")) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(CliTest, MalformedInputsFailCleanly) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "expected 'graph'"},
+      {"graph @g(", "expected '%'"},
+      {"graph @g() {\n  return %3\n}\n", "value %3 used before it is defined"},
+      {"graph @g(%0: f32[2] {name = \"x\"}) {\n  %1 = add(%0, %0) : f32[3]\n  return %1\n}\n",
+       "declared output types (f32[3]) differ from the inferred (f32[2])"},
+      {"graph @g(%0: f32[2] {name = \"x\"}) {\n  %0 = neg(%0) : f32[2]\n  return %0\n}\n", "defined twice"},
+      {"graph @g(%0: q7[2] {name = \"x\"}) {\n  return %0\n}\n", "unknown dtype 'q7'"},
+      {"graph @g() {\n  %0 = constant() {value = dense<f32[2], 0x00>} : f32[2]\n  return %0\n}\n", "dense literal"},
+      {std::string("\x7f"
+                   "ELF\x01\x02\x00\xff garbage",
+                   16),
+       "expected 'graph'"},
+  };
+  for (const auto& [text, fragment] : cases) {
+    write_file(path("bad.tsr"), text);
+    const CliResult r = run("inspect --verify bad.tsr");
+    EXPECT_EQ(r.exit_code, 1) << text;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("tessera: error: bad.tsr: ", 0), 0u) << r.err;
+    EXPECT_TRUE(contains(r.err, fragment)) << "expected '" << fragment << "' in " << r.err;
+  }
+}
+
+TEST_F(CliTest, OpsListsEveryRegisteredOp) {
+  const CliResult r = run("ops");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto names = ir::OpRegistry::instance().names();
+  EXPECT_EQ(r.out.rfind("op ", 0), 0u) << r.out;
+  EXPECT_EQ(count_lines(r.out), static_cast<int>(names.size()) + 2);  // header + ops + count
+  EXPECT_TRUE(contains(r.out, fmt::format("\n{} ops\n", names.size()))) << r.out;
+  for (const std::string& name : names) EXPECT_TRUE(contains(r.out, "\n" + name + " ")) << name;
+  // Spot checks of the columns.
+  std::istringstream lines(r.out);
+  std::string line;
+  bool saw_add = false, saw_constant = false, saw_sum = false;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string name, inputs, vjp, decomp, traits;
+    words >> name >> inputs >> vjp >> decomp >> traits;
+    if (name == "add") {
+      saw_add = true;
+      EXPECT_EQ(inputs, "2");
+      EXPECT_EQ(vjp, "yes");
+      EXPECT_TRUE(contains(traits, "elementwise")) << line;
+    } else if (name == "constant") {
+      saw_constant = true;
+      EXPECT_EQ(inputs, "0");
+      EXPECT_EQ(vjp, "no");
+      EXPECT_EQ(traits, "leaf");
+      EXPECT_TRUE(contains(line, "value:tensor, name?:string")) << line;
+    } else if (name == "sum") {
+      saw_sum = true;
+      EXPECT_TRUE(contains(traits, "reduction")) << line;
+      EXPECT_TRUE(contains(line, "axes:ints")) << line;
+    }
+  }
+  EXPECT_TRUE(saw_add && saw_constant && saw_sum) << r.out;
+}
+
+TEST_F(CliTest, OpsFilterAndMarkdown) {
+  const CliResult r = run("ops relu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "\nrelu ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nleaky_relu ")) << r.out;
+  EXPECT_FALSE(contains(r.out, "\nadd ")) << r.out;
+  const CliResult md = run("ops --markdown sum");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_EQ(md.out.rfind("| op | inputs | vjp | decomp | traits | attributes |\n|---|", 0), 0u) << md.out;
+  EXPECT_TRUE(contains(md.out, "| `sum` | 1 | yes |")) << md.out;
+  const CliResult none = run("ops no_op_has_this_name");
+  EXPECT_EQ(none.exit_code, 0);
+  EXPECT_TRUE(contains(none.out, "0 ops")) << none.out;
+}
+
+TEST_F(CliTest, ExampleGraphFromTheReadme) {
+  // The repository root, from this source file's path (CMake compiles with absolute paths).
+  const std::filesystem::path example =
+      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "examples/graphs/mlp.tsr";
+  ASSERT_TRUE(std::filesystem::exists(example)) << example;
+  const CliResult r = run("inspect --verify --dot mlp.dot " + shell_quote(example.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "graph @mlp")) << r.out;
+  EXPECT_TRUE(contains(r.out, "matmul    2\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "constants: 4 (4 named), 67 elements, 268 bytes")) << r.out;
+  EXPECT_TRUE(contains(r.out, "fc1.weight  f32[4, 8]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "verify: ok")) << r.out;
+  EXPECT_TRUE(contains(read_file(path("mlp.dot")), "label=\"matmul\\nf32[2, 8]\"")) << read_file(path("mlp.dot"));
+  // The file is canonical text apart from its leading comment.
+  std::string text = read_file(example);
+  while (text.rfind("#", 0) == 0) text.erase(0, text.find('\n') + 1);
+  EXPECT_EQ(run("inspect --print " + shell_quote(example.string())).out, text);
+}
