@@ -9,6 +9,7 @@
 #include "tessera/ops/kernel_util.h"
 #include "tessera/ops/ops.h"
 #include "tessera/ops/register.h"
+#include "tessera/ops/wrapping.h"
 
 namespace tessera::ops {
 
@@ -125,15 +126,15 @@ void register_binary_ops(ir::OpRegistry& r) {
   auto lhs = [](const VjpContext& c) { return T(c.input(0)); };
   auto rhs = [](const VjpContext& c) { return T(c.input(1)); };
 
-  register_binary(r, "add", Kind::Arithmetic, fn([](auto x, auto y) { return x + y; }),
+  register_binary(r, "add", Kind::Arithmetic, fn([](auto x, auto y) { return wrapping_add(x, y); }),
                   [=](const VjpContext& c) -> std::vector<Value> {
                     return {operand_grad(g(c), c.input(0)), operand_grad(g(c), c.input(1))};
                   });
-  register_binary(r, "sub", Kind::Arithmetic, fn([](auto x, auto y) { return x - y; }),
+  register_binary(r, "sub", Kind::Arithmetic, fn([](auto x, auto y) { return wrapping_sub(x, y); }),
                   [=](const VjpContext& c) -> std::vector<Value> {
                     return {operand_grad(g(c), c.input(0)), operand_grad(neg(g(c)), c.input(1))};
                   });
-  register_binary(r, "mul", Kind::Arithmetic, fn([](auto x, auto y) { return x * y; }),
+  register_binary(r, "mul", Kind::Arithmetic, fn([](auto x, auto y) { return wrapping_mul(x, y); }),
                   [=](const VjpContext& c) -> std::vector<Value> {
                     return {operand_grad(g(c) * rhs(c), c.input(0)), operand_grad(g(c) * lhs(c), c.input(1))};
                   });
@@ -246,7 +247,10 @@ void register_binary_ops(ir::OpRegistry& r) {
         return {dispatch_dtype(in[0].dtype(), [&](auto tag) -> Array {
           using E = decltype(tag);
           using C = compute_t<E>;
-          const C clo = convert_element<C>(lo), chi = convert_element<C>(hi);
+          // Integer tensors clamp to the integers inside [lo, hi]: ceil the lower bound, floor the upper.
+          const bool integral = !std::is_floating_point_v<C>;
+          const C clo = convert_element<C>(integral ? std::ceil(lo) : lo);
+          const C chi = convert_element<C>(integral ? std::floor(hi) : hi);
           return map_array<E, E>(in[0], [&](E v) {
             C x = static_cast<C>(v);
             if (has_lo && x < clo) x = clo;

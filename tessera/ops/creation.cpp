@@ -21,10 +21,27 @@ int64_t arange_count(double start, double stop, double step) {
 }
 }  // namespace
 
+// Whether `value` is exactly representable in the integer (or bool) dtype `dt`.
+static bool fits_integer(double value, DType dt) {
+  if (value != std::floor(value) || !std::isfinite(value)) return false;
+  switch (dt) {
+    case DType::boolean: return value == 0.0 || value == 1.0;
+    case DType::u8: return value >= 0 && value <= 255;
+    case DType::i8: return value >= -128 && value <= 127;
+    case DType::i32: return value >= -2147483648.0 && value <= 2147483647.0;
+    case DType::i64: return value >= -9223372036854775808.0 && value < 9223372036854775808.0;
+    default: return true;
+  }
+}
+
 Tensor scalar_like(const Tensor& like, double value) {
+  // A scalar that the tensor's integer dtype cannot hold widens (i64 for whole numbers, else f32)
+  // rather than being squeezed into it; promotion then gives an exact result.
   DType dt = like.dtype();
-  if (!is_floating(dt) && value != std::floor(value)) dt = DType::f32;
-  if (dt == DType::boolean && value != 0.0 && value != 1.0) dt = DType::i64;
+  if (dt == DType::boolean) dt = DType::i64;  // bool + 1 counts, as in NumPy and PyTorch
+  if (!is_floating(dt) && !fits_integer(value, dt)) {
+    dt = fits_integer(value, DType::i64) ? DType::i64 : (std::isfinite(value) && value != std::floor(value) ? DType::f32 : DType::f64);
+  }
   return Tensor::from_array(Array::scalar(value, dt));
 }
 
@@ -54,6 +71,11 @@ void register_creation_ops(ir::OpRegistry& r) {
       .infer = [](const std::vector<TensorType>& in, const Attrs& a) -> std::vector<TensorType> {
         for (int64_t d : a.get_ints("shape")) {
           if (d < 0) ir::op_fail("full", in, "negative dimension in shape {}", shape_str(a.get_ints("shape")));
+        }
+        const DType dt = a.get_dtype("dtype");
+        // Fractions truncate toward zero (as numpy.full); values out of the dtype's range are errors.
+        if (is_integral(dt) && !fits_integer(std::trunc(a.get_float("value")), dt)) {
+          ir::op_fail("full", in, "value {} is not representable in {}", a.get_float("value"), dtype_name(dt));
         }
         return {{a.get_dtype("dtype"), a.get_ints("shape")}};
       },

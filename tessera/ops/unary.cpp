@@ -10,6 +10,7 @@
 #include "tessera/ops/kernel_util.h"
 #include "tessera/ops/ops.h"
 #include "tessera/ops/register.h"
+#include "tessera/ops/wrapping.h"
 
 namespace tessera::ops {
 
@@ -155,19 +156,23 @@ void register_unary_ops(ir::OpRegistry& r) {
   auto x = [](const VjpContext& c) { return T(c.input(0)); };
   auto y = [](const VjpContext& c) { return T(c.output()); };
 
-  register_unary<Accepts::Numeric>(r, "neg", Same, {}, plain([](auto v) { return -v; }),
+  register_unary<Accepts::Numeric>(r, "neg", Same, {}, plain([](auto v) { return wrapping_neg(v); }),
                  [=](const VjpContext& c) -> std::vector<Value> { return {neg(g(c))}; });
   register_unary<Accepts::Numeric>(r, "abs", Same, {}, plain([](auto v) {
                    if constexpr (std::is_unsigned_v<decltype(v)>) {
                      return v;
+                   } else if constexpr (std::is_floating_point_v<decltype(v)>) {
+                     return std::fabs(v);  // abs(-0.0) is +0.0
                    } else {
-                     return v < 0 ? -v : v;
+                     return v < 0 ? wrapping_neg(v) : v;  // abs(INT_MIN) wraps, as in NumPy
                    }
                  }),
                  [=](const VjpContext& c) -> std::vector<Value> { return {g(c) * sign(x(c))}; });
   register_unary<Accepts::Numeric>(r, "sign", Same, {}, plain([](auto v) {
                    if constexpr (std::is_unsigned_v<decltype(v)>) {
                      return decltype(v)(v > 0);
+                   } else if constexpr (std::is_floating_point_v<decltype(v)>) {
+                     return std::isnan(v) ? v : decltype(v)((v > 0) - (v < 0));
                    } else {
                      return decltype(v)((v > 0) - (v < 0));
                    }
@@ -185,7 +190,7 @@ void register_unary_ops(ir::OpRegistry& r) {
                  [=](const VjpContext& c) -> std::vector<Value> { return {g(c) / (y(c) * 2.0)}; });
   register_unary<Accepts::Floating>(r, "rsqrt", Same, {}, plain([](auto v) { return decltype(v)(1) / std::sqrt(v); }),
                  [=](const VjpContext& c) -> std::vector<Value> { return {g(c) * y(c) / x(c) * -0.5}; });
-  register_unary<Accepts::Numeric>(r, "square", Same, {}, plain([](auto v) { return v * v; }),
+  register_unary<Accepts::Numeric>(r, "square", Same, {}, plain([](auto v) { return wrapping_mul(v, v); }),
                  [=](const VjpContext& c) -> std::vector<Value> { return {g(c) * x(c) * 2.0}; });
   register_unary<Accepts::Floating>(r, "reciprocal", Same, {}, plain([](auto v) { return decltype(v)(1) / v; }),
                  [=](const VjpContext& c) -> std::vector<Value> { return {neg(g(c) * square(y(c)))}; });
@@ -208,7 +213,7 @@ void register_unary_ops(ir::OpRegistry& r) {
                    return e / (C(1) + e);
                  }),
                  [=](const VjpContext& c) -> std::vector<Value> { return {g(c) * y(c) * (1.0 - y(c))}; });
-  register_unary<Accepts::Numeric>(r, "relu", Same, {}, plain([](auto v) { return v > 0 ? v : decltype(v)(0); }),
+  register_unary<Accepts::Numeric>(r, "relu", Same, {}, plain([](auto v) { return v < 0 ? decltype(v)(0) : v; }),  // NaN passes through
                  [=](const VjpContext& c) -> std::vector<Value> {
                    return {where(gt(x(c), scalar_like(x(c), 0.0)), g(c), zeros_like(g(c)))};
                  });

@@ -121,7 +121,8 @@ TEST(Creation, ScalarLike) {
   const Tensor frac = ops::scalar_like(tensor_of({1}, DType::i32), 2.5);
   EXPECT_EQ(frac.dtype(), DType::f32);
   EXPECT_EQ(frac.item(), 2.5);
-  EXPECT_EQ(ops::scalar_like(tensor_of({1}, DType::boolean), 1.0).dtype(), DType::boolean);
+  // With a bool tensor a number counts (bool + 1 is 2, as in NumPy and PyTorch): the scalar is i64.
+  EXPECT_EQ(ops::scalar_like(tensor_of({1}, DType::boolean), 1.0).dtype(), DType::i64);
   EXPECT_EQ(ops::scalar_like(tensor_of({1}, DType::boolean), 2.0).dtype(), DType::i64);
   EXPECT_EQ(ops::scalar_like(tensor_of({1}, DType::boolean), 2.0).item(), 2.0);
   EXPECT_EQ(ops::scalar_like(tensor_of({1}, DType::boolean), 0.5).dtype(), DType::f32);

@@ -16,18 +16,15 @@ TEST(UnarySpecial, NanPropagatesThroughEveryFloatingOp) {
   }
 }
 
-// KNOWN BUG (reported to the lead, unary.cpp): relu(nan) returns 0 because `v > 0 ? v : 0` is false
-// for NaN. np.maximum(nan, 0), torch.relu(nan) and jax.nn.relu(nan) are all nan; a silently vanishing
-// NaN hides divergence in training. Fix: return v when it is NaN (or `v > 0 || v != v ? v : 0`).
+// relu(nan) is nan, as np.maximum(nan, 0), torch.relu and jax.nn.relu: a vanishing NaN would hide
+// divergence in training.
 TEST(UnarySpecial, ReluOfNanIsNan) {
   for (DType dt : {DType::f64, DType::f32, DType::f16, DType::bf16}) {
     EXPECT_TRUE(std::isnan(ops::relu(tensor_of({NAN}, dt)).item())) << dtype_name(dt);
   }
 }
 
-// KNOWN BUG (reported to the lead, unary.cpp): sign(nan) returns 0 via (v > 0) - (v < 0). NumPy
-// documents "nan is returned for nan inputs" (JAX agrees); PyTorch's 0 is an open bug there
-// (pytorch#41245). Fix: return v when v != v.
+// sign(nan) is nan, as NumPy documents and JAX does.
 TEST(UnarySpecial, SignOfNanIsNan) {
   for (DType dt : {DType::f64, DType::f32, DType::f16, DType::bf16}) {
     EXPECT_TRUE(std::isnan(ops::sign(tensor_of({NAN}, dt)).item())) << dtype_name(dt);
@@ -77,9 +74,7 @@ TEST(UnarySpecial, SignedZeros) {
   EXPECT_EQ(ops::exp(z).item(), 1.0);
 }
 
-// KNOWN BUG (reported to the lead, unary.cpp): abs(-0.0) returns -0.0 because `v < 0 ? -v : v` keeps
-// the sign of zero; IEEE fabs, NumPy and PyTorch give +0.0 (visible through 1/x or signbit). Fix: use
-// std::abs for floating types.
+// abs(-0.0) is +0.0, as IEEE fabs, NumPy and PyTorch (visible through 1/x or signbit).
 TEST(UnarySpecial, AbsOfNegativeZeroIsPositiveZero) {
   for (DType dt : {DType::f64, DType::f32, DType::f16, DType::bf16}) {
     EXPECT_FALSE(std::signbit(ops::abs(tensor_of({-0.0}, dt)).item())) << dtype_name(dt);
