@@ -9,6 +9,8 @@ bash scripts/install_deps.sh
 
 jobs=$(nproc)
 start=$(date +%s)
+# Let ccache reuse objects across clones in different folders (CI builds a fresh clone each time).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
 echo "== release build (-Werror) =="
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON >/dev/null
@@ -17,7 +19,7 @@ cmake --build build -j "$jobs"
 
 if [[ "${TESSERA_SKIP_SANITIZE:-0}" != 1 ]]; then
   echo "== sanitizer build (ASan + UBSan) =="
-  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+  cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
     -DTESSERA_WERROR=ON -DTESSERA_SANITIZE=address,undefined >/dev/null
   cmake --build build-sanitize -j "$jobs"
   (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
