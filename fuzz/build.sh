@@ -28,3 +28,18 @@ for target in safetensors npy idx; do
   "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer "fuzz/fuzz_$target.cpp" "${objs[@]}" -lfmt -lz -o "$out/fuzz_$target"
   echo "built $out/fuzz_$target"
 done
+
+# The IR text parser needs the op registry, i.e. the whole library (without the PNG/zlib readers).
+mapfile -t ALL_SOURCES < <(find tessera -name '*.cpp' | sort)
+all_objs=()
+pids=()
+for src in "${ALL_SOURCES[@]}"; do
+  obj="$out/obj/all_$(echo "$src" | tr / _).o"
+  all_objs+=("$obj")
+  "$CXX" "${FLAGS[@]}" -c "$src" -o "$obj" &
+  pids+=($!)
+  if (( ${#pids[@]} >= $(nproc) )); then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+"$CXX" "${FLAGS[@]}" -fsanitize=fuzzer fuzz/fuzz_ir_text.cpp "${all_objs[@]}" -lfmt -lz -lpng -o "$out/fuzz_ir_text"
+echo "built $out/fuzz_ir_text"

@@ -7,8 +7,12 @@
 namespace tessera {
 
 int64_t shape_numel(const Shape& shape) {
+  // Checked: a hostile shape (a parsed file, a fuzzer) must fail cleanly instead of overflowing.
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    TESSERA_CHECK(!__builtin_mul_overflow(n, d, &n), "shape {} has more elements than fit in 64 bits",
+                  shape_str(shape));
+  }
   return n;
 }
 

@@ -108,8 +108,15 @@ std::map<std::string, Array> Module::state_dict() {
 }
 
 void Module::load_state_dict(const std::map<std::string, Array>& state, bool strict) {
+  // Validate every entry first so that a failed load leaves the module as it was.
+  struct Pending {
+    Tensor* slot;
+    const Array* data;
+    bool is_param;
+  };
+  std::vector<Pending> pending;
   std::set<std::string> used;
-  auto load = [&](const std::string& n, Tensor* slot, bool is_param) {
+  auto check = [&](const std::string& n, Tensor* slot, bool is_param) {
     auto it = state.find(n);
     if (it == state.end()) {
       TESSERA_CHECK(!strict, "load_state_dict: '{}' ({}) is missing from the checkpoint", n, ir::type_str(slot->type()));
@@ -122,16 +129,20 @@ void Module::load_state_dict(const std::map<std::string, Array>& state, bool str
     TESSERA_CHECK(a.dtype() == slot->dtype() || (is_floating(a.dtype()) && is_floating(slot->dtype())),
                   "load_state_dict: '{}' is {} in the checkpoint but {} in the model", n, dtype_name(a.dtype()),
                   dtype_name(slot->dtype()));
-    *slot = Tensor::from_array(a.dtype() == slot->dtype() ? a : a.astype(slot->dtype()));
-    if (is_param) slot->set_requires_grad(true);
+    pending.push_back({slot, &a, is_param});
   };
-  for (auto& [n, p] : named_parameters()) load(n, p, true);
-  for (auto& [n, b] : named_buffers()) load(n, b, false);
+  for (auto& [n, p] : named_parameters()) check(n, p, true);
+  for (auto& [n, b] : named_buffers()) check(n, b, false);
   if (strict) {
     for (const auto& [n, a] : state) {
       TESSERA_CHECK(used.count(n), "load_state_dict: the checkpoint has '{}' ({}{}) which the model does not", n,
                     dtype_name(a.dtype()), shape_str(a.shape()));
     }
+  }
+  for (const Pending& p : pending) {
+    const Array& a = *p.data;
+    *p.slot = Tensor::from_array(a.dtype() == p.slot->dtype() ? a : a.astype(p.slot->dtype()));
+    if (p.is_param) p.slot->set_requires_grad(true);
   }
 }
 

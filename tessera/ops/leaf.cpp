@@ -14,6 +14,7 @@ void register_leaf_ops(ir::OpRegistry& r) {
           TESSERA_CHECK(d >= 0, "input '{}': negative dimension in shape {}", a.get_string("name"),
                         shape_str(a.get_ints("shape")));
         }
+        shape_numel(a.get_ints("shape"));  // throws if the element count overflows
         return {{a.get_dtype("dtype"), a.get_ints("shape")}};
       },
       .reference = [](const std::vector<Array>&, const ir::Attrs& a, const std::vector<ir::TensorType>&)

@@ -16,11 +16,14 @@ AdamOptions validated(AdamOptions o, const char* what) {
 }
 }  // namespace
 
-Adam::Adam(std::vector<Tensor*> params, AdamOptions options)
-    : Optimizer(std::move(params), options.lr), opt_(validated(options, "adam")) {}
-Adam::Adam(nn::Module& model, AdamOptions options) : Optimizer(model, options.lr), opt_(validated(options, "adam")) {}
-AdamW::AdamW(std::vector<Tensor*> params, AdamOptions options) : Adam(std::move(params), options) {}
-AdamW::AdamW(nn::Module& model, AdamOptions options) : Adam(model, options) {}
+Adam::Adam(std::vector<Tensor*> params, AdamOptions options) : Adam(std::move(params), options, "adam") {}
+Adam::Adam(nn::Module& model, AdamOptions options) : Adam(model, options, "adam") {}
+Adam::Adam(std::vector<Tensor*> params, AdamOptions options, const char* what)
+    : Optimizer(std::move(params), options.lr), opt_(validated(options, what)) {}
+Adam::Adam(nn::Module& model, AdamOptions options, const char* what)
+    : Optimizer(model, options.lr), opt_(validated(options, what)) {}
+AdamW::AdamW(std::vector<Tensor*> params, AdamOptions options) : Adam(std::move(params), options, "adamw") {}
+AdamW::AdamW(nn::Module& model, AdamOptions options) : Adam(model, options, "adamw") {}
 
 void Adam::update_moments(size_t i, const Tensor& grad) {
   Tensor& m = state(i, "exp_avg");
@@ -60,7 +63,8 @@ Tensor RAdam::update(size_t i, const Tensor& param, const Tensor& grad) {
   const Tensor m_hat = state(i, "exp_avg") * (1.0 / bc1);
   if (rho_t <= 5.0) return param - m_hat * lr();  // variance not yet tractable: plain momentum step
   const double rect = std::sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t));
-  const Tensor adaptive = ops::reciprocal(ops::sqrt(state(i, "exp_avg_sq")) * (1.0 / std::sqrt(bc2)) + opt_.eps);
+  // PyTorch's l_t = sqrt(1 - beta2^t) / (sqrt(v_t) + eps): eps is added before the bias correction.
+  const Tensor adaptive = ops::reciprocal(ops::sqrt(state(i, "exp_avg_sq")) + opt_.eps) * std::sqrt(bc2);
   return param - m_hat * adaptive * (lr() * rect);
 }
 

@@ -19,9 +19,12 @@ class Adam : public Optimizer {
   std::string name() const override { return "adam"; }
 
  protected:
+  // For the variants: `what` names the optimiser in option errors.
+  Adam(std::vector<Tensor*> params, AdamOptions options, const char* what);
+  Adam(nn::Module& model, AdamOptions options, const char* what);
   Tensor update(size_t i, const Tensor& param, const Tensor& grad) override;
   std::vector<std::string> slots() const override { return {"exp_avg", "exp_avg_sq"}; }
-  // The moment updates shared by the three variants; returns the bias-corrected m_hat.
+  // The moment updates shared by the three variants.
   void update_moments(size_t i, const Tensor& grad);
   AdamOptions opt_;
 };
@@ -38,8 +41,8 @@ class AdamW : public Adam {
 
 class RAdam : public Adam {
  public:
-  RAdam(std::vector<Tensor*> params, AdamOptions options) : Adam(std::move(params), options) {}
-  RAdam(nn::Module& model, AdamOptions options) : Adam(model, options) {}
+  RAdam(std::vector<Tensor*> params, AdamOptions options) : Adam(std::move(params), options, "radam") {}
+  RAdam(nn::Module& model, AdamOptions options) : Adam(model, options, "radam") {}
   std::string name() const override { return "radam"; }
 
  protected:

@@ -59,6 +59,11 @@ void Optimizer::step(const std::vector<Tensor>& grads) {
   ++steps_;
 }
 
+void Optimizer::set_lr(double lr) {
+  TESSERA_CHECK(lr >= 0.0, "{}: learning rate must be non-negative, got {}", name(), lr);
+  lr_ = lr;
+}
+
 void Optimizer::zero_grad() {
   for (Tensor* p : params_) p->zero_grad();
 }
@@ -82,9 +87,18 @@ void Optimizer::load_state_dict(const std::map<std::string, Array>& state,
                 it == metadata.end() ? std::string("none") : it->second);
   auto st = metadata.find("step");
   TESSERA_CHECK(st != metadata.end(), "{}: checkpoint lacks the optimizer step count", name());
-  const int64_t steps = std::stoll(st->second);
+  int64_t steps = -1;
+  try {
+    size_t used = 0;
+    steps = std::stoll(st->second, &used);
+    if (used != st->second.size()) steps = -1;
+  } catch (const std::exception&) {
+    steps = -1;
+  }
+  TESSERA_CHECK(steps >= 0, "{}: checkpoint has step count '{}', expected a non-negative integer", name(), st->second);
+  // Validate everything before replacing any state.
+  std::vector<std::map<std::string, Tensor>> loaded(params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {
-    state_[i].clear();
     for (const std::string& slot : slots()) {
       auto s = state.find(names_[i] + "." + slot);
       if (s == state.end()) {
@@ -94,9 +108,13 @@ void Optimizer::load_state_dict(const std::map<std::string, Array>& state,
       TESSERA_CHECK(s->second.shape() == params_[i]->shape(),
                     "{}: optimizer state '{}.{}' has shape {} but the parameter has {}", name(), names_[i], slot,
                     shape_str(s->second.shape()), shape_str(params_[i]->shape()));
-      state_[i][slot] = Tensor::from_array(s->second);
+      TESSERA_CHECK(is_floating(s->second.dtype()), "{}: optimizer state '{}.{}' is {}, expected a floating dtype",
+                    name(), names_[i], slot, dtype_name(s->second.dtype()));
+      const DType want = params_[i]->dtype();
+      loaded[i][slot] = Tensor::from_array(s->second.dtype() == want ? s->second : s->second.astype(want));
     }
   }
+  state_ = std::move(loaded);
   steps_ = steps;
 }
 
@@ -112,10 +130,13 @@ double clip_grad_norm(std::vector<Tensor>& grads, double max_norm) {
   const double norm = std::sqrt(total.item());
   if (norm > max_norm) {
     const double scale = max_norm / (norm + 1e-6);
+    std::vector<Tensor> scaled;  // parameters without a gradient stay undefined
     for (Tensor& g : grads) {
-      if (g.defined()) g = g * scale;
+      if (!g.defined()) continue;
+      g = g * scale;
+      scaled.push_back(g);
     }
-    tessera::eval(grads);
+    tessera::eval(scaled);
   }
   return norm;
 }

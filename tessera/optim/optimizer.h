@@ -26,7 +26,7 @@ class Optimizer {
   void zero_grad();
 
   double lr() const { return lr_; }
-  void set_lr(double lr) { lr_ = lr; }
+  void set_lr(double lr);  // lr must be non-negative (schedules call this every step)
   int64_t step_count() const { return steps_; }
   const std::vector<Tensor*>& params() const { return params_; }
   virtual std::string name() const = 0;
@@ -34,7 +34,8 @@ class Optimizer {
   // Optimiser state for checkpoints: "<param name>.<slot>" -> array, plus "step" in the metadata map.
   std::map<std::string, Array> state_dict() const;
   std::map<std::string, std::string> state_metadata() const;
-  // Restores state saved by state_dict (errors name the missing or mis-shaped entry).
+  // Restores state saved by state_dict (errors name the missing or mis-shaped entry). Everything is
+  // validated first: a failed load leaves the optimiser as it was.
   void load_state_dict(const std::map<std::string, Array>& state, const std::map<std::string, std::string>& metadata);
 
  protected:

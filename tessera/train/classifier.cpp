@@ -2,8 +2,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "tessera/data/dataset.h"
@@ -26,6 +30,9 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 void validate(const TrainOptions& o) {
   TESSERA_CHECK(o.dataset == "fashion-mnist", "train: unknown dataset '{}' (expected fashion-mnist)", o.dataset);
+  const std::vector<std::string> models = models::classifier_names();
+  TESSERA_CHECK(std::find(models.begin(), models.end(), o.model) != models.end(),
+                "train: unknown model '{}' (expected {})", o.model, fmt::join(models, " or "));
   TESSERA_CHECK(o.epochs >= 1, "train: --epochs must be at least 1, got {}", o.epochs);
   TESSERA_CHECK(o.batch_size >= 1, "train: --batch-size must be at least 1, got {}", o.batch_size);
   TESSERA_CHECK(std::isfinite(o.lr) && o.lr > 0, "train: --lr must be a positive number, got {}", o.lr);
@@ -35,6 +42,9 @@ void validate(const TrainOptions& o) {
                 "train: unknown schedule '{}' (expected constant, cosine or step)", o.schedule);
   TESSERA_CHECK(o.train_limit >= 0 && o.test_limit >= 0, "train: limits must be non-negative");
   TESSERA_CHECK(o.clip_norm >= 0, "train: --clip-norm must be non-negative, got {}", o.clip_norm);
+  TESSERA_CHECK(o.warmup_steps >= 0, "train: --warmup must be non-negative, got {}", o.warmup_steps);
+  TESSERA_CHECK(o.momentum >= 0 && o.momentum < 1, "train: --momentum must be in [0, 1), got {}", o.momentum);
+  TESSERA_CHECK(o.weight_decay >= 0, "train: --weight-decay must be non-negative, got {}", o.weight_decay);
 }
 
 std::unique_ptr<optim::Optimizer> make_optimizer(const TrainOptions& o, nn::Module& model) {
@@ -80,6 +90,25 @@ std::pair<double, double> evaluate(nn::Module& model, const data::TensorDataset&
   return {loss_sum / n, static_cast<double>(correct) / n};
 }
 
+// The per-epoch rows (epochs 1..up_to) of the metrics.csv written beside a checkpoint, so that a resumed
+// run's metrics and curves cover the whole training. A missing or unreadable file gives no rows.
+std::vector<EpochRecord> earlier_epochs(const std::string& checkpoint, int64_t up_to) {
+  std::ifstream in(std::filesystem::path(checkpoint).parent_path() / "metrics.csv");
+  std::vector<EpochRecord> rows;
+  std::string line;
+  if (!in || !std::getline(in, line)) return rows;  // header
+  while (std::getline(in, line)) {
+    std::replace(line.begin(), line.end(), ',', ' ');
+    std::istringstream fields(line);
+    EpochRecord r;
+    if (!(fields >> r.epoch >> r.train_loss >> r.test_loss >> r.test_accuracy >> r.samples_per_s >> r.seconds)) break;
+    if (r.epoch != static_cast<int64_t>(rows.size()) + 1 || r.epoch > up_to) break;
+    rows.push_back(r);
+  }
+  if (static_cast<int64_t>(rows.size()) != up_to) rows.clear();  // partial history: better none
+  return rows;
+}
+
 void write_metrics_csv(const std::string& path, const std::vector<EpochRecord>& rows) {
   std::string csv = "epoch,train_loss,test_loss,test_accuracy,samples_per_s,seconds\n";
   for (const EpochRecord& r : rows) {
@@ -114,6 +143,13 @@ void write_curves_png(const std::string& path, const TrainReport& report) {
 TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
   validate(o);
   const auto start = Clock::now();
+  if (!o.resume.empty()) {
+    // Checked before loading the data, so that a wrong checkpoint fails at once.
+    const std::map<std::string, std::string> meta = read_checkpoint_metadata(o.resume);
+    auto m = meta.find("model");
+    TESSERA_CHECK(m != meta.end() && m->second == o.model, "train: checkpoint {} holds model '{}', not '{}'", o.resume,
+                  m == meta.end() ? std::string("unknown") : m->second, o.model);
+  }
   const std::string dir = o.data_dir.empty() ? data::kFashionMnistDir : o.data_dir;
   auto train_set = std::make_shared<data::TensorDataset>(limit(data::load_fashion_mnist("train", dir), o.train_limit));
   const data::TensorDataset test_set = limit(data::load_fashion_mnist("test", dir), o.test_limit);
@@ -129,13 +165,10 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
   report.parameters = model->num_parameters();
   int64_t first_epoch = 0;
   if (!o.resume.empty()) {
-    const std::map<std::string, std::string> meta = read_checkpoint_metadata(o.resume);
-    auto m = meta.find("model");
-    TESSERA_CHECK(m != meta.end() && m->second == o.model, "train: checkpoint {} holds model '{}', not '{}'", o.resume,
-                  m == meta.end() ? std::string("unknown") : m->second, o.model);
     first_epoch = load_checkpoint(o.resume, *model, opt.get()).epoch;
     TESSERA_CHECK(first_epoch < o.epochs, "train: checkpoint {} already completed {} epochs (--epochs is {})", o.resume,
                   first_epoch, o.epochs);
+    report.epochs = earlier_epochs(o.resume, first_epoch);
   }
   if (log) {
     fmt::print(log, "training {} ({} parameters) on {} {} examples, {} epochs, batch {}, {} lr {}\n", o.model,

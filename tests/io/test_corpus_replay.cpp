@@ -63,3 +63,13 @@ TEST(CorpusReplay, Idx) {
   EXPECT_GE(c.parsed, 3);
   EXPECT_GE(c.rejected, 3);
 }
+
+TEST(CorpusReplay, IrText) {
+  const ReplayCounts c = replay("ir_text", [](const uint8_t* d, size_t n, const std::string&) {
+    const ir::Graph g = ir::parse_graph(std::string(reinterpret_cast<const char*>(d), n));
+    const std::string printed = ir::print_graph(g);
+    EXPECT_EQ(ir::print_graph(ir::parse_graph(printed)), printed);
+  });
+  EXPECT_GE(c.parsed, 2);
+  EXPECT_GE(c.rejected, 3);
+}
