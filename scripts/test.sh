@@ -9,8 +9,6 @@ bash scripts/install_deps.sh
 
 jobs=$(nproc)
 start=$(date +%s)
-# Let ccache reuse objects across clones in different folders (CI builds a fresh clone each time).
-export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
 echo "== release build (-Werror) =="
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON >/dev/null

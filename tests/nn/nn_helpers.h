@@ -12,7 +12,9 @@
 
 namespace tessera::test {
 
-inline std::vector<double> values(const Tensor& t) { return t.array().to_f64(); }
+inline std::vector<double> values(const Tensor& t) {
+  return t.array().to_f64();
+}
 
 // A leaf tensor from doubles (random_array already gives deterministic data).
 inline Tensor random_tensor(const Shape& shape, uint64_t seed, DType dtype = DType::f32, double lo = -1.0,
@@ -35,7 +37,9 @@ inline bool bytes_equal(const Array& a, const Array& b) {
 }
 
 // Row-major index helpers for the hand-written reference loops.
-inline size_t idx2(int64_t i, int64_t j, int64_t d1) { return static_cast<size_t>(i * d1 + j); }
+inline size_t idx2(int64_t i, int64_t j, int64_t d1) {
+  return static_cast<size_t>(i * d1 + j);
+}
 inline size_t idx3(int64_t i, int64_t j, int64_t k, int64_t d1, int64_t d2) {
   return static_cast<size_t>((i * d1 + j) * d2 + k);
 }

@@ -16,7 +16,9 @@ std::vector<double> project(const std::vector<double>& x, int64_t rows, int64_t 
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t o = 0; o < out; ++o) {
       double acc = b.empty() ? 0.0 : b[b0 + static_cast<size_t>(o)];
-      for (int64_t i = 0; i < in; ++i) acc += x[idx2(r, i, in)] * w[(w_row0 + static_cast<size_t>(o)) * static_cast<size_t>(in) + static_cast<size_t>(i)];
+      for (int64_t i = 0; i < in; ++i)
+        acc +=
+            x[idx2(r, i, in)] * w[(w_row0 + static_cast<size_t>(o)) * static_cast<size_t>(in) + static_cast<size_t>(i)];
       y[idx2(r, o, out)] = acc;
     }
   }

@@ -81,8 +81,8 @@ TEST(Conv1d, MatchesDirectCrossCorrelation) {
   const Tensor x = random_tensor({2, 4, 9}, 31);
   const Tensor y = conv(x);
   expect_shape(y, {2, 6, 4});  // (9 + 2 - 4 - 1) / 2 + 1
-  expect_values_near(values(y), conv1d_reference(values(x), values(conv.weight), values(conv.bias), 2, 4, 9, 6, 3, 2, 1, 2, 2),
-                     1e-5);
+  expect_values_near(
+      values(y), conv1d_reference(values(x), values(conv.weight), values(conv.bias), 2, 4, 9, 6, 3, 2, 1, 2, 2), 1e-5);
   EXPECT_NE(conv.name().find("Conv1d(4, 6, kernel=3, stride=2, padding=1)"), std::string::npos) << conv.name();
 }
 

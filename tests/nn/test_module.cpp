@@ -16,10 +16,10 @@ class Net : public nn::Module {
     register_parameter("scale", &scale);
     calls = Tensor::from_vector<int64_t>({0}, {1});
     register_buffer("calls", &calls);
-    body = register_module("body", std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-                                       std::make_shared<nn::Linear>(3, 4, true, &gen), nn::ReLU(),
-                                       std::make_shared<nn::Dropout>(0.5, &gen),
-                                       std::make_shared<nn::Linear>(4, 2, true, &gen)}));
+    body = register_module(
+        "body", std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+                    std::make_shared<nn::Linear>(3, 4, true, &gen), nn::ReLU(),
+                    std::make_shared<nn::Dropout>(0.5, &gen), std::make_shared<nn::Linear>(4, 2, true, &gen)}));
     norm = register_module("norm", std::make_shared<nn::BatchNorm1d>(2));
   }
   Tensor forward(const Tensor& x) override {
@@ -43,8 +43,8 @@ std::vector<std::string> names_of(const std::vector<std::pair<std::string, Tenso
 
 TEST(Module, SequentialParameterNamesAreDottedAndOrdered) {
   ops::Generator gen(1);
-  nn::Sequential seq({std::make_shared<nn::Linear>(3, 4, true, &gen), nn::ReLU(),
-                      std::make_shared<nn::Linear>(4, 2, false, &gen)});
+  nn::Sequential seq(
+      {std::make_shared<nn::Linear>(3, 4, true, &gen), nn::ReLU(), std::make_shared<nn::Linear>(4, 2, false, &gen)});
   EXPECT_EQ(names_of(seq.named_parameters()), (std::vector<std::string>{"0.weight", "0.bias", "2.weight"}));
   const auto params = seq.parameters();
   ASSERT_EQ(params.size(), 3u);
@@ -138,7 +138,7 @@ TEST(Module, StateDictRoundTripReproducesTheModel) {
   for (const auto& [n, p] : b.named_parameters()) EXPECT_TRUE(p->requires_grad()) << n;
   ops::sum(b(x)).backward();
   EXPECT_TRUE(b.body->named_parameters()[0].second->grad().defined());
-  // The loaded model does not alias the state's storage: training b leaves a's state alone.
+  // Updating the loaded model (a new value swapped in, as optimisers do) leaves the saved state alone.
   b.scale = b.scale * 2.0;
   nn::materialize(b);
   EXPECT_EQ(state.at("scale").to_f64(), (std::vector<double>{1.5}));

@@ -88,8 +88,7 @@ struct AdamRef {
           p[i] -= lr * m_hat;
         } else {
           const double l_t = std::sqrt(bc2) / (std::sqrt(v[i]) + eps);
-          const double r_t =
-              std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+          const double r_t = std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t));
           p[i] -= lr * m_hat * r_t * l_t;
         }
       }

@@ -55,11 +55,13 @@ TEST(Convergence, SGDMomentum) {
 }
 TEST(Convergence, SGDNesterovWithWeightDecay) {
   expect_converges("sgd nesterov", [](nn::Module& m) {
-    return std::make_unique<optim::SGD>(m, optim::SGDOptions{.lr = 0.05, .momentum = 0.9, .weight_decay = 1e-4, .nesterov = true});
+    return std::make_unique<optim::SGD>(
+        m, optim::SGDOptions{.lr = 0.05, .momentum = 0.9, .weight_decay = 1e-4, .nesterov = true});
   });
 }
 TEST(Convergence, Adam) {
-  expect_converges("adam", [](nn::Module& m) { return std::make_unique<optim::Adam>(m, optim::AdamOptions{.lr = 0.05}); });
+  expect_converges("adam",
+                   [](nn::Module& m) { return std::make_unique<optim::Adam>(m, optim::AdamOptions{.lr = 0.05}); });
 }
 TEST(Convergence, AdamW) {
   expect_converges("adamw", [](nn::Module& m) {
@@ -67,5 +69,6 @@ TEST(Convergence, AdamW) {
   });
 }
 TEST(Convergence, RAdam) {
-  expect_converges("radam", [](nn::Module& m) { return std::make_unique<optim::RAdam>(m, optim::AdamOptions{.lr = 0.05}); });
+  expect_converges("radam",
+                   [](nn::Module& m) { return std::make_unique<optim::RAdam>(m, optim::AdamOptions{.lr = 0.05}); });
 }

@@ -31,7 +31,7 @@ TEST(Schedule, CosineEndpointsAndMidpoint) {
   EXPECT_DOUBLE_EQ(s(100), 0.1);
   EXPECT_DOUBLE_EQ(s(1000), 0.1);
   for (int64_t t = 1; t <= 100; ++t) EXPECT_LE(s(t), s(t - 1)) << t;  // monotone
-  EXPECT_NEAR(optim::cosine_lr(2.0, 10)(5), 1.0, 1e-12);  // default min 0
+  EXPECT_NEAR(optim::cosine_lr(2.0, 10)(5), 1.0, 1e-12);              // default min 0
   EXPECT_TESSERA_ERROR(optim::cosine_lr(1.0, 0), "cosine_lr", "total_steps");
 }
 

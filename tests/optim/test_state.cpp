@@ -18,10 +18,23 @@ struct Named {
 
 std::vector<Named> all_optimizers() {
   return {
-      {"sgd", [](Tensor* p) { return std::make_unique<optim::SGD>(std::vector<Tensor*>{p}, optim::SGDOptions{.lr = 0.05, .momentum = 0.9}); }},
-      {"adam", [](Tensor* p) { return std::make_unique<optim::Adam>(std::vector<Tensor*>{p}, optim::AdamOptions{.lr = 0.05}); }},
-      {"adamw", [](Tensor* p) { return std::make_unique<optim::AdamW>(std::vector<Tensor*>{p}, optim::AdamOptions{.lr = 0.05, .weight_decay = 0.1}); }},
-      {"radam", [](Tensor* p) { return std::make_unique<optim::RAdam>(std::vector<Tensor*>{p}, optim::AdamOptions{.lr = 0.05, .beta2 = 0.9}); }},
+      {"sgd",
+       [](Tensor* p) {
+         return std::make_unique<optim::SGD>(std::vector<Tensor*>{p}, optim::SGDOptions{.lr = 0.05, .momentum = 0.9});
+       }},
+      {"adam",
+       [](Tensor* p) {
+         return std::make_unique<optim::Adam>(std::vector<Tensor*>{p}, optim::AdamOptions{.lr = 0.05});
+       }},
+      {"adamw",
+       [](Tensor* p) {
+         return std::make_unique<optim::AdamW>(std::vector<Tensor*>{p},
+                                               optim::AdamOptions{.lr = 0.05, .weight_decay = 0.1});
+       }},
+      {"radam",
+       [](Tensor* p) {
+         return std::make_unique<optim::RAdam>(std::vector<Tensor*>{p}, optim::AdamOptions{.lr = 0.05, .beta2 = 0.9});
+       }},
   };
 }
 

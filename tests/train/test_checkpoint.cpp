@@ -44,7 +44,9 @@ void expect_same_state(const std::map<std::string, Array>& a, const std::map<std
   }
 }
 
-std::string read_bytes(const std::string& path) { return read_file(path); }
+std::string read_bytes(const std::string& path) {
+  return read_file(path);
+}
 
 }  // namespace
 
@@ -83,12 +85,12 @@ TEST(Checkpoint, FileLayoutIsPlainSafetensors) {
   const std::string path = dir / "ckpt.safetensors";
   train::save_checkpoint(path, *model, &opt, {{"epoch", "1"}});
   const io::SafetensorsFile file = io::load_safetensors(path);
-  for (const char* name : {"model.0.weight", "model.0.bias", "model.1.weight", "model.1.running_mean",
-                           "model.1.running_var", "model.3.weight", "optim.0.weight.momentum_buffer",
-                           "optim.3.bias.momentum_buffer"}) {
+  for (const char* name :
+       {"model.0.weight", "model.0.bias", "model.1.weight", "model.1.running_mean", "model.1.running_var",
+        "model.3.weight", "optim.0.weight.momentum_buffer", "optim.3.bias.momentum_buffer"}) {
     EXPECT_EQ(file.tensors.count(name), 1u) << name;
   }
-  EXPECT_EQ(file.tensors.size(), 6u + 6u);  // 4 + 2 buffers in the model, one buffer per parameter
+  EXPECT_EQ(file.tensors.size(), 8u + 6u);  // 6 parameters + 2 buffers; one momentum buffer per parameter
   EXPECT_TRUE(same_bytes(file.tensors.at("model.0.weight"), model->state_dict().at("0.weight")));
   EXPECT_EQ(file.metadata.at("optim.optimizer"), "sgd");
   EXPECT_EQ(train::read_checkpoint_metadata(path).at("epoch"), "1");
@@ -113,7 +115,8 @@ TEST(Checkpoint, NotATesseraCheckpoint) {
   const std::string path = dir / "plain.safetensors";
   io::save_safetensors(path, {{"weight", Array::zeros(DType::f32, {2})}}, {{"format", "pt"}});
   auto model = tiny_model(6);
-  EXPECT_TESSERA_ERROR(train::load_checkpoint(path, *model, nullptr), path, "not a Tessera training checkpoint", "'pt'");
+  EXPECT_TESSERA_ERROR(train::load_checkpoint(path, *model, nullptr), path, "not a Tessera training checkpoint",
+                       "'pt'");
   EXPECT_TESSERA_ERROR(train::read_checkpoint_metadata(path), path, "not a Tessera training checkpoint");
   const std::string bare = dir / "bare.safetensors";
   io::save_safetensors(bare, {{"weight", Array::zeros(DType::f32, {2})}});

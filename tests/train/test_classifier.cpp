@@ -17,8 +17,8 @@ namespace {
 
 train::TrainOptions small_run(const std::string& out_dir, int64_t epochs) {
   train::TrainOptions o;
-  o.train_limit = 256;
-  o.test_limit = 128;
+  o.train_limit = 128;
+  o.test_limit = 64;
   o.batch_size = 32;
   o.seed = 3;
   o.epochs = epochs;
@@ -49,7 +49,7 @@ void expect_identical_files(const std::string& a, const std::string& b) {
     model_tensors += name.rfind("model.", 0) == 0;
     optim_tensors += name.rfind("optim.", 0) == 0;
   }
-  EXPECT_EQ(model_tensors, 8);  // the MLP: 4 Linear layers
+  EXPECT_EQ(model_tensors, 8);   // the MLP: 4 Linear layers
   EXPECT_EQ(optim_tensors, 16);  // Adam: 2 slots per parameter
   for (const char* key : {"epoch", "optim.step", "optim.optimizer", "model", "seed"}) {
     EXPECT_EQ(fa.metadata.at(key), fb.metadata.at(key)) << key;
@@ -73,7 +73,7 @@ TEST(TrainClassifier, ResumeIsBitIdentical) {
 
   expect_identical_files(dir / "straight/checkpoint.safetensors", dir / "resumed/checkpoint.safetensors");
   EXPECT_EQ(train::read_checkpoint_metadata(dir / "resumed/checkpoint.safetensors").at("epoch"), "2");
-  EXPECT_EQ(train::read_checkpoint_metadata(dir / "resumed/checkpoint.safetensors").at("optim.step"), "16");
+  EXPECT_EQ(train::read_checkpoint_metadata(dir / "resumed/checkpoint.safetensors").at("optim.step"), "8");
   // The same weights give the same evaluation.
   EXPECT_EQ(second.test_accuracy, straight.test_accuracy);
   EXPECT_EQ(second.epochs.back().test_loss, straight.epochs.back().test_loss);
@@ -86,11 +86,12 @@ TEST(TrainClassifier, ResumeIsBitIdentical) {
   ASSERT_EQ(csv.size(), 3u);
   EXPECT_EQ(csv[1], lines_of(read_file(dir / "split/metrics.csv"))[1]);
   EXPECT_EQ(csv[2].substr(0, 2), "2,");
-  // A different seed trains differently (the comparison above is not vacuous).
-  train::TrainOptions other = small_run(dir / "other", 1);
-  other.seed = 4;
-  train::train_classifier(other, nullptr);
-  EXPECT_NE(read_file(dir / "other/checkpoint.safetensors"), read_file(dir / "split/checkpoint.safetensors"));
+  // The second epoch changed the weights, so the comparison above is not vacuous.
+  const io::SafetensorsFile after_one = io::load_safetensors(dir / "split/checkpoint.safetensors");
+  const io::SafetensorsFile after_two = io::load_safetensors(dir / "straight/checkpoint.safetensors");
+  const Array w1 = after_one.tensors.at("model.1.weight").contiguous(),
+              w2 = after_two.tensors.at("model.1.weight").contiguous();
+  EXPECT_NE(std::memcmp(w1.raw_data(), w2.raw_data(), w1.nbytes()), 0);
 }
 
 TEST(TrainClassifier, WritesMetricsCurvesCheckpointAndReport) {
@@ -210,11 +211,9 @@ TEST(TrainClassifier, OptionErrors) {
                        "unknown model 'resnet'", "mlp", "cnn");
   EXPECT_TESSERA_ERROR(train::train_classifier(with([](auto& o) { o.train_limit = -1; }), nullptr), "limits");
   EXPECT_TESSERA_ERROR(train::train_classifier(with([](auto& o) { o.clip_norm = -1; }), nullptr), "--clip-norm");
-  EXPECT_TESSERA_ERROR(train::train_classifier(with([](auto& o) { o.warmup_steps = -5; }), nullptr), "--warmup",
-                       "-5");
+  EXPECT_TESSERA_ERROR(train::train_classifier(with([](auto& o) { o.warmup_steps = -5; }), nullptr), "--warmup", "-5");
   EXPECT_TESSERA_ERROR(train::train_classifier(with([](auto& o) { o.momentum = 1.5; }), nullptr), "--momentum");
-  EXPECT_TESSERA_ERROR(train::train_classifier(with([](auto& o) { o.weight_decay = -1; }), nullptr),
-                       "--weight-decay");
+  EXPECT_TESSERA_ERROR(train::train_classifier(with([](auto& o) { o.weight_decay = -1; }), nullptr), "--weight-decay");
 }
 
 TEST(TrainClassifier, MissingDatasetNamesThePackage) {

@@ -45,10 +45,18 @@ TEST_F(CliTest, TrainPrintsProgressUnlessQuiet) {
 
 TEST_F(CliTest, TrainRejectsBadValuesWithUsageErrors) {
   const std::vector<std::pair<std::string, std::string>> cases{
-      {"--epochs 0", "--epochs"},          {"--optimizer foo", "--optimizer"}, {"--lr -1", "--lr"},
-      {"--lr 0", "--lr"},                  {"--batch-size 0", "--batch-size"}, {"--model resnet", "--model"},
-      {"--schedule linear", "--schedule"}, {"--momentum 2", "--momentum"},    {"--epochs many", "--epochs"},
-      {"--warmup -3", "--warmup"},         {"--clip-norm -1", "--clip-norm"}, {"--bogus", "--bogus"},
+      {"--epochs 0", "--epochs"},
+      {"--optimizer foo", "--optimizer"},
+      {"--lr -1", "--lr"},
+      {"--lr 0", "--lr"},
+      {"--batch-size 0", "--batch-size"},
+      {"--model resnet", "--model"},
+      {"--schedule linear", "--schedule"},
+      {"--momentum 2", "--momentum"},
+      {"--epochs many", "--epochs"},
+      {"--warmup -3", "--warmup"},
+      {"--clip-norm -1", "--clip-norm"},
+      {"--bogus", "--bogus"},
   };
   for (const auto& [args, option] : cases) {
     const CliResult r = run("train " + args + " --data-dir /nonexistent");
@@ -83,9 +91,9 @@ TEST_F(CliTest, TrainResumeFromCorruptCheckpointNamesTheFile) {
 TEST_F(CliTest, TrainHelpListsItsOptions) {
   const CliResult r = run("train --help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char* option : {"--epochs", "--batch-size", "--lr", "--optimizer", "--schedule", "--warmup",
-                             "--clip-norm", "--seed", "--out", "--resume", "--json", "--quiet", "--data-dir",
-                             "--train-limit", "--test-limit"}) {
+  for (const char* option :
+       {"--epochs", "--batch-size", "--lr", "--optimizer", "--schedule", "--warmup", "--clip-norm", "--seed", "--out",
+        "--resume", "--json", "--quiet", "--data-dir", "--train-limit", "--test-limit"}) {
     EXPECT_TRUE(contains(r.out, option)) << option << " missing from\n" << r.out;
   }
 }

@@ -22,11 +22,11 @@ inline bool fashion_mnist_installed() {
          std::filesystem::exists(std::filesystem::path(kFashionMnist) / "train-images-idx3-ubyte");
 }
 
-#define REQUIRE_FASHION_MNIST()                                                                       \
-  do {                                                                                               \
-    if (!::tessera::test::fashion_mnist_installed()) {                                               \
-      GTEST_SKIP() << "Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)";      \
-    }                                                                                                \
+#define REQUIRE_FASHION_MNIST()                                                                 \
+  do {                                                                                          \
+    if (!::tessera::test::fashion_mnist_installed()) {                                          \
+      GTEST_SKIP() << "Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)"; \
+    }                                                                                           \
   } while (0)
 
 // A fresh folder, removed with everything in it at the end of the scope.
