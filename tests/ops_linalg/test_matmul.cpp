@@ -1,5 +1,3 @@
-#include <ctime>
-
 #include "test_util.h"
 
 using namespace tessera;
@@ -182,16 +180,11 @@ TEST(Matmul, ErrorsNameShapes) {
                        "numeric");
 }
 
-TEST(Matmul, LargeF32IsFast) {
+TEST(Matmul, LargeF32MatchesDirectDotProducts) {
+  // The MLP's largest layer shape. (Speed is measured in benchmarks, never asserted in tests.)
   const Array a = random_array({256, 784}, 41, -1, 1, DType::f32);
   const Array b = random_array({784, 1024}, 42, -1, 1, DType::f32);
-  // Processor time rather than wall time, so that a busy machine does not fail the test; it takes a
-  // fraction of the bound normally.
-  const std::clock_t start = std::clock();
   Tensor c = ops::matmul(Tensor(a), Tensor(b));
-  c.eval();
-  const double seconds = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
-  EXPECT_LT(seconds, 1.0);
   // Spot-check a few entries against a direct dot product.
   const std::vector<double> av = a.to_f64(), bv = b.to_f64(), cv = c.array().to_f64();
   for (int64_t i : {0, 77, 255}) {
