@@ -25,16 +25,6 @@ int64_t node_axis(const std::string& op, const std::vector<TensorType>& in, cons
   }
 }
 
-template <class C>
-bool is_nan_value(C v) {
-  if constexpr (std::is_floating_point_v<C>) {
-    return std::isnan(v);
-  } else {
-    (void)v;
-    return false;
-  }
-}
-
 // Index of the first maximum (or minimum) along `axis`; the first NaN wins, as in NumPy.
 template <class E>
 Array arg_extremum_array(const Array& x, int64_t axis, const Shape& out_shape, bool is_max) {

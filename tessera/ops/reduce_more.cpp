@@ -58,16 +58,6 @@ Tensor kept(const Value& v, const VjpContext& c) {
   return reshape(T(v), keepdims_shape(c.input(0).shape(), axes));
 }
 
-template <class C>
-bool is_nan_value(C v) {
-  if constexpr (std::is_floating_point_v<C>) {
-    return std::isnan(v);
-  } else {
-    (void)v;
-    return false;
-  }
-}
-
 // max (is_max) or min of one slice; a NaN anywhere makes the result NaN, as in NumPy and PyTorch.
 template <class E>
 Array extremum_array(const Array& x, const std::vector<int64_t>& axes, const Shape& out_shape, bool is_max) {

@@ -1,7 +1,9 @@
 #pragma once
 // Shared machinery for reductions: the shape rule (axes + keepdims) and a reference kernel that
 // folds every reduced slice with an accumulator.
+#include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tessera/core/array.h"
@@ -19,6 +21,17 @@ void register_more_reductions(ir::OpRegistry& registry);  // reduce_more.cpp
 
 // Shape of the reduced result with kept (size-1) axes, for broadcasting gradients back.
 Shape keepdims_shape(const Shape& shape, const std::vector<int64_t>& axes);
+
+// NaN test that also compiles for integer and bool element types (always false there).
+template <class C>
+bool is_nan_value(C v) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::isnan(v);
+  } else {
+    (void)v;
+    return false;
+  }
+}
 
 // Reference reduction: for each output element, acc = init(); acc = step(acc, x, index_in_slice) over
 // the reduced elements in row-major order; out = finish(acc, count). `x` is read as In.
