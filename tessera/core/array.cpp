@@ -16,7 +16,20 @@ Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
   TESSERA_CHECK(data_ != nullptr, "out of memory allocating {} bytes", nbytes);
 }
 
-Storage::~Storage() { std::free(data_); }
+Storage::Storage(std::byte* data, size_t nbytes, std::shared_ptr<const void> owner)
+    : data_(data), nbytes_(nbytes), owner_(std::move(owner)) {}
+
+Storage::~Storage() {
+  if (!owner_) std::free(data_);
+}
+
+Array Array::from_external(void* data, DType dtype, const Shape& shape, std::shared_ptr<const void> owner) {
+  const int64_t n = shape_numel(shape);
+  auto storage = std::make_shared<Storage>(static_cast<std::byte*>(data),
+                                           static_cast<size_t>(n) * dtype_size(dtype),
+                                           owner ? std::move(owner) : std::make_shared<int>(0));
+  return Array(std::move(storage), dtype, shape, contiguous_strides(shape), 0);
+}
 
 Array Array::empty(DType dtype, const Shape& shape) {
   for (int64_t d : shape) {
@@ -256,6 +269,26 @@ Array Array::astype(DType dtype) const {
     });
   });
   return out;
+}
+
+void Array::copy_from(const Array& src) {
+  TESSERA_CHECK(defined() && src.defined(), "copy_from: undefined array");
+  TESSERA_CHECK(src.shape_ == shape_, "copy_from: shape {} does not match the destination's {}", shape_str(src.shape_),
+                shape_str(shape_));
+  if (src.dtype_ == dtype_ && is_contiguous() && src.is_contiguous()) {
+    std::memmove(raw_data(), src.raw_data(), nbytes());
+    return;
+  }
+  dispatch_dtype(src.dtype_, [&](auto src_tag) {
+    using S = decltype(src_tag);
+    dispatch_dtype(dtype_, [&](auto dst_tag) {
+      using D = decltype(dst_tag);
+      const S* from = reinterpret_cast<const S*>(src.storage_->data()) + src.offset_;
+      D* to = reinterpret_cast<D*>(storage_->data()) + offset_;
+      for_each_offset<2>(shape_, {&src.strides_, &strides_}, {0, 0},
+                         [&](const std::array<int64_t, 2>& o) { to[o[1]] = convert_element<D>(from[o[0]]); });
+    });
+  });
 }
 
 double Array::item() const {

@@ -17,6 +17,8 @@ namespace tessera {
 class Storage {
  public:
   explicit Storage(size_t nbytes);
+  // Memory owned elsewhere (an arena, an mmap'd file): `owner` keeps it alive; nothing is freed here.
+  Storage(std::byte* data, size_t nbytes, std::shared_ptr<const void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -27,6 +29,7 @@ class Storage {
  private:
   std::byte* data_ = nullptr;
   size_t nbytes_ = 0;
+  std::shared_ptr<const void> owner_;  // set for external memory
 };
 
 class Array {
@@ -36,6 +39,8 @@ class Array {
   static Array zeros(DType dtype, const Shape& shape);
   static Array full(DType dtype, const Shape& shape, double value);
   static Array scalar(double value, DType dtype = DType::f32);
+  // A contiguous array over memory owned elsewhere (no copy); `owner` keeps that memory alive.
+  static Array from_external(void* data, DType dtype, const Shape& shape, std::shared_ptr<const void> owner = {});
   template <class T>
   static Array from_vector(const std::vector<T>& values, const Shape& shape);
 
@@ -76,6 +81,8 @@ class Array {
 
   Array contiguous() const;  // this array if already contiguous, else a packed copy
   Array copy() const;        // always a fresh packed copy
+  // Writes src's values into this array's elements (same shape; converts dtype); allocates nothing.
+  void copy_from(const Array& src);
   Array astype(DType dtype) const;
 
   // Element access in logical (row-major) order, for tests and printing.

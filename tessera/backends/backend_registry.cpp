@@ -1,0 +1,66 @@
+// The table of backends known by name, and the default one used by eager evaluation and compile().
+#include <atomic>
+#include <cstdlib>
+#include <utility>
+
+#include "tessera/backends/backend.h"
+#include "tessera/core/error.h"
+
+namespace tessera::backends {
+namespace {
+
+// Listed explicitly (not through static registrars) so that linking the static library never drops
+// a backend. The first entry is the oracle; the last one is the preferred default.
+const std::vector<std::pair<std::string, Backend& (*)()>>& known_backends() {
+  static const std::vector<std::pair<std::string, Backend& (*)()>> table{
+      {"reference", &reference_backend},
+  };
+  return table;
+}
+
+Backend* initial_default() {
+  if (const char* env = std::getenv("TESSERA_BACKEND"); env != nullptr && *env != '\0') {
+    return &backend_by_name(env);
+  }
+  return &known_backends().back().second();
+}
+
+std::atomic<Backend*>& default_slot() {
+  static std::atomic<Backend*> slot{initial_default()};
+  return slot;
+}
+
+}  // namespace
+
+void Executable::run_into(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  std::vector<Array> results = run(inputs);
+  TESSERA_CHECK(outputs.size() == results.size(), "run_into: the graph has {} outputs but {} arrays were given",
+                results.size(), outputs.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    TESSERA_CHECK(outputs[i].dtype() == results[i].dtype() && outputs[i].shape() == results[i].shape(),
+                  "run_into: output {} must be {}{}, got {}{}", i, dtype_name(results[i].dtype()),
+                  shape_str(results[i].shape()), dtype_name(outputs[i].dtype()), shape_str(outputs[i].shape()));
+    outputs[i].copy_from(results[i]);
+  }
+}
+
+Backend& backend_by_name(const std::string& name) {
+  std::string names;
+  for (const auto& [known, get] : known_backends()) {
+    if (known == name) return get();
+    names += (names.empty() ? "" : ", ") + known;
+  }
+  fail("unknown backend '{}' (known: {})", name, names);
+}
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : known_backends()) names.push_back(entry.first);
+  return names;
+}
+
+Backend& default_backend() { return *default_slot().load(); }
+
+void set_default_backend(Backend& backend) { default_slot().store(&backend); }
+
+}  // namespace tessera::backends

@@ -1,0 +1,36 @@
+#pragma once
+// Compiled loop kernels for the CPU backend: the generated C of a graph's clusters goes into one
+// translation unit, compiled once with the system C compiler into a shared object that is cached on
+// disk by content hash ($TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera, else ~/.cache/tessera) and
+// in memory. A compiler failure throws with the path of the generated source.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/lower/fusion.h"
+#include "tessera/runtime/thread_pool.h"
+
+namespace tessera::backends::cpu {
+
+// One runnable kernel. Buffers are contiguous row-major arrays with the types of the cluster's
+// input/output values, in the cluster's order.
+class LoopKernel {
+ public:
+  virtual ~LoopKernel() = default;
+  virtual void run(const void* const* inputs, void* const* outputs, runtime::ThreadPool& pool) const = 0;
+  virtual const std::string& name() const = 0;
+};
+
+struct JitStats {
+  bool from_disk_cache = false;
+  bool from_memory_cache = false;
+  double compile_ms = 0;  // time spent in the system compiler (0 on a cache hit)
+  std::string source_path;
+};
+
+// Generates, compiles (or loads from cache) and returns one kernel per cluster, in order.
+std::vector<std::shared_ptr<const LoopKernel>> compile_clusters(const std::vector<lower::Cluster>& clusters,
+                                                                JitStats* stats = nullptr);
+
+}  // namespace tessera::backends::cpu

@@ -1,0 +1,28 @@
+#pragma once
+// Fusion: groups chains of elementwise/broadcast ops (and an elementwise chain feeding a reduction)
+// into clusters that become one generated loop kernel each.
+#include <functional>
+#include <vector>
+
+#include "tessera/ir/graph.h"
+
+namespace tessera::lower {
+
+// A connected set of fusable nodes computed by one kernel. Inputs are values produced outside the
+// cluster (or graph inputs); outputs are the cluster values used outside it or by the graph's outputs.
+struct Cluster {
+  std::vector<ir::NodePtr> nodes;  // topological order
+  std::vector<ir::Value> inputs;
+  std::vector<ir::Value> outputs;
+};
+
+// True when the loop IR can express the node (elementwise/broadcast/cast/select/simple reductions
+// of a supported dtype).
+bool can_generate(const ir::Node& node);
+
+// Partitions the nodes accepted by `eligible` (the backend's choice, typically: not a library call
+// and can_generate) into clusters. Every eligible node lands in exactly one cluster; a cluster never
+// creates a cycle with the rest of the graph.
+std::vector<Cluster> find_clusters(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible);
+
+}  // namespace tessera::lower
