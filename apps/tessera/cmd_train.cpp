@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "tessera/backends/backend.h"
 #include "tessera/train/classifier.h"
 
 namespace tessera::cli {
@@ -17,12 +18,14 @@ struct TrainCli {
   train::TrainOptions options;
   bool json = false;
   bool quiet = false;
+  bool eager = false;
 };
 
 int run_train(TrainCli& cli) {
   train::TrainOptions& o = cli.options;
   if (o.out_dir.empty()) o.out_dir = "runs/" + o.model;
   o.progress = !cli.quiet;
+  o.compiled = !cli.eager;
   const train::TrainReport report = train::train_classifier(o, cli.quiet ? nullptr : stderr);
   if (!cli.quiet) {
     std::cerr << fmt::format("done: test accuracy {:.2f}%, {:.0f} samples/s, {:.1f} s; wrote {}\n",
@@ -65,6 +68,9 @@ Command add_train_command(CLI::App& root) {
       ->check(CLI::NonNegativeNumber);
   app->add_option("--test-limit", o.test_limit, "Use only the first N test examples (0: all)")
       ->check(CLI::NonNegativeNumber);
+  app->add_option("--backend", o.backend, "Backend to run on (default: $TESSERA_BACKEND, else the fastest built)")
+      ->check(CLI::IsMember(backends::backend_names()));
+  app->add_flag("--eager", cli->eager, "Run each step op by op instead of as one compiled graph");
   app->add_flag("--json", cli->json, "End with one JSON line: test_accuracy, samples_per_s, wall_s, ...");
   app->add_flag("--quiet", cli->quiet, "No progress or per-epoch lines");
   return {app, [cli] { return run_train(*cli); }};

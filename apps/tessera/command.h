@@ -23,5 +23,6 @@ struct Command {
 Command add_inspect_command(CLI::App& root);
 Command add_ops_command(CLI::App& root);
 Command add_train_command(CLI::App& root);
+Command add_bench_command(CLI::App& root);
 
 }  // namespace tessera::cli

@@ -35,6 +35,7 @@ int run(int argc, char** argv) {
       add_inspect_command(app),
       add_ops_command(app),
       add_train_command(app),
+      add_bench_command(app),
   };
 
   try {

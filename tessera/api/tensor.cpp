@@ -66,7 +66,7 @@ void eval(const std::vector<Tensor>& tensors) {
     }
   }
   ir::Graph graph = ir::Graph::build(bound, targets, "eval");
-  std::vector<Array> results = backends::reference_backend().compile(graph)->run(bound_data);
+  std::vector<Array> results = backends::default_backend().compile(graph)->run(bound_data);
   for (size_t i = 0; i < targets.size();) {
     const ir::NodePtr& node = targets[i].node();
     std::vector<Array> outs(results.begin() + static_cast<long>(i),

@@ -67,7 +67,7 @@ ir::Graph trace(const MultiFn& fn, const std::vector<ir::TensorType>& input_type
 }
 
 CompiledFunction::CompiledFunction(MultiFn fn, backends::Backend* backend)
-    : fn_(std::move(fn)), backend_(backend ? backend : &backends::reference_backend()) {}
+    : fn_(std::move(fn)), backend_(backend ? backend : &backends::default_backend()) {}
 
 backends::Executable& CompiledFunction::executable_for(const std::vector<ir::TensorType>& types) {
   Signature sig;

@@ -25,7 +25,7 @@ MultiFn value_and_grad(ScalarFn fn, std::vector<size_t> argnums = {});
 Tensor stop_gradient(const Tensor& x);
 
 // Traces `fn` into a graph for each distinct input signature (dtypes and shapes), compiles it on a
-// backend (the reference backend for now) and runs it. Tensors the function captures from outside
+// backend (default_backend() unless one is given) and runs it. Tensors the function captures from outside
 // become constants of the graph.
 class CompiledFunction {
  public:

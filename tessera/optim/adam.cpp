@@ -34,38 +34,50 @@ void Adam::update_moments(size_t i, const Tensor& grad) {
   v = v * opt_.beta2 + ops::square(grad) * (1.0 - opt_.beta2);
 }
 
+namespace {
+// 1 - beta^t, in f64, for Adam's bias corrections.
+Tensor bias_correction(double beta, const Tensor& t) { return 1.0 - ops::pow(Tensor::scalar(beta, DType::f64), t); }
+}  // namespace
+
 Tensor Adam::update(size_t i, const Tensor& param, const Tensor& grad) {
   const Tensor g = opt_.weight_decay != 0.0 ? grad + param * opt_.weight_decay : grad;
   update_moments(i, g);
-  const double t = static_cast<double>(steps_ + 1);
-  const double bc1 = 1.0 - std::pow(opt_.beta1, t), bc2 = 1.0 - std::pow(opt_.beta2, t);
-  const Tensor denom = ops::sqrt(state(i, "exp_avg_sq")) * (1.0 / std::sqrt(bc2)) + opt_.eps;
-  return param - state(i, "exp_avg") / denom * (lr() / bc1);
+  const Tensor t = step_scalar();
+  const Tensor bc1 = bias_correction(opt_.beta1, t), bc2 = bias_correction(opt_.beta2, t);
+  const Tensor denom = ops::sqrt(state(i, "exp_avg_sq")) * scalar_as(ops::rsqrt(bc2), param) + opt_.eps;
+  return param - state(i, "exp_avg") / denom * scalar_as(lr_scalar() / bc1, param);
 }
 
 Tensor AdamW::update(size_t i, const Tensor& param, const Tensor& grad) {
-  const Tensor decayed = opt_.weight_decay != 0.0 ? param * (1.0 - lr() * opt_.weight_decay) : param;
+  const Tensor decayed =
+      opt_.weight_decay != 0.0 ? param * scalar_as(1.0 - lr_scalar() * opt_.weight_decay, param) : param;
   update_moments(i, grad);
-  const double t = static_cast<double>(steps_ + 1);
-  const double bc1 = 1.0 - std::pow(opt_.beta1, t), bc2 = 1.0 - std::pow(opt_.beta2, t);
-  const Tensor denom = ops::sqrt(state(i, "exp_avg_sq")) * (1.0 / std::sqrt(bc2)) + opt_.eps;
-  return decayed - state(i, "exp_avg") / denom * (lr() / bc1);
+  const Tensor t = step_scalar();
+  const Tensor bc1 = bias_correction(opt_.beta1, t), bc2 = bias_correction(opt_.beta2, t);
+  const Tensor denom = ops::sqrt(state(i, "exp_avg_sq")) * scalar_as(ops::rsqrt(bc2), param) + opt_.eps;
+  return decayed - state(i, "exp_avg") / denom * scalar_as(lr_scalar() / bc1, param);
 }
 
 Tensor RAdam::update(size_t i, const Tensor& param, const Tensor& grad) {
   const Tensor g = opt_.weight_decay != 0.0 ? grad + param * opt_.weight_decay : grad;
   update_moments(i, g);
-  const double t = static_cast<double>(steps_ + 1);
-  const double b2t = std::pow(opt_.beta2, t);
-  const double bc1 = 1.0 - std::pow(opt_.beta1, t), bc2 = 1.0 - b2t;
+  const Tensor t = step_scalar();
+  const Tensor b2t = ops::pow(Tensor::scalar(opt_.beta2, DType::f64), t);
+  const Tensor bc1 = bias_correction(opt_.beta1, t), bc2 = 1.0 - b2t;
   const double rho_inf = 2.0 / (1.0 - opt_.beta2) - 1.0;
-  const double rho_t = rho_inf - 2.0 * t * b2t / bc2;
-  const Tensor m_hat = state(i, "exp_avg") * (1.0 / bc1);
-  if (rho_t <= 5.0) return param - m_hat * lr();  // variance not yet tractable: plain momentum step
-  const double rect = std::sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t));
+  const Tensor rho_t = rho_inf - 2.0 * t * b2t / bc2;
+  const Tensor m_hat = state(i, "exp_avg") * scalar_as(ops::reciprocal(bc1), param);
+  // While rho_t <= 5 the variance is not tractable and the step is plain momentum; both branches are
+  // computed as scalars and selected, so the graph does not depend on the step number.
+  const Tensor tractable = ops::gt(rho_t, Tensor::scalar(5.0, DType::f64));
+  const Tensor rect_sq = (rho_t - 4.0) * (rho_t - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t);
+  const Tensor rect = ops::sqrt(ops::maximum(rect_sq, Tensor::scalar(0.0, DType::f64)));
+  const Tensor zero = Tensor::scalar(0.0, DType::f64);
+  const Tensor adaptive_coef = ops::where(tractable, lr_scalar() * rect * ops::sqrt(bc2), zero);
+  const Tensor plain_coef = ops::where(tractable, zero, lr_scalar());
   // PyTorch's l_t = sqrt(1 - beta2^t) / (sqrt(v_t) + eps): eps is added before the bias correction.
-  const Tensor adaptive = ops::reciprocal(ops::sqrt(state(i, "exp_avg_sq")) + opt_.eps) * std::sqrt(bc2);
-  return param - m_hat * adaptive * (lr() * rect);
+  const Tensor adaptive = ops::reciprocal(ops::sqrt(state(i, "exp_avg_sq")) + opt_.eps);
+  return param - m_hat * (adaptive * scalar_as(adaptive_coef, param) + scalar_as(plain_coef, param));
 }
 
 }  // namespace tessera::optim

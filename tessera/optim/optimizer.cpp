@@ -59,6 +59,14 @@ void Optimizer::step(const std::vector<Tensor>& grads) {
   ++steps_;
 }
 
+Tensor Optimizer::lr_scalar() const { return traced_lr_.defined() ? traced_lr_ : Tensor::scalar(lr_, DType::f64); }
+
+Tensor Optimizer::step_scalar() const {
+  return traced_step_.defined() ? traced_step_ : Tensor::scalar(static_cast<double>(steps_ + 1), DType::f64);
+}
+
+Tensor Optimizer::scalar_as(const Tensor& scalar, const Tensor& like) { return ops::cast(scalar, like.dtype()); }
+
 void Optimizer::set_lr(double lr) {
   TESSERA_CHECK(lr >= 0.0, "{}: learning rate must be non-negative, got {}", name(), lr);
   lr_ = lr;

@@ -9,6 +9,10 @@
 #include "tessera/api/tensor.h"
 #include "tessera/nn/module.h"
 
+namespace tessera::train {
+class CompiledTrainStep;
+}
+
 namespace tessera::optim {
 
 class Optimizer {
@@ -45,9 +49,17 @@ class Optimizer {
   virtual std::vector<std::string> slots() const = 0;
   Tensor& state(size_t i, const std::string& slot) { return state_[i][slot]; }
   bool has_state(size_t i, const std::string& slot) const { return state_[i].count(slot) != 0; }
+  // The learning rate and the number of the step being made (steps_ + 1) as f64 scalars: constants
+  // when stepping eagerly, placeholders while a whole training step is traced, so that one compiled
+  // graph serves every step. scalar_as casts such a scalar expression to a parameter's dtype.
+  Tensor lr_scalar() const;
+  Tensor step_scalar() const;
+  static Tensor scalar_as(const Tensor& scalar, const Tensor& like);
   int64_t steps_ = 0;  // completed steps; update() sees the step being made as steps_ + 1
 
  private:
+  friend class train::CompiledTrainStep;  // traces update() with placeholder state and scalars
+  Tensor traced_lr_, traced_step_;
   std::vector<Tensor*> params_;
   std::vector<std::string> names_;
   std::vector<std::map<std::string, Tensor>> state_;

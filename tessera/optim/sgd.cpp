@@ -32,7 +32,7 @@ Tensor SGD::update(size_t i, const Tensor& param, const Tensor& grad) {
     state(i, "momentum_buffer") = buf;
     g = opt_.nesterov ? g + buf * opt_.momentum : buf;
   }
-  return param - g * lr();
+  return param - g * scalar_as(lr_scalar(), param);
 }
 
 }  // namespace tessera::optim

@@ -23,9 +23,14 @@ class Pipeline {
   // Runs every pass in order (verifying the graph after each when TESSERA_VERIFY_PASSES=1).
   ir::Graph run(const ir::Graph& graph) const;
   const std::vector<Pass>& passes() const { return passes_; }
+  // Runs the whole list again while a round still changes the graph, at most `max_rounds` rounds in
+  // all (1, the default, runs the list once).
+  Pipeline& repeat(int max_rounds);
+  int max_rounds() const { return max_rounds_; }
 
  private:
   std::vector<Pass> passes_;
+  int max_rounds_ = 1;
 };
 
 // The individual passes. None changes what the graph computes (up to floating-point rounding for the

@@ -18,6 +18,7 @@
 #include "tessera/optim/optim.h"
 #include "tessera/train/checkpoint.h"
 #include "tessera/train/progress.h"
+#include "tessera/train/train_step.h"
 #include "tessera/viz/chart.h"
 
 namespace tessera::train {
@@ -158,6 +159,11 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
   std::shared_ptr<nn::Module> model = models::make_classifier(o.model, init_gen);
   std::unique_ptr<optim::Optimizer> opt = make_optimizer(o, *model);
   data::DataLoader loader(train_set, o.batch_size, /*shuffle=*/true, o.seed, /*drop_last=*/false);
+  backends::Backend& backend = o.backend.empty() ? backends::default_backend() : backends::backend_by_name(o.backend);
+  CompiledTrainStep compiled_step(
+      *model, *opt,
+      [](nn::Module& m, const Tensor& x, const Tensor& y) { return ops::cross_entropy(m(x), y); }, o.clip_norm,
+      &backend);
   const int64_t steps_per_epoch = loader.num_batches();
   const optim::Schedule schedule = make_schedule(o, steps_per_epoch * o.epochs);
 
@@ -189,13 +195,18 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
     for (int64_t b = 0; b < steps_per_epoch; ++b) {
       data::Batch batch = loader.batch(b);
       opt->set_lr(schedule(opt->step_count()));
-      const Tensor loss =
-          ops::cross_entropy((*model)(Tensor::from_array(batch.inputs)), Tensor::from_array(batch.targets));
-      opt->zero_grad();
-      loss.backward();
-      if (o.clip_norm > 0) optim::clip_grad_norm(opt->params(), o.clip_norm);
-      opt->step();
-      const double l = loss.item();
+      double l = 0;
+      if (o.compiled) {
+        l = compiled_step.step(batch.inputs, batch.targets);
+      } else {
+        const Tensor loss =
+            ops::cross_entropy((*model)(Tensor::from_array(batch.inputs)), Tensor::from_array(batch.targets));
+        opt->zero_grad();
+        loss.backward();
+        if (o.clip_norm > 0) optim::clip_grad_norm(opt->params(), o.clip_norm);
+        opt->step();
+        l = loss.item();
+      }
       TESSERA_CHECK(std::isfinite(l), "train: the loss became {} at epoch {} step {} (try a lower --lr)", l, epoch + 1,
                     b + 1);
       loss_sum += l * static_cast<double>(batch.inputs.shape()[0]);
@@ -207,6 +218,7 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
       progress.update(batch.inputs.shape()[0], fmt::format("loss {:.4f}", smoothed));
     }
     const double epoch_train_s = seconds_since(epoch_start);
+    compiled_step.sync();
     progress.finish(fmt::format("loss {:.4f}", smoothed));
     trained_samples += train_set->size();
     train_seconds += epoch_train_s;
@@ -255,7 +267,8 @@ std::string report_json(const TrainOptions& o, const TrainReport& r) {
   j["train_loss"] = r.epochs.empty() ? 0.0 : r.epochs.back().train_loss;
   j["samples_per_s"] = r.samples_per_s;
   j["wall_s"] = r.wall_s;
-  j["backend"] = "reference";
+  j["backend"] = o.backend.empty() ? backends::default_backend().name() : o.backend;
+  j["compiled"] = o.compiled;
   if (!r.checkpoint.empty()) j["checkpoint"] = r.checkpoint;
   return j.dump();
 }

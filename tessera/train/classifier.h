@@ -27,6 +27,8 @@ struct TrainOptions {
   int64_t train_limit = 0;  // use only the first N training examples (0: all)
   int64_t test_limit = 0;
   bool progress = true;
+  bool compiled = true;  // trace the whole step once and run it compiled (false: eager, op by op)
+  std::string backend;   // empty: the default backend
 };
 
 struct EpochRecord {

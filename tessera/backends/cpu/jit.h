@@ -1,8 +1,9 @@
 #pragma once
 // Compiled loop kernels for the CPU backend: the generated C of a graph's clusters goes into one
 // translation unit, compiled once with the system C compiler into a shared object that is cached on
-// disk by content hash ($TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera, else ~/.cache/tessera) and
-// in memory. A compiler failure throws with the path of the generated source.
+// disk by content hash ($TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera/kernels, else
+// ~/.cache/tessera/kernels) and in memory. A compiler failure throws with the path of the generated
+// source.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,5 +33,12 @@ struct JitStats {
 // Generates, compiles (or loads from cache) and returns one kernel per cluster, in order.
 std::vector<std::shared_ptr<const LoopKernel>> compile_clusters(const std::vector<lower::Cluster>& clusters,
                                                                 JitStats* stats = nullptr);
+
+// The C translation unit compile_clusters builds for these clusters (what TESSERA_DUMP_KERNELS=1 prints).
+std::string generate_source(const std::vector<lower::Cluster>& clusters);
+
+// Forgets the in-memory cache; kernels already returned stay valid. The next compile of the same
+// source loads the shared object from the disk cache (for tests and benchmarks).
+void clear_memory_cache();
 
 }  // namespace tessera::backends::cpu

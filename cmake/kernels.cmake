@@ -1,0 +1,24 @@
+# CPU kernels: optional OpenBLAS as a second GEMM provider, the kernel benchmarks (bench_*).
+# Included from the top-level CMakeLists.txt after the `tessera` target is defined.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET openblas)
+endif()
+if(OPENBLAS_FOUND)
+  target_link_libraries(tessera PUBLIC PkgConfig::OPENBLAS)
+  target_compile_definitions(tessera PRIVATE TESSERA_HAVE_OPENBLAS=1)
+  message(STATUS "Tessera: OpenBLAS ${OPENBLAS_VERSION} found, GEMM provider 'openblas' available")
+else()
+  message(STATUS "Tessera: OpenBLAS not found, GEMM provider 'openblas' unavailable")
+endif()
+
+# Benchmark programs: one per file under bench/kernels.
+file(GLOB TESSERA_KERNEL_BENCHES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/../bench/kernels/*.cpp)
+foreach(bench ${TESSERA_KERNEL_BENCHES})
+  get_filename_component(bench_name ${bench} NAME_WE)
+  add_executable(${bench_name} ${bench})
+  target_link_libraries(${bench_name} PRIVATE tessera tessera_warnings)
+  if(OPENBLAS_FOUND)
+    target_compile_definitions(${bench_name} PRIVATE TESSERA_HAVE_OPENBLAS=1)
+  endif()
+endforeach()

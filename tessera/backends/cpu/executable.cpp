@@ -1,0 +1,139 @@
+#include "tessera/backends/cpu/executable.h"
+
+#include <cstdlib>
+
+#include "tessera/backends/verify.h"
+
+namespace tessera::backends::cpu {
+namespace {
+
+std::string input_name(const ir::Value& v) {
+  const ir::Node& n = *v.node();
+  if (n.op_name() == "input") return fmt::format(" ('{}')", n.attrs().get_string("name"));
+  return "";
+}
+
+// Conservative overlap test between two arrays' storage (they may be views of larger buffers).
+bool storages_overlap(const Array& a, const Array& b) {
+  if (a.nbytes() == 0 || b.nbytes() == 0) return false;
+  const std::byte* a0 = a.storage()->data();
+  const std::byte* b0 = b.storage()->data();
+  return a0 < b0 + b.storage()->nbytes() && b0 < a0 + a.storage()->nbytes();
+}
+
+}  // namespace
+
+void CpuExecutable::FreeDeleter::operator()(std::byte* p) const { std::free(p); }
+
+CpuExecutable::CpuExecutable(ir::Graph graph, std::shared_ptr<const Program> program, std::vector<Array> constants,
+                             CompileInfo info)
+    : graph_(std::move(graph)), program_(std::move(program)), constants_(std::move(constants)), info_(std::move(info)) {
+  addresses_.assign(program_->buffers.size(), nullptr);
+  input_at_.assign(static_cast<size_t>(program_->num_inputs), nullptr);
+  output_at_.assign(static_cast<size_t>(program_->num_outputs), nullptr);
+  input_staging_.resize(input_at_.size());
+  output_staging_.resize(output_at_.size());
+  output_staged_.assign(output_at_.size(), false);
+  kernel_inputs_.assign(static_cast<size_t>(program_->max_kernel_args), nullptr);
+  kernel_outputs_.assign(static_cast<size_t>(program_->max_kernel_args), nullptr);
+}
+
+void CpuExecutable::check_inputs(const std::vector<Array>& inputs) const {
+  const std::vector<ir::Value>& want = graph_.inputs();
+  TESSERA_CHECK(inputs.size() == want.size(), "graph '{}' takes {} inputs, {} were given", graph_.name(), want.size(),
+                inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::TensorType& t = want[i].type();
+    TESSERA_CHECK(inputs[i].defined(), "graph '{}': input {}{} is undefined", graph_.name(), i, input_name(want[i]));
+    if (inputs[i].dtype() != t.dtype || inputs[i].shape() != t.shape) {
+      fail("graph '{}': input {}{} is {}{} but the graph expects {}", graph_.name(), i, input_name(want[i]),
+           dtype_name(inputs[i].dtype()), shape_str(inputs[i].shape()), ir::type_str(t));
+    }
+  }
+}
+
+void CpuExecutable::check_outputs(const std::vector<Array>& outputs) const {
+  const std::vector<ir::Value>& want = graph_.outputs();
+  TESSERA_CHECK(outputs.size() == want.size(), "run_into: graph '{}' has {} outputs but {} arrays were given",
+                graph_.name(), want.size(), outputs.size());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const ir::TensorType& t = want[k].type();
+    if (!outputs[k].defined() || outputs[k].dtype() != t.dtype || outputs[k].shape() != t.shape) {
+      fail("run_into: output {} of graph '{}' must be {}, got {}", k, graph_.name(), ir::type_str(t),
+           outputs[k].defined() ? dtype_name(outputs[k].dtype()) + shape_str(outputs[k].shape()) : "undefined");
+    }
+  }
+}
+
+std::vector<Array> CpuExecutable::run(const std::vector<Array>& inputs) {
+  check_inputs(inputs);
+  std::vector<Array> outputs;
+  outputs.reserve(graph_.outputs().size());
+  for (const ir::Value& v : graph_.outputs()) outputs.push_back(Array::empty(v.dtype(), v.shape()));
+  run_into(inputs, outputs);
+  return outputs;
+}
+
+void CpuExecutable::run_into(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  check_inputs(inputs);
+  check_outputs(outputs);
+  if (!verify_enabled()) {
+    execute(inputs, outputs);
+    return;
+  }
+  // The reference runs first: the caller's outputs may share memory with its inputs.
+  const std::vector<Array> expected = reference_outputs(graph_, inputs);
+  execute(inputs, outputs);
+  record_verification("cpu", graph_, expected, outputs);
+}
+
+void CpuExecutable::execute(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Program& p = *program_;
+  if (!arena_) {
+    const size_t bytes = static_cast<size_t>(std::max<int64_t>(64, (p.arena_bytes + 63) / 64 * 64));
+    arena_.reset(static_cast<std::byte*>(std::aligned_alloc(64, bytes)));
+    TESSERA_CHECK(arena_ != nullptr, "cpu backend: out of memory allocating a {}-byte arena", bytes);
+  }
+  // Inputs are read in place when packed; otherwise packed once into a staging array.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].is_contiguous()) {
+      input_at_[i] = static_cast<std::byte*>(inputs[i].raw_data());
+      continue;
+    }
+    if (!input_staging_[i].defined()) input_staging_[i] = Array::empty(inputs[i].dtype(), inputs[i].shape());
+    input_staging_[i].copy_from(inputs[i]);
+    input_at_[i] = static_cast<std::byte*>(input_staging_[i].raw_data());
+  }
+  // Outputs are written in place unless they are not packed or share memory with an input.
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    bool staged = !outputs[k].is_contiguous();
+    for (size_t i = 0; i < inputs.size() && !staged; ++i) staged = storages_overlap(outputs[k], inputs[i]);
+    output_staged_[k] = staged;
+    if (staged && !output_staging_[k].defined()) {
+      output_staging_[k] = Array::empty(outputs[k].dtype(), outputs[k].shape());
+    }
+    output_at_[k] = static_cast<std::byte*>(staged ? output_staging_[k].raw_data() : outputs[k].raw_data());
+  }
+  for (size_t b = 0; b < p.buffers.size(); ++b) {
+    const BufferInfo& info = p.buffers[b];
+    const auto slot = static_cast<size_t>(info.slot);
+    switch (info.kind) {
+      case BufferKind::arena: addresses_[b] = arena_.get() + info.arena_offset; break;
+      case BufferKind::input: addresses_[b] = input_at_[slot]; break;
+      case BufferKind::output: addresses_[b] = output_at_[slot]; break;
+      case BufferKind::constant: addresses_[b] = static_cast<std::byte*>(constants_[slot].raw_data()); break;
+    }
+  }
+  RunContext ctx;
+  ctx.buffers = addresses_.data();
+  ctx.pool = &runtime::default_pool();
+  ctx.kernel_inputs = kernel_inputs_.data();
+  ctx.kernel_outputs = kernel_outputs_.data();
+  for (const std::unique_ptr<Step>& step : p.steps) step->run(ctx);
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (output_staged_[k]) outputs[k].copy_from(output_staging_[k]);
+  }
+}
+
+}  // namespace tessera::backends::cpu

@@ -1,0 +1,48 @@
+#pragma once
+// The CPU backend's Executable: a shared Program plus what one instance needs to run it — the bound
+// constants, the arena, the per-buffer addresses and staging for unusual inputs and outputs.
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "tessera/backends/cpu/cpu_backend.h"
+#include "tessera/backends/cpu/program.h"
+
+namespace tessera::backends::cpu {
+
+class CpuExecutable final : public Executable {
+ public:
+  CpuExecutable(ir::Graph graph, std::shared_ptr<const Program> program, std::vector<Array> constants,
+                CompileInfo info);
+  std::vector<Array> run(const std::vector<Array>& inputs) override;
+  void run_into(const std::vector<Array>& inputs, std::vector<Array>& outputs) override;
+  const ir::Graph& graph() const override { return graph_; }
+  int64_t peak_bytes() const override { return program_->arena_bytes; }
+
+  const CompileInfo& info() const { return info_; }
+  const Program& program() const { return *program_; }
+
+ private:
+  void check_inputs(const std::vector<Array>& inputs) const;
+  void check_outputs(const std::vector<Array>& outputs) const;
+  void execute(const std::vector<Array>& inputs, std::vector<Array>& outputs);
+
+  struct FreeDeleter {
+    void operator()(std::byte* p) const;
+  };
+
+  ir::Graph graph_;
+  std::shared_ptr<const Program> program_;
+  std::vector<Array> constants_;
+  CompileInfo info_;
+  std::mutex mutex_;  // one run at a time: runs share the arena
+  std::unique_ptr<std::byte, FreeDeleter> arena_;
+  std::vector<std::byte*> addresses_;  // per buffer, for the current run
+  std::vector<std::byte*> input_at_, output_at_;
+  std::vector<Array> input_staging_, output_staging_;
+  std::vector<bool> output_staged_;
+  std::vector<const void*> kernel_inputs_;
+  std::vector<void*> kernel_outputs_;
+};
+
+}  // namespace tessera::backends::cpu

@@ -1,0 +1,196 @@
+// compile_clusters: loop IR -> one C translation unit -> one compiler run -> one shared object,
+// looked up first in memory, then on disk by the hash of (source, compiler command, compiler
+// version). Kernels keep the shared object loaded for as long as any of them lives.
+#include "tessera/backends/cpu/jit.h"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "tessera/backends/cpu/compiler_driver.h"
+#include "tessera/backends/cpu/jit_cache.h"
+#include "tessera/codegen/emitter.h"
+#include "tessera/lower/loop_ir.h"
+
+namespace tessera::backends::cpu {
+
+namespace {
+
+using KernelFn = void (*)(const void* const*, void* const*, int64_t, int64_t);
+
+// Work below this many domain elements runs on the calling thread: waking the pool costs more.
+constexpr int64_t kMinParallelWork = 32768;
+
+struct SharedObject {
+  void* handle = nullptr;
+  std::string path;
+  ~SharedObject() {
+    if (handle) ::dlclose(handle);
+  }
+};
+
+class JitKernel final : public LoopKernel {
+ public:
+  JitKernel(std::shared_ptr<const SharedObject> so, KernelFn fn, std::string name, int64_t range, int64_t work)
+      : so_(std::move(so)), fn_(fn), name_(std::move(name)), range_(range) {
+    grain_ = std::max<int64_t>(1, kMinParallelWork / std::max<int64_t>(1, work));
+  }
+
+  void run(const void* const* inputs, void* const* outputs, runtime::ThreadPool& pool) const override {
+    if (range_ <= 0) return;
+    if (range_ < 2 * grain_ || pool.size() <= 1) {
+      fn_(inputs, outputs, 0, range_);
+      return;
+    }
+    pool.parallel_for(range_, grain_, [&](int64_t begin, int64_t end) { fn_(inputs, outputs, begin, end); });
+  }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::shared_ptr<const SharedObject> so_;
+  KernelFn fn_;
+  std::string name_;
+  int64_t range_;
+  int64_t grain_ = 1;
+};
+
+std::mutex& cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_map<std::string, std::shared_ptr<const SharedObject>>& memory_cache() {
+  static std::unordered_map<std::string, std::shared_ptr<const SharedObject>> cache;
+  return cache;
+}
+
+std::shared_ptr<const SharedObject> open_shared_object(const std::string& path) {
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) return nullptr;
+  auto so = std::make_shared<SharedObject>();
+  so->handle = h;
+  so->path = path;
+  return so;
+}
+
+std::string first_lines(const std::string& text, int n) {
+  size_t pos = 0;
+  for (int i = 0; i < n && pos != std::string::npos; ++i) {
+    pos = text.find('\n', pos);
+    if (pos != std::string::npos) ++pos;
+  }
+  std::string head = pos == std::string::npos ? text : text.substr(0, pos);
+  while (!head.empty() && head.back() == '\n') head.pop_back();
+  return head;
+}
+
+// A readable kernel name from its ops: fused_mul_add_relu, fused_exp_sum, ...
+std::string kernel_name(const lower::Cluster& c, size_t index) {
+  std::string name = "fused";
+  int shown = 0;
+  for (const auto& n : c.nodes) {
+    const std::string& op = n->op_name();
+    if (op == "reshape" || op == "broadcast_to" || op == "full") continue;
+    if (shown++ == 4) {
+      name += "_etc";
+      break;
+    }
+    name += "_" + op;
+  }
+  return fmt::format("{}_{}", name, index);
+}
+
+// Finds or builds the shared object for `source`; fills the cache part of `stats`.
+std::shared_ptr<const SharedObject> load_module(const std::string& source, JitStats& stats) {
+  const CompilerCommand& cmd = compiler_command();
+  const std::string key = content_hash(source + "\n--\n" + cmd.text() + "\n--\n" + cmd.version);
+  const std::string dir = kernel_cache_dir();
+  const std::string base = dir + "/" + key;
+  stats.source_path = base + ".c";
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  auto& mem = memory_cache();
+  if (auto it = mem.find(key); it != mem.end()) {
+    stats.from_memory_cache = true;
+    return it->second;
+  }
+  if (file_exists(base + ".so")) {
+    if (auto so = open_shared_object(base + ".so")) {
+      stats.from_disk_cache = true;
+      mem[key] = so;
+      return so;
+    }  // unreadable (e.g. truncated by a crash elsewhere): rebuild it below
+  }
+  make_directories(dir);
+  write_file_atomically(stats.source_path, source);
+  const std::string tmp = unique_temp_path(base + ".so");
+  const auto t0 = std::chrono::steady_clock::now();
+  const CompileResult r = run_compiler(cmd, stats.source_path, tmp);
+  stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!r.ok) {
+    std::remove(tmp.c_str());
+    fail("cpu jit: compiling generated kernels failed (exit status {}) with '{}'\n  generated source: {}\n{}",
+         r.exit_status, cmd.text(), stats.source_path, first_lines(r.messages, 20));
+  }
+  if (std::rename(tmp.c_str(), (base + ".so").c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fail("cpu jit: cannot move the compiled kernels into the cache at '{}.so'", base);
+  }
+  auto so = open_shared_object(base + ".so");
+  if (!so) {
+    const char* why = ::dlerror();
+    fail("cpu jit: cannot load '{}.so' (generated source: {}): {}", base, stats.source_path, why ? why : "unknown");
+  }
+  mem[key] = so;
+  return so;
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<const LoopKernel>> compile_clusters(const std::vector<lower::Cluster>& clusters,
+                                                                JitStats* stats) {
+  JitStats local;
+  JitStats& st = stats ? *stats : local;
+  st = JitStats{};
+  if (clusters.empty()) return {};
+  std::vector<lower::Kernel> kernels;
+  std::vector<std::string> symbols;
+  for (size_t i = 0; i < clusters.size(); ++i) {
+    kernels.push_back(lower::build_loop_kernel(clusters[i], kernel_name(clusters[i], i)));
+    symbols.push_back(fmt::format("tsr_kernel_{}", i));
+  }
+  const std::string source = codegen::emit_module(kernels, symbols, codegen::c_dialect());
+  const char* dump = std::getenv("TESSERA_DUMP_KERNELS");
+  if (dump && std::string(dump) == "1") std::fprintf(stderr, "// ---- tessera kernels ----\n%s\n", source.c_str());
+  std::shared_ptr<const SharedObject> so = load_module(source, st);
+  std::vector<std::shared_ptr<const LoopKernel>> out;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    void* sym = ::dlsym(so->handle, symbols[i].c_str());
+    TESSERA_CHECK(sym != nullptr, "cpu jit: '{}' lacks the kernel symbol {} (generated source: {})", so->path,
+                  symbols[i], st.source_path);
+    out.push_back(std::make_shared<JitKernel>(so, reinterpret_cast<KernelFn>(sym), kernels[i].name, kernels[i].range(),
+                                              kernels[i].work_per_unit()));
+  }
+  return out;
+}
+
+void clear_memory_cache() {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  memory_cache().clear();
+}
+
+std::string generate_source(const std::vector<lower::Cluster>& clusters) {
+  std::vector<lower::Kernel> kernels;
+  std::vector<std::string> symbols;
+  for (size_t i = 0; i < clusters.size(); ++i) {
+    kernels.push_back(lower::build_loop_kernel(clusters[i], kernel_name(clusters[i], i)));
+    symbols.push_back(fmt::format("tsr_kernel_{}", i));
+  }
+  return codegen::emit_module(kernels, symbols, codegen::c_dialect());
+}
+
+}  // namespace tessera::backends::cpu

@@ -1,0 +1,104 @@
+#include "tessera/backends/cpu/jit_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "tessera/core/error.h"
+
+namespace tessera::backends::cpu {
+
+namespace {
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+}  // namespace
+
+std::string kernel_cache_dir() {
+  if (std::string d = env("TESSERA_CACHE_DIR"); !d.empty()) return d;
+  if (std::string d = env("XDG_CACHE_HOME"); !d.empty()) return d + "/tessera/kernels";
+  if (std::string d = env("HOME"); !d.empty()) return d + "/.cache/tessera/kernels";
+  return "/tmp/tessera-kernels";
+}
+
+void make_directories(const std::string& path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/') continue;
+    const std::string prefix = path.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
+      const int err = errno;
+      fail("kernel cache: cannot create directory '{}': {}", prefix, std::strerror(err));
+    }
+  }
+  struct stat st {};
+  TESSERA_CHECK(::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode), "kernel cache: '{}' is not a directory", path);
+}
+
+std::string content_hash(std::string_view bytes) {
+  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+  for (unsigned char c : bytes) {
+    a = (a ^ c) * 0x100000001b3ull;
+    b = (b ^ c) * 0x00000100000001b3ull + 0x9e3779b97f4a7c15ull;
+    b ^= b >> 29;
+  }
+  return fmt::format("{:016x}{:016x}", a, b);
+}
+
+std::string unique_temp_path(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t salt = std::random_device{}();
+  return fmt::format("{}.tmp.{}.{}.{:x}", path, ::getpid(), counter.fetch_add(1), salt);
+}
+
+void write_file_atomically(const std::string& path, std::string_view bytes) {
+  const std::string tmp = unique_temp_path(path);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    fail("kernel cache: cannot write '{}': {}", tmp, std::strerror(err));
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      fail("kernel cache: cannot write '{}': {}", tmp, std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail("kernel cache: cannot rename '{}' to '{}': {}", tmp, path, std::strerror(err));
+  }
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace tessera::backends::cpu

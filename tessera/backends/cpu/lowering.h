@@ -1,0 +1,109 @@
+#pragma once
+// Lowering a graph into a Program: the builder that library lowerings (library_ops_*.cpp) use to
+// look up their operands, define their results, and emit steps; and the table of those lowerings.
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tessera/backends/cpu/program.h"
+#include "tessera/ir/graph.h"
+#include "tessera/ir/op_def.h"
+#include "tessera/kernels/cpu/gemm.h"
+#include "tessera/runtime/memory_plan.h"
+
+namespace tessera::backends::cpu {
+
+struct ValueInfo {
+  DType dtype = DType::f32;
+  int32_t buffer = -1;
+  Layout layout;
+  int64_t element_offset() const { return layout.offset; }
+};
+
+// A matmul's fused tail: [+ bias] [activation] [+ residual], each step the only use of the previous.
+struct Epilogue {
+  ir::Value bias;  // [n] (or [1, ..., 1, n]); undefined if none
+  kernels::Activation activation = kernels::Activation::none;
+  ir::Value residual;                  // the result's shape; undefined if none
+  std::vector<const ir::Node*> nodes;  // absorbed nodes, in order
+  ir::Value result;                    // what the fused step produces
+};
+
+class Lowering {
+ public:
+  explicit Lowering(const ir::Graph& graph);
+
+  const ir::Graph& graph() const { return graph_; }
+  Program& program() { return *program_; }
+
+  // Values.
+  bool has(const ir::Value& v) const { return ids_.count(v) != 0; }
+  int32_t value(const ir::Value& v) const;  // throws if the value was not defined yet
+  const ValueInfo& info(int32_t id) const { return values_[static_cast<size_t>(id)]; }
+  int32_t produce(const ir::Value& v);            // v in a fresh packed arena buffer
+  int32_t temporary(DType dtype, const Shape& shape);  // an anonymous packed arena value
+  int32_t alias(const ir::Value& v, int32_t source, Layout layout);  // a view of source's buffer
+  int32_t bind(const ir::Value& v, int32_t buffer, DType dtype);      // v packed at the start of buffer
+  // The value itself when packed, else a packed copy (made once per value).
+  int32_t packed(int32_t id);
+  Operand operand(int32_t id) const;  // the address of the value's first element
+  int64_t uses(const ir::Value& v) const;  // node inputs and graph outputs that read v
+
+  // Buffers and steps.
+  int32_t new_buffer(BufferKind kind, int32_t slot, int64_t bytes);
+  int32_t scratch(int64_t bytes);  // arena memory for the next emitted step only
+  void emit(std::unique_ptr<Step> step, const std::vector<int32_t>& read_values,
+            const std::vector<int32_t>& written_values, const std::vector<int32_t>& scratch_buffers = {});
+  // The written value may take over the read value's arena memory if that dies at this step.
+  void allow_in_place(int32_t written, int32_t read);
+
+  void set_epilogues(std::unordered_map<const ir::Node*, Epilogue> e) { epilogues_ = std::move(e); }
+  const Epilogue* epilogue(const ir::Node& matmul) const;
+
+  // Finishes the program: output bindings and final copies, liveness, memory plan.
+  std::unique_ptr<Program> finish();
+
+ private:
+  const ir::Graph& graph_;
+  std::unique_ptr<Program> program_;
+  std::vector<ValueInfo> values_;
+  std::unordered_map<ir::Value, int32_t, ir::ValueHash> ids_;
+  std::unordered_map<int32_t, int32_t> packed_copies_;
+  std::unordered_map<ir::Value, int64_t, ir::ValueHash> uses_;
+  std::vector<runtime::StepAccess> access_;
+  std::unordered_map<const ir::Node*, Epilogue> epilogues_;
+};
+
+// A library lowering: emits steps for `node` and returns true, or returns false having emitted
+// nothing (the node then runs on its reference kernel). `claims` says, before lowering, whether the
+// lowering will take the node; `over_jit` makes a claimed node stay out of generated kernels.
+using LowerFn = bool (*)(Lowering& lowering, const ir::NodePtr& node);
+using ClaimFn = bool (*)(const ir::Node& node);
+struct LibraryLowering {
+  LowerFn lower = nullptr;
+  ClaimFn claims = nullptr;
+  bool over_jit = true;
+};
+using LoweringTable = std::unordered_map<std::string, LibraryLowering>;
+
+// The library lowerings, by op name (assembled from the register_* functions below).
+const LoweringTable& library_lowerings();
+void register_view_lowerings(LoweringTable& table);     // library_ops_views.cpp
+void register_matmul_lowerings(LoweringTable& table);   // library_ops_matmul.cpp
+void register_conv_lowerings(LoweringTable& table);     // library_ops_conv.cpp
+void register_pool_lowerings(LoweringTable& table);     // library_ops_pool.cpp
+void register_softmax_lowerings(LoweringTable& table);  // library_ops_softmax.cpp
+void register_reduce_lowerings(LoweringTable& table);   // library_ops_reduce.cpp
+
+// Fused matmul tails found in `graph` (f32 matmuls the library will run), keyed by matmul node.
+std::unordered_map<const ir::Node*, Epilogue> find_matmul_epilogues(
+    const ir::Graph& graph, const std::function<int64_t(const ir::Value&)>& uses);
+
+// Steps shared by several lowerings.
+std::unique_ptr<Step> make_copy_step(const CopyPlan& plan, Operand src, Operand dst, std::string what);
+std::unique_ptr<Step> make_fallback_step(const ir::Node& node, std::vector<Operand> inputs,
+                                         std::vector<ir::TensorType> input_types, std::vector<Operand> outputs);
+
+}  // namespace tessera::backends::cpu

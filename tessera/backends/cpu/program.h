@@ -1,0 +1,106 @@
+#pragma once
+// The compiled form of a graph on the CPU backend: a schedule of steps over numbered buffers. A
+// buffer is a region of the arena, or one of the run's inputs, outputs or bound constants; a step
+// reads and writes buffers through Operands (buffer + byte offset) resolved per run into addresses,
+// so one Program serves every Executable made from graphs of the same structure.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/core/array.h"
+#include "tessera/runtime/memory_plan.h"
+#include "tessera/runtime/thread_pool.h"
+
+namespace tessera::backends::cpu {
+
+enum class BufferKind : uint8_t { arena, input, output, constant };
+
+struct BufferInfo {
+  BufferKind kind = BufferKind::arena;
+  int32_t slot = 0;          // input, output or constant index (unused for the arena)
+  int64_t bytes = 0;         // size (for arena buffers: what the planner places)
+  int64_t arena_offset = 0;  // set by the memory planner
+  int32_t reuse_from = -1;   // arena buffer whose memory this one may take over in place
+};
+
+struct Operand {
+  int32_t buffer = -1;
+  int64_t byte_offset = 0;
+};
+
+// A strided view of a buffer, in elements (strides may be 0 for broadcasts or negative for flips).
+struct Layout {
+  Shape shape;
+  Strides strides;
+  int64_t offset = 0;
+  int64_t numel() const { return shape_numel(shape); }
+  bool contiguous() const;  // packed row-major (size-1 axes may have any stride)
+  static Layout packed(const Shape& shape, int64_t offset = 0);
+};
+
+struct RunContext {
+  std::byte* const* buffers = nullptr;  // per buffer id, its address in this run
+  runtime::ThreadPool* pool = nullptr;
+  const void** kernel_inputs = nullptr;  // scratch for loop-kernel argument lists
+  void** kernel_outputs = nullptr;
+  template <class T>
+  T* ptr(const Operand& o) const {
+    return reinterpret_cast<T*>(buffers[o.buffer] + o.byte_offset);
+  }
+};
+
+// What a step is, for statistics and dumps.
+enum class StepKind : uint8_t { library, kernel, fallback, copy };
+
+class Step {
+ public:
+  virtual ~Step() = default;
+  virtual void run(const RunContext& ctx) const = 0;
+  virtual StepKind kind() const = 0;
+  virtual std::string describe() const = 0;  // e.g. "sgemm 64x1024x784 +bias relu"
+};
+
+// Where the data of constant slot j comes from when an Executable binds a graph's constants: the
+// original graph's constant number `original` (in topological order), else `owned` (a constant the
+// passes created).
+struct ConstantSource {
+  int32_t original = -1;
+  Array owned;
+};
+
+struct ProgramStats {
+  int library_steps = 0, kernel_steps = 0, fallback_steps = 0, copy_steps = 0, views = 0;
+  int in_place = 0;
+  std::vector<std::string> fallback_ops;  // op names that ran on the reference kernels
+  bool jit_used = false;
+  double lower_ms = 0, jit_ms = 0, passes_ms = 0;
+};
+
+struct Program {
+  std::vector<BufferInfo> buffers;
+  std::vector<std::unique_ptr<Step>> steps;
+  std::vector<ConstantSource> constants;
+  int64_t arena_bytes = 0;
+  int32_t num_inputs = 0, num_outputs = 0;
+  int32_t max_kernel_args = 0;
+  ProgramStats stats;
+  // The arena requests and their placement, kept for inspection and tests.
+  std::vector<runtime::BufferRequest> arena_requests;
+  runtime::MemoryPlan memory;
+  std::string dump() const;  // one line per step
+};
+
+// An element-size-generic strided copy (no dtype conversion) between two views of one shape, with
+// its axes merged and ordered once at compile time. run() splits large copies over the pool and
+// allocates nothing (for up to 16 merged axes).
+struct CopyPlan {
+  std::vector<int64_t> shape, src_strides, dst_strides;  // merged axes, innermost last, in elements
+  int64_t src_offset = 0, dst_offset = 0, numel = 0;
+  size_t element_size = 1;
+  static CopyPlan make(const Layout& src, const Layout& dst, size_t element_size);
+  void run(const std::byte* src_base, std::byte* dst_base, runtime::ThreadPool* pool) const;
+};
+
+}  // namespace tessera::backends::cpu

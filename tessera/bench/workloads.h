@@ -1,0 +1,43 @@
+#pragma once
+// The benchmark workloads behind `tessera bench` and bench/compare_pytorch.py: each one runs a
+// fixed job several times and reports the median of its rate. Peers (PyTorch) run the same jobs in
+// bench/compare_pytorch.py, which prints the ratios.
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tessera::bench {
+
+struct BenchOptions {
+  int repeat = 5;             // timed runs; the median is reported
+  double run_seconds = 0.5;   // each timed run lasts about this long
+  std::string backend;        // empty: the default backend
+};
+
+struct Measurement {
+  std::string name;
+  std::string unit;            // "samples/s", "us", "GFLOP/s", "GB/s", "ms"
+  bool higher_is_better = true;
+  double median = 0, min = 0, max = 0;
+  int runs = 0;
+  std::string detail;          // shapes, provider, ...
+};
+
+struct Workload {
+  std::string name;
+  std::string description;
+  std::function<Measurement(const BenchOptions&)> run;
+};
+
+const std::vector<Workload>& workloads();
+const Workload& workload(const std::string& name);  // throws listing the known names
+
+// Runs `body` (which does `units` units of work per call) until `repeat` timed runs of about
+// run_seconds each are done, after one warm-up call; fills the median/min/max of units per second.
+Measurement measure_rate(const std::string& name, const std::string& unit, const BenchOptions& options, double units,
+                         const std::function<void()>& body);
+// The same for a latency: reports the median time per call in `unit` ("us" or "ms").
+Measurement measure_latency(const std::string& name, const std::string& unit, const BenchOptions& options,
+                            const std::function<void()>& body);
+
+}  // namespace tessera::bench

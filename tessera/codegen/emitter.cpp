@@ -1,0 +1,438 @@
+// Writes loop kernels as C-family source. Three loop shapes cover every kernel:
+//  - elementwise: rows of the domain with a contiguous inner loop (RowLoops), or one element per
+//    thread step (GridStride);
+//  - reduction whose innermost axis is reduced: one output element per range unit, accumulators in
+//    registers, the inner loop a SIMD reduction;
+//  - reduction whose innermost axis is kept (RowLoops): a tile of neighbouring outputs accumulated
+//    together in small arrays, so the inner loop stays contiguous (a column sum reads rows).
+#include "tessera/codegen/emitter.h"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "tessera/core/error.h"
+
+namespace tessera::codegen {
+
+using lower::Affine;
+using lower::Instr;
+using lower::Kernel;
+using lower::Op;
+using lower::ReduceKind;
+using lower::ScalarType;
+
+std::string format_literal(ScalarType t, double fval, int64_t ival, const Dialect& d) {
+  if (lower::is_float(t)) {
+    const size_t w = t == ScalarType::f32 ? 0 : 1;
+    if (std::isnan(fval)) return d.nan_literal[w];
+    if (std::isinf(fval)) return fval > 0 ? d.inf_literal[w] : "(-" + d.inf_literal[w] + ")";
+    std::string s = t == ScalarType::f32 ? fmt::format("{}", static_cast<float>(fval)) : fmt::format("{}", fval);
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    if (t == ScalarType::f32) s += d.f32_suffix;
+    return fval < 0 || std::signbit(fval) ? "(" + s + ")" : s;
+  }
+  switch (t) {
+    case ScalarType::boolean: return ival ? d.true_literal : d.false_literal;
+    case ScalarType::u32: return fmt::format("{}u", static_cast<uint32_t>(ival));
+    case ScalarType::u64: return fmt::format("{}ull", static_cast<uint64_t>(ival));
+    case ScalarType::i64:
+      if (ival == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807ll - 1)";
+      return ival < 0 ? fmt::format("({}ll)", ival) : fmt::format("{}ll", ival);
+    default:
+      if (ival == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
+      return ival < 0 ? fmt::format("({})", ival) : fmt::format("{}", ival);
+  }
+}
+
+namespace {
+
+using Helpers = std::set<std::pair<ScalarType, ScalarType>>;  // saturating float -> integer conversions
+
+std::string convert_helper_name(ScalarType from, ScalarType to) {
+  return fmt::format("tsr_{}_to_{}", lower::scalar_type_name(from), lower::scalar_type_name(to));
+}
+
+// convert_element's float -> integer rule: NaN -> 0, saturate at the type's limits, else truncate.
+std::string convert_helper(ScalarType from, ScalarType to, const Dialect& d) {
+  int64_t lo = 0, hi = 0;
+  switch (to) {
+    case ScalarType::i8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case ScalarType::u8: lo = 0, hi = UINT8_MAX; break;
+    case ScalarType::i32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case ScalarType::u32: lo = 0, hi = UINT32_MAX; break;
+    case ScalarType::i64: lo = INT64_MIN, hi = INT64_MAX; break;
+    default: fail("emitter: no saturating conversion to {}", lower::scalar_type_name(to));
+  }
+  const std::string& tt = d.type(to);
+  auto dbl = [&](int64_t v) { return format_literal(ScalarType::f64, static_cast<double>(v), 0, d); };
+  return fmt::format(
+      "{q} {T} {name}({F} v) {{\n"
+      "  if (v != v) return 0;\n"
+      "  const double x = (double)v;\n"
+      "  if (x <= {dlo}) return {lo};\n"
+      "  if (x >= {dhi}) return {hi};\n"
+      "  return ({T})x;\n"
+      "}}\n",
+      fmt::arg("q", d.helper_qualifier), fmt::arg("T", tt), fmt::arg("name", convert_helper_name(from, to)),
+      fmt::arg("F", d.type(from)), fmt::arg("dlo", dbl(lo)), fmt::arg("dhi", dbl(hi)),
+      fmt::arg("lo", format_literal(to, 0, lo, d)), fmt::arg("hi", format_literal(to, 0, hi, d)));
+}
+
+bool narrow(ScalarType t) { return t == ScalarType::i8 || t == ScalarType::u8 || t == ScalarType::boolean; }
+
+class KernelWriter {
+ public:
+  KernelWriter(const Kernel& k, const std::string& symbol, const Dialect& d, Helpers& helpers)
+      : k_(k), symbol_(symbol), d_(d), helpers_(helpers), last_(k.domain.size() - 1) {}
+
+  std::string write() {
+    line(fmt::format("{}void {}(const void* const* in_, void* const* out_, int64_t begin, int64_t end) {{",
+                     d_.kernel_qualifier.empty() ? "" : d_.kernel_qualifier + " ", symbol_));
+    ++indent_;
+    const std::string r = d_.restrict_qualifier.empty() ? "" : " " + d_.restrict_qualifier;
+    for (size_t i = 0; i < k_.input_types.size(); ++i) {
+      if (!k_.input_used[i]) continue;
+      const std::string& t = d_.type(k_.input_types[i]);
+      line(fmt::format("const {0}*{1} in{2} = (const {0}*)in_[{2}];", t, r, i));
+    }
+    for (size_t i = 0; i < k_.output_types.size(); ++i) {
+      const std::string& t = d_.type(k_.output_types[i]);
+      line(fmt::format("{0}*{1} out{2} = ({0}*)out_[{2}];", t, r, i));
+    }
+    if (!k_.has_reduction()) {
+      d_.schedule == Schedule::RowLoops ? elementwise_rows() : elementwise_grid();
+    } else if (d_.schedule == Schedule::RowLoops && !k_.reduced[last_]) {
+      reduction_tiles();
+    } else {
+      reduction_per_output();
+    }
+    --indent_;
+    line("}");
+    return out_;
+  }
+
+ private:
+  void line(const std::string& s) { out_ += std::string(static_cast<size_t>(indent_) * 2, ' ') + s + "\n"; }
+  void open(const std::string& s) {
+    line(s + " {");
+    ++indent_;
+  }
+  void close() {
+    --indent_;
+    line("}");
+  }
+  void pragma(const std::string& p) {
+    if (!p.empty()) out_ += p + "\n";
+  }
+
+  std::string var(size_t d) const { return d == last_ ? "j" : fmt::format("i{}", d); }
+  int64_t extent(size_t d) const { return k_.domain[d]; }
+
+  std::string index(const Affine& a) const {
+    std::string s = a.constant != 0 ? fmt::format("{}", a.constant) : "";
+    for (size_t d = 0; d < a.coef.size(); ++d) {
+      const int64_t c = a.coef[d];
+      if (c == 0) continue;
+      const std::string term = (c == 1 || c == -1) ? var(d) : fmt::format("{} * {}", var(d), c < 0 ? -c : c);
+      if (s.empty()) {
+        s = c < 0 ? "-" + term : term;
+      } else {
+        s += (c < 0 ? " - " : " + ") + term;
+      }
+    }
+    return s.empty() ? "0" : s;
+  }
+
+  // Row-major decomposition of `src` into the index variables of `dims` (outermost first).
+  void decompose(const std::string& src, const std::vector<size_t>& dims) {
+    if (dims.empty()) return;
+    if (dims.size() == 1) {
+      line(fmt::format("const int64_t {} = {};", var(dims[0]), src));
+      return;
+    }
+    line(fmt::format("int64_t rem = {};", src));
+    for (size_t i = dims.size(); i-- > 1;) {
+      line(fmt::format("const int64_t {} = rem % {};", var(dims[i]), extent(dims[i])));
+      line(fmt::format("rem /= {};", extent(dims[i])));
+    }
+    line(fmt::format("const int64_t {} = rem;", var(dims[0])));
+  }
+
+  // The text an instruction is referred to by: literals inline, accumulators by name, others vN.
+  std::string ref(const std::vector<Instr>& code, char prefix, int id) const {
+    const Instr& in = code.at(static_cast<size_t>(id));
+    if (in.op == Op::Literal) return format_literal(in.type, in.fval, in.ival, d_);
+    return fmt::format("{}{}", prefix, id);
+  }
+
+  std::string expr(const std::vector<Instr>& code, char prefix, const Instr& in) {
+    auto a = [&](int i) { return ref(code, prefix, in.args[static_cast<size_t>(i)]); };
+    const std::string& t = d_.type(in.type);
+    static const char* infix[] = {"+", "-", "*", "/", "==", "!=", "<", "<=", ">", ">=", "&&", "||"};
+    switch (in.op) {
+      case Op::Load: return fmt::format("in{}[{}]", in.buffer, index(in.access));
+      case Op::Literal: return format_literal(in.type, in.fval, in.ival, d_);
+      case Op::Convert: {
+        const ScalarType from = code.at(static_cast<size_t>(in.args[0])).type;
+        if (in.type == ScalarType::boolean) return fmt::format("({} != 0)", a(0));
+        if (lower::is_float(from) && !lower::is_float(in.type)) {
+          helpers_.insert({from, in.type});
+          return fmt::format("{}({})", convert_helper_name(from, in.type), a(0));
+        }
+        return fmt::format("({}){}", t, a(0));
+      }
+      case Op::Cast: return fmt::format("({}){}", t, a(0));
+      case Op::Neg: return narrow(in.type) ? fmt::format("({})(-{})", t, a(0)) : fmt::format("-{}", a(0));
+      case Op::Not: return fmt::format("!{}", a(0));
+      case Op::Add:
+      case Op::Sub:
+      case Op::Mul:
+      case Op::Div: {
+        const std::string e = fmt::format("{} {} {}", a(0), infix[static_cast<int>(in.op) - static_cast<int>(Op::Add)], a(1));
+        return narrow(in.type) ? fmt::format("({})({})", t, e) : e;
+      }
+      case Op::Eq:
+      case Op::Ne:
+      case Op::Lt:
+      case Op::Le:
+      case Op::Gt:
+      case Op::Ge:
+      case Op::And:
+      case Op::Or:
+        return fmt::format("({} {} {})", a(0), infix[static_cast<int>(in.op) - static_cast<int>(Op::Add)], a(1));
+      case Op::Select: return fmt::format("({} ? {} : {})", a(0), a(1), a(2));
+      case Op::Call: {
+        const std::string& f = d_.math_names[static_cast<size_t>(in.fn)][in.type == ScalarType::f32 ? 0 : 1];
+        return in.args[1] >= 0 ? fmt::format("{}({}, {})", f, a(0), a(1)) : fmt::format("{}({})", f, a(0));
+      }
+      case Op::IsNan: return fmt::format("{}({})", d_.isnan_fn, a(0));
+      case Op::IsInf: return fmt::format("{}({})", d_.isinf_fn, a(0));
+      case Op::Reduced: return reduced_ref(static_cast<size_t>(in.ival));
+    }
+    fail("emitter: unknown instruction");
+  }
+
+  void instrs(const std::vector<Instr>& code, char prefix) {
+    for (size_t i = 0; i < code.size(); ++i) {
+      const Instr& in = code[i];
+      if (in.op == Op::Literal) continue;
+      line(fmt::format("const {} {}{} = {};", d_.type(in.type), prefix, i, expr(code, prefix, in)));
+    }
+  }
+
+  void stores(const std::vector<lower::Store>& list, const std::vector<Instr>& code, char prefix) {
+    for (const auto& s : list) line(fmt::format("out{}[{}] = {};", s.output, index(s.access), ref(code, prefix, s.value)));
+  }
+
+  // --- reductions -------------------------------------------------------------------------------
+  bool tiled() const { return d_.schedule == Schedule::RowLoops && !k_.reduced[last_]; }
+  std::string acc(size_t r) const { return tiled() ? fmt::format("a{}[j - jb]", r) : fmt::format("a{}", r); }
+  std::string nan_flag(size_t r) const { return tiled() ? fmt::format("n{}[j - jb]", r) : fmt::format("n{}", r); }
+  bool tracks_nan(size_t r) const {
+    const auto& red = k_.reductions[r];
+    return lower::is_float(red.acc_type) && (red.kind == ReduceKind::Max || red.kind == ReduceKind::Min);
+  }
+  std::string reduced_ref(size_t r) const {
+    if (!tracks_nan(r)) return acc(r);
+    return fmt::format("({} ? {} : {})", nan_flag(r), d_.nan_literal[k_.reductions[r].acc_type == ScalarType::f32 ? 0 : 1],
+                       acc(r));
+  }
+
+  std::string identity(size_t r) const {
+    const auto& red = k_.reductions[r];
+    const ScalarType t = red.acc_type;
+    switch (red.kind) {
+      case ReduceKind::Sum: return format_literal(t, 0, 0, d_);
+      case ReduceKind::Prod: return format_literal(t, 1, 1, d_);
+      case ReduceKind::Max:
+      case ReduceKind::Min: {
+        const bool is_max = red.kind == ReduceKind::Max;
+        if (lower::is_float(t)) return format_literal(t, is_max ? -INFINITY : INFINITY, 0, d_);
+        int64_t lo = 0, hi = 1;
+        if (t == ScalarType::i8) lo = INT8_MIN, hi = INT8_MAX;
+        if (t == ScalarType::u8) lo = 0, hi = UINT8_MAX;
+        if (t == ScalarType::i32) lo = INT32_MIN, hi = INT32_MAX;
+        if (t == ScalarType::i64) lo = INT64_MIN, hi = INT64_MAX;
+        return format_literal(t, 0, is_max ? lo : hi, d_);
+      }
+    }
+    return "0";
+  }
+
+  void accumulate() {
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      const auto& red = k_.reductions[r];
+      const std::string v = ref(k_.body, 'v', red.value), a = acc(r);
+      switch (red.kind) {
+        case ReduceKind::Sum: line(fmt::format("{} += {};", a, v)); break;
+        case ReduceKind::Prod: line(fmt::format("{} *= {};", a, v)); break;
+        case ReduceKind::Max: line(fmt::format("{0} = {1} > {0} ? {1} : {0};", a, v)); break;
+        case ReduceKind::Min: line(fmt::format("{0} = {1} < {0} ? {1} : {0};", a, v)); break;
+      }
+      if (tracks_nan(r)) line(fmt::format("{} |= {} != {};", nan_flag(r), v, v));
+    }
+  }
+
+  std::string simd_clauses() const {
+    std::string s;
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      const auto& red = k_.reductions[r];
+      if (narrow(red.acc_type)) return "";  // OpenMP reductions over bool/bytes: leave the loop scalar
+      static const char* ops[] = {"+", "*", "max", "min"};
+      s += fmt::format("{}reduction({}:a{})", s.empty() ? "" : " ", ops[static_cast<int>(red.kind)], r);
+      if (tracks_nan(r)) s += fmt::format(" reduction(|:n{})", r);
+    }
+    return s;
+  }
+
+  std::vector<size_t> dims_where(bool reduced) const {
+    std::vector<size_t> dims;
+    for (size_t d = 0; d < k_.domain.size(); ++d) {
+      if (k_.reduced[d] == reduced) dims.push_back(d);
+    }
+    return dims;
+  }
+
+  std::string range_loop(const std::string& v) const {
+    if (d_.schedule == Schedule::RowLoops) return fmt::format("for (int64_t {0} = begin; {0} < end; ++{0})", v);
+    return fmt::format("for (int64_t {0} = begin + {1}; {0} < end; {0} += {2})", v, d_.thread_index, d_.thread_count);
+  }
+
+  // Splits the flat range [begin, end) of the axes up to the last one into rows: j0..j1 of the
+  // last axis for one value of the others (decomposed from `row`).
+  void open_rows(const std::vector<size_t>& outer) {
+    const int64_t n = extent(last_);
+    line("int64_t flat = begin;");
+    open("while (flat < end)");
+    line(fmt::format("const int64_t row = flat / {};", n));
+    line(fmt::format("const int64_t j0 = flat - row * {};", n));
+    line(fmt::format("const int64_t j1 = end - flat < {0} - j0 ? j0 + (end - flat) : {0};", n));
+    decompose("row", outer);
+  }
+  void close_rows() {
+    line("flat += j1 - j0;");
+    close();
+  }
+
+  void elementwise_rows() {
+    if (k_.domain.size() == 1) {
+      pragma(d_.inner_loop_pragma);
+      open("for (int64_t j = begin; j < end; ++j)");
+    } else {
+      std::vector<size_t> outer;
+      for (size_t d = 0; d < last_; ++d) outer.push_back(d);
+      open_rows(outer);
+      pragma(d_.inner_loop_pragma);
+      open("for (int64_t j = j0; j < j1; ++j)");
+    }
+    instrs(k_.body, 'v');
+    stores(k_.body_stores, k_.body, 'v');
+    close();
+    if (k_.domain.size() > 1) close_rows();
+  }
+
+  void elementwise_grid() {
+    open(range_loop("flat"));
+    std::vector<size_t> all;
+    for (size_t d = 0; d < k_.domain.size(); ++d) all.push_back(d);
+    decompose("flat", all);
+    instrs(k_.body, 'v');
+    stores(k_.body_stores, k_.body, 'v');
+    close();
+  }
+
+  void reduction_per_output() {
+    open(range_loop("o"));
+    decompose("o", dims_where(false));
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format("{} a{} = {};", d_.type(k_.reductions[r].acc_type), r, identity(r)));
+      if (tracks_nan(r)) line(fmt::format("int n{} = 0;", r));
+    }
+    const std::vector<size_t> red = dims_where(true);
+    for (size_t i = 0; i < red.size(); ++i) {
+      if (i + 1 == red.size() && !d_.simd_reduction_pragma.empty()) {
+        const std::string clauses = simd_clauses();
+        if (!clauses.empty()) pragma(fmt::format(fmt::runtime(d_.simd_reduction_pragma), clauses));
+      }
+      open(fmt::format("for (int64_t {0} = 0; {0} < {1}; ++{0})", var(red[i]), extent(red[i])));
+    }
+    instrs(k_.body, 'v');
+    stores(k_.body_stores, k_.body, 'v');
+    accumulate();
+    for (size_t i = 0; i < red.size(); ++i) close();
+    instrs(k_.epilogue, 'e');
+    stores(k_.epilogue_stores, k_.epilogue, 'e');
+    close();
+  }
+
+  void reduction_tiles() {
+    const int tile = d_.reduction_tile;
+    std::vector<size_t> outer_kept;
+    for (size_t d : dims_where(false)) {
+      if (d != last_) outer_kept.push_back(d);
+    }
+    open_rows(outer_kept);
+    open(fmt::format("for (int64_t jb = j0; jb < j1; jb += {})", tile));
+    line(fmt::format("const int64_t je = j1 - jb < {0} ? j1 : jb + {0};", tile));
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format("{} a{}[{}];", d_.type(k_.reductions[r].acc_type), r, tile));
+      if (tracks_nan(r)) line(fmt::format("unsigned char n{}[{}];", r, tile));
+    }
+    open("for (int64_t j = jb; j < je; ++j)");
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format("{} = {};", acc(r), identity(r)));
+      if (tracks_nan(r)) line(fmt::format("{} = 0;", nan_flag(r)));
+    }
+    close();
+    const std::vector<size_t> red = dims_where(true);
+    for (size_t d : red) open(fmt::format("for (int64_t {0} = 0; {0} < {1}; ++{0})", var(d), extent(d)));
+    pragma(d_.inner_loop_pragma);
+    open("for (int64_t j = jb; j < je; ++j)");
+    instrs(k_.body, 'v');
+    stores(k_.body_stores, k_.body, 'v');
+    accumulate();
+    close();
+    for (size_t i = 0; i < red.size(); ++i) close();
+    pragma(d_.inner_loop_pragma);
+    open("for (int64_t j = jb; j < je; ++j)");
+    instrs(k_.epilogue, 'e');
+    stores(k_.epilogue_stores, k_.epilogue, 'e');
+    close();
+    close();
+    close_rows();
+  }
+
+  const Kernel& k_;
+  const std::string& symbol_;
+  const Dialect& d_;
+  Helpers& helpers_;
+  size_t last_;
+  std::string out_;
+  int indent_ = 0;
+};
+
+}  // namespace
+
+std::string emit_module(const std::vector<Kernel>& kernels, const std::vector<std::string>& symbols,
+                        const Dialect& dialect) {
+  TESSERA_CHECK(kernels.size() == symbols.size(), "emit_module: {} kernels but {} symbols", kernels.size(),
+                symbols.size());
+  Helpers helpers;
+  std::string body;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    body += "\n// " + kernels[i].name + "\n";
+    body += KernelWriter(kernels[i], symbols[i], dialect, helpers).write();
+  }
+  std::string out = dialect.prelude;
+  for (const auto& [from, to] : helpers) out += "\n" + convert_helper(from, to, dialect);
+  return out + body;
+}
+
+std::string emit_kernel(const Kernel& kernel, const std::string& symbol, const Dialect& dialect) {
+  return emit_module({kernel}, {symbol}, dialect);
+}
+
+}  // namespace tessera::codegen

@@ -1,0 +1,66 @@
+#pragma once
+// 2-D convolution over NCHW float32 tensors (cross-correlation, PyTorch's layout: weight
+// [Cout, Cin/groups, KH, KW]), and its two gradients, matching the IR ops `conv`,
+// `conv_input_grad` and `conv_weight_grad` (tessera/ops/conv_kernels.cpp) for two spatial axes:
+//   forward       y[n, co, oh, ow] = bias[co] + sum_{ci in group, kh, kw} w[co, ci', kh, kw] * x[n, ci, ih, iw]
+//                 with ih = oh*stride_h - pad_h + kh*dilation_h (likewise iw); taps in the padding read 0
+//   input_grad    dx = the adjoint of forward in x, for a given dy
+//   weight_grad   dw = the adjoint of forward in w, for given x and dy
+// out_h/out_w may be smaller than the natural output size (the IR's cropped `output_size`, and output
+// gradients shorter than the natural size); rows/columns past them are simply not produced/read.
+// Each call takes a caller-provided workspace of conv2d_*_workspace_bytes() (or nullptr: the kernel
+// allocates one itself, for tests and one-off use), so a planned executable allocates nothing.
+#include <cstdint>
+
+#include "tessera/kernels/cpu/gemm.h"
+#include "tessera/runtime/thread_pool.h"
+
+namespace tessera::kernels {
+
+struct Conv2dGeometry {
+  int64_t batch = 1, in_channels = 1, in_h = 1, in_w = 1;
+  int64_t out_channels = 1, kernel_h = 1, kernel_w = 1;
+  int64_t out_h = 1, out_w = 1;  // at most the natural output size
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+};
+
+// The natural output length of one spatial axis.
+inline int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+  return (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+}
+// A geometry with the natural output size.
+Conv2dGeometry make_conv2d_geometry(int64_t batch, int64_t in_channels, int64_t in_h, int64_t in_w,
+                                    int64_t out_channels, int64_t kernel_h, int64_t kernel_w, int64_t stride_h = 1,
+                                    int64_t stride_w = 1, int64_t pad_h = 0, int64_t pad_w = 0,
+                                    int64_t dilation_h = 1, int64_t dilation_w = 1, int64_t groups = 1);
+// Throws tessera::Error (naming `what`) when the geometry is inconsistent.
+void check_conv2d_geometry(const Conv2dGeometry& g, const char* what);
+
+// How the forward pass is computed; `automatic` picks by shape (measured on the issue-3 CNN).
+enum class ConvAlgorithm { automatic, im2col_gemm, direct };
+
+// Workspace sizes in bytes for a pool of `threads` threads (default: the default pool's size).
+int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool = nullptr);
+int64_t conv2d_input_grad_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool = nullptr);
+int64_t conv2d_weight_grad_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool = nullptr);
+
+struct ConvEpilogue {
+  Activation activation = Activation::none;  // applied after the bias
+  const float* residual = nullptr;           // same shape as y, added last
+};
+
+// x [N, Cin, H, W], w [Cout, Cin/groups, KH, KW], bias [Cout] or nullptr -> y [N, Cout, OH, OW].
+void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias, float* y,
+                    void* workspace, const ConvEpilogue& epilogue = {}, runtime::ThreadPool* pool = nullptr,
+                    ConvAlgorithm algorithm = ConvAlgorithm::automatic);
+// dy [N, Cout, OH, OW], w -> dx [N, Cin, H, W] (overwritten).
+void conv2d_input_grad(const Conv2dGeometry& g, const float* dy, const float* w, float* dx, void* workspace,
+                       runtime::ThreadPool* pool = nullptr);
+// x, dy -> dw [Cout, Cin/groups, KH, KW] (overwritten).
+void conv2d_weight_grad(const Conv2dGeometry& g, const float* x, const float* dy, float* dw, void* workspace,
+                        runtime::ThreadPool* pool = nullptr);
+
+}  // namespace tessera::kernels

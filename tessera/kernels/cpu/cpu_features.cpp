@@ -1,0 +1,34 @@
+#include "tessera/kernels/cpu/cpu_features.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace tessera::kernels {
+namespace {
+
+bool cpu_has_avx2_fma() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+std::atomic<bool>& avx2_switch() {
+  static std::atomic<bool> enabled = [] {
+    const char* env = std::getenv("TESSERA_NO_AVX2");
+    const bool disabled = env != nullptr && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
+    return cpu_has_avx2_fma() && !disabled;
+  }();
+  return enabled;
+}
+
+}  // namespace
+
+bool use_avx2() { return avx2_switch().load(std::memory_order_relaxed); }
+
+void set_avx2_enabled(bool enabled) { avx2_switch().store(enabled && cpu_has_avx2_fma(), std::memory_order_relaxed); }
+
+}  // namespace tessera::kernels

@@ -1,0 +1,213 @@
+// SGEMM for a few rows of C (batch-1/batch-4 inference): C has so few rows that each element of B is
+// used at most a handful of times, so packing B would cost as much as the multiply. B is streamed
+// once, in its own layout:
+//   op(B) = B   (k x n): rank-4 updates of an L1-resident row accumulator, reading rows of B in order;
+//   op(B) = B^T (n x k): dot products of an A row with 4 contiguous rows of B at a time.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/cpu/gemm_internal.h"
+
+namespace tessera::kernels::gemm_detail {
+namespace {
+
+constexpr int64_t kMaxSmallRows = 4;
+constexpr int64_t kColumnBlock = 512;  // accumulator: kMaxSmallRows x 512 floats = 8 KiB of L1
+alignas(64) const float kZeros[kColumnBlock] = {};
+
+// Rows of op(A) as contiguous k-vectors: a view into A when it is row-major, else a per-thread copy
+// (grown once, so steady-state calls do not allocate).
+const float* contiguous_a_rows(const MatrixView& a, int64_t m, int64_t k, int64_t& row_stride) {
+  if (!a.trans) {
+    row_stride = a.ld;
+    return a.data;
+  }
+  thread_local std::vector<float> copy;
+  if (static_cast<int64_t>(copy.size()) < m * k) copy.resize(static_cast<size_t>(m * k));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) copy[static_cast<size_t>(i * k + p)] = a.data[p * a.ld + i];
+  row_stride = k;
+  return copy.data();
+}
+
+void store_result(float* c, const float* acc, int64_t cols, float alpha, float beta) {
+  if (beta == 0.0f) {
+    for (int64_t j = 0; j < cols; ++j) c[j] = alpha * acc[j];
+  } else {
+    for (int64_t j = 0; j < cols; ++j) c[j] = alpha * acc[j] + beta * c[j];
+  }
+}
+
+// ---- portable versions -------------------------------------------------------------------------
+void rows_times_b_generic(const MatrixView& a, const MatrixView& b, int64_t i0, int64_t rows, int64_t j0,
+                          int64_t cols, int64_t k, float* acc) {
+  std::fill(acc, acc + rows * kColumnBlock, 0.0f);
+  for (int64_t p = 0; p < k; ++p) {
+    const float* brow = b.data + p * b.ld + j0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float av = a.at(i0 + r, p);
+      float* out = acc + r * kColumnBlock;
+      for (int64_t j = 0; j < cols; ++j) out[j] += av * brow[j];
+    }
+  }
+}
+
+float dot_generic(const float* x, const float* y, int64_t k) {
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t p = 0;
+  for (; p + 4 <= k; p += 4) {
+    s0 += x[p] * y[p];
+    s1 += x[p + 1] * y[p + 1];
+    s2 += x[p + 2] * y[p + 2];
+    s3 += x[p + 3] * y[p + 3];
+  }
+  for (; p < k; ++p) s0 += x[p] * y[p];
+  return (s0 + s1) + (s2 + s3);
+}
+
+// ---- AVX2 versions -----------------------------------------------------------------------------
+alignas(32) constexpr int32_t kMaskTable[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+__attribute__((target("avx2,fma"))) inline __m256i tail_mask(int64_t remaining) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskTable + 8 - remaining));
+}
+
+// acc[r][0:cols] = sum_p op(A)[i0 + r, p] * B[p, j0 : j0 + cols], four rows of B per pass.
+__attribute__((target("avx2,fma"))) void rows_times_b_avx2(const MatrixView& a, const MatrixView& b, int64_t i0,
+                                                          int64_t rows, int64_t j0, int64_t cols, int64_t k,
+                                                          float* acc) {
+  std::fill(acc, acc + rows * kColumnBlock, 0.0f);
+  const int64_t full = cols / 8 * 8;
+  const __m256i mask = tail_mask(cols - full);
+  int64_t p = 0;
+  for (; p < k; p += 4) {
+    const int64_t depth = std::min<int64_t>(4, k - p);
+    // Past the end of k, read zeros (not a repeat of B, whose inf/NaN times 0 would leak in).
+    const float* b0 = b.data + p * b.ld + j0;
+    const float* b1 = depth > 1 ? b0 + b.ld : kZeros;
+    const float* b2 = depth > 2 ? b1 + b.ld : kZeros;
+    const float* b3 = depth > 3 ? b2 + b.ld : kZeros;
+    for (int64_t r = 0; r < rows; ++r) {
+      const __m256 a0 = _mm256_set1_ps(a.at(i0 + r, p));
+      const __m256 a1 = _mm256_set1_ps(depth > 1 ? a.at(i0 + r, p + 1) : 0.0f);
+      const __m256 a2 = _mm256_set1_ps(depth > 2 ? a.at(i0 + r, p + 2) : 0.0f);
+      const __m256 a3 = _mm256_set1_ps(depth > 3 ? a.at(i0 + r, p + 3) : 0.0f);
+      float* out = acc + r * kColumnBlock;
+      int64_t j = 0;
+      for (; j < full; j += 8) {
+        __m256 s = _mm256_load_ps(out + j);
+        s = _mm256_fmadd_ps(a0, _mm256_loadu_ps(b0 + j), s);
+        s = _mm256_fmadd_ps(a1, _mm256_loadu_ps(b1 + j), s);
+        s = _mm256_fmadd_ps(a2, _mm256_loadu_ps(b2 + j), s);
+        s = _mm256_fmadd_ps(a3, _mm256_loadu_ps(b3 + j), s);
+        _mm256_store_ps(out + j, s);
+      }
+      if (j < cols) {
+        __m256 s = _mm256_load_ps(out + j);
+        s = _mm256_fmadd_ps(a0, _mm256_maskload_ps(b0 + j, mask), s);
+        s = _mm256_fmadd_ps(a1, _mm256_maskload_ps(b1 + j, mask), s);
+        s = _mm256_fmadd_ps(a2, _mm256_maskload_ps(b2 + j, mask), s);
+        s = _mm256_fmadd_ps(a3, _mm256_maskload_ps(b3 + j, mask), s);
+        _mm256_store_ps(out + j, s);
+      }
+    }
+  }
+}
+
+__attribute__((target("avx2,fma"))) inline float hsum(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+// out[c] = dot(x, y_c) for four contiguous k-vectors y_0..y_3 (row stride ldy).
+__attribute__((target("avx2,fma"))) void dot4_avx2(const float* x, const float* y, int64_t ldy, int64_t k,
+                                                  float* out) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+  const float *y0 = y, *y1 = y + ldy, *y2 = y + 2 * ldy, *y3 = y + 3 * ldy;
+  int64_t p = 0;
+  for (; p + 8 <= k; p += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + p);
+    s0 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(y0 + p), s0);
+    s1 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(y1 + p), s1);
+    s2 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(y2 + p), s2);
+    s3 = _mm256_fmadd_ps(xv, _mm256_loadu_ps(y3 + p), s3);
+  }
+  if (p < k) {
+    const __m256i mask = tail_mask(k - p);
+    const __m256 xv = _mm256_maskload_ps(x + p, mask);
+    s0 = _mm256_fmadd_ps(xv, _mm256_maskload_ps(y0 + p, mask), s0);
+    s1 = _mm256_fmadd_ps(xv, _mm256_maskload_ps(y1 + p, mask), s1);
+    s2 = _mm256_fmadd_ps(xv, _mm256_maskload_ps(y2 + p, mask), s2);
+    s3 = _mm256_fmadd_ps(xv, _mm256_maskload_ps(y3 + p, mask), s3);
+  }
+  out[0] = hsum(s0);
+  out[1] = hsum(s1);
+  out[2] = hsum(s2);
+  out[3] = hsum(s3);
+}
+
+__attribute__((target("avx2,fma"))) float dot_avx2(const float* x, const float* y, int64_t k) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  int64_t p = 0;
+  for (; p + 16 <= k; p += 16) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p), _mm256_loadu_ps(y + p), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p + 8), _mm256_loadu_ps(y + p + 8), s1);
+  }
+  for (; p + 8 <= k; p += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p), _mm256_loadu_ps(y + p), s0);
+  if (p < k) {
+    const __m256i mask = tail_mask(k - p);
+    s1 = _mm256_fmadd_ps(_mm256_maskload_ps(x + p, mask), _mm256_maskload_ps(y + p, mask), s1);
+  }
+  return hsum(_mm256_add_ps(s0, s1));
+}
+
+}  // namespace
+
+bool prefer_small_m(int64_t m, int64_t /*n*/, int64_t /*k*/) { return m <= kMaxSmallRows; }
+
+void sgemm_small_m(const MatrixView& a, const MatrixView& b, int64_t m, int64_t j0, int64_t j1, int64_t k,
+                   float alpha, float beta, float* c, int64_t ldc, const GemmEpilogue& epilogue) {
+  const bool avx2 = use_avx2();
+  if (!b.trans) {
+    alignas(64) float acc[kMaxSmallRows * kColumnBlock];
+    for (int64_t i0 = 0; i0 < m; i0 += kMaxSmallRows) {
+      const int64_t rows = std::min(kMaxSmallRows, m - i0);
+      for (int64_t jb = j0; jb < j1; jb += kColumnBlock) {
+        const int64_t cols = std::min(kColumnBlock, j1 - jb);
+        if (avx2) {
+          rows_times_b_avx2(a, b, i0, rows, jb, cols, k, acc);
+        } else {
+          rows_times_b_generic(a, b, i0, rows, jb, cols, k, acc);
+        }
+        for (int64_t r = 0; r < rows; ++r) store_result(c + (i0 + r) * ldc + jb, acc + r * kColumnBlock, cols, alpha, beta);
+      }
+    }
+  } else {
+    int64_t lda_rows = 0;
+    const float* arows = contiguous_a_rows(a, m, k, lda_rows);
+    for (int64_t j = j0; j < j1;) {
+      const float* bcols = b.data + j * b.ld;
+      if (j + 4 <= j1 && avx2) {
+        for (int64_t i = 0; i < m; ++i) {
+          float dots[4];
+          dot4_avx2(arows + i * lda_rows, bcols, b.ld, k, dots);
+          store_result(c + i * ldc + j, dots, 4, alpha, beta);
+        }
+        j += 4;
+      } else {
+        for (int64_t i = 0; i < m; ++i) {
+          const float d = avx2 ? dot_avx2(arows + i * lda_rows, bcols, k) : dot_generic(arows + i * lda_rows, bcols, k);
+          store_result(c + i * ldc + j, &d, 1, alpha, beta);
+        }
+        j += 1;
+      }
+    }
+  }
+  apply_epilogue(c, ldc, 0, m, j0, j1 - j0, epilogue);
+}
+
+}  // namespace tessera::kernels::gemm_detail

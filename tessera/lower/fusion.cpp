@@ -1,0 +1,267 @@
+// find_clusters: greedy fusion in topological order. Each eligible node tries to join the clusters
+// of its producers (all of them at once, then each alone); a merge is kept only when the merged
+// cluster lowers to one loop kernel (build_loop_kernel succeeds) and creates no cycle with the rest
+// of the graph. Generators without inputs (`full`) join their consumers' cluster afterwards when all
+// consumers are in one.
+#include <algorithm>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tessera/ir/op_def.h"
+#include "tessera/lower/fusion.h"
+#include "tessera/lower/loop_ir.h"
+
+namespace tessera::lower {
+
+namespace {
+
+class Clusterer {
+ public:
+  Clusterer(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible) : graph_(graph) {
+    const auto& nodes = graph.nodes();
+    n_ = nodes.size();
+    for (size_t i = 0; i < n_; ++i) index_[nodes[i].get()] = static_cast<int>(i);
+    producers_.resize(n_);
+    consumers_.resize(n_);
+    eligible_.resize(n_);
+    cluster_of_.assign(n_, -1);
+    for (size_t i = 0; i < n_; ++i) {
+      for (const ir::Value& v : nodes[i]->inputs()) {
+        const int p = producer(v);
+        if (p < 0) continue;
+        producers_[i].push_back(p);
+        consumers_[static_cast<size_t>(p)].push_back(static_cast<int>(i));
+      }
+      eligible_[i] = eligible(*nodes[i]);
+      if (eligible_[i]) {
+        TESSERA_CHECK(can_generate(*nodes[i]), "find_clusters: node {} ('{}', {}) is eligible but cannot be generated",
+                      i, nodes[i]->op_name(), ir::type_str(nodes[i]->output_types()[0]));
+      }
+    }
+    for (auto& list : producers_) dedupe(list);
+    for (auto& list : consumers_) dedupe(list);
+    for (const ir::Value& v : graph.outputs()) graph_outputs_.insert(v);
+  }
+
+  std::vector<Cluster> run() {
+    std::vector<int> generators;
+    for (size_t i = 0; i < n_; ++i) {
+      if (!eligible_[i]) continue;
+      if (graph_.nodes()[i]->inputs().empty()) {
+        generators.push_back(static_cast<int>(i));
+        continue;
+      }
+      place(static_cast<int>(i));
+    }
+    for (int g : generators) place_generator(g);
+    return ordered_clusters();
+  }
+
+ private:
+  static void dedupe(std::vector<int>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+
+  int producer(const ir::Value& v) const {
+    if (graph_.is_input(v)) return -1;
+    auto it = index_.find(v.node().get());
+    return it == index_.end() ? -1 : it->second;
+  }
+
+  void place(int i) {
+    std::vector<int> producer_clusters;
+    for (int p : producers_[static_cast<size_t>(i)]) {
+      if (cluster_of_[static_cast<size_t>(p)] >= 0) producer_clusters.push_back(cluster_of_[static_cast<size_t>(p)]);
+    }
+    dedupe(producer_clusters);
+    std::vector<std::vector<int>> attempts;
+    if (producer_clusters.size() > 1) attempts.push_back(producer_clusters);
+    std::sort(producer_clusters.begin(), producer_clusters.end(), [&](int a, int b) {
+      return members_[static_cast<size_t>(a)].size() > members_[static_cast<size_t>(b)].size();
+    });
+    for (int c : producer_clusters) attempts.push_back({c});
+    for (const auto& attempt : attempts) {
+      std::vector<int> merged = {i};
+      for (int c : attempt) merged.insert(merged.end(), members_[static_cast<size_t>(c)].begin(), members_[static_cast<size_t>(c)].end());
+      std::sort(merged.begin(), merged.end());
+      if (acyclic(merged) && lowers(merged)) {
+        commit(merged, attempt);
+        return;
+      }
+    }
+    commit({i}, {});
+  }
+
+  void place_generator(int g) {
+    std::vector<int> consumer_clusters;
+    bool all_clustered = !graph_outputs_.count(ir::Value(graph_.nodes()[static_cast<size_t>(g)], 0));
+    for (int c : consumers_[static_cast<size_t>(g)]) {
+      const int cl = cluster_of_[static_cast<size_t>(c)];
+      if (cl < 0) all_clustered = false;
+      consumer_clusters.push_back(cl);
+    }
+    dedupe(consumer_clusters);
+    if (all_clustered && consumer_clusters.size() == 1) {
+      std::vector<int> merged = members_[static_cast<size_t>(consumer_clusters[0])];
+      merged.push_back(g);
+      std::sort(merged.begin(), merged.end());
+      if (lowers(merged)) {  // a node without inputs cannot close a cycle
+        commit(merged, consumer_clusters);
+        return;
+      }
+    }
+    commit({g}, {});
+  }
+
+  // Replaces the clusters `absorbed` by one cluster holding `members`.
+  void commit(const std::vector<int>& members, const std::vector<int>& absorbed) {
+    int id;
+    if (absorbed.empty()) {
+      id = static_cast<int>(members_.size());
+      members_.emplace_back();
+    } else {
+      id = *std::min_element(absorbed.begin(), absorbed.end());
+      for (int c : absorbed) members_[static_cast<size_t>(c)].clear();
+    }
+    members_[static_cast<size_t>(id)] = members;
+    for (int m : members) cluster_of_[static_cast<size_t>(m)] = id;
+  }
+
+  // The unit (a cluster, or a lone node) a node belongs to, for cycle checks.
+  std::vector<int> unit_members(int node) const {
+    const int c = cluster_of_[static_cast<size_t>(node)];
+    return c >= 0 ? members_[static_cast<size_t>(c)] : std::vector<int>{node};
+  }
+
+  // No path may leave `set` and come back: walk backwards from its inputs through other units
+  // (whole clusters at a time) and fail on reaching a unit that consumes from `set`.
+  bool acyclic(const std::vector<int>& set) const {
+    const int lo = set.front();
+    std::unordered_set<int> in_set(set.begin(), set.end()), visited;
+    std::vector<int> stack;
+    auto push_inputs = [&](const std::vector<int>& unit) {
+      for (int m : unit) {
+        for (int p : producers_[static_cast<size_t>(m)]) {
+          if (!in_set.count(p) && !visited.count(p)) stack.push_back(p);
+        }
+      }
+    };
+    push_inputs(set);
+    while (!stack.empty()) {
+      const int x = stack.back();
+      stack.pop_back();
+      if (visited.count(x)) continue;
+      const std::vector<int> unit = unit_members(x);
+      for (int m : unit) visited.insert(m);
+      if (unit.back() < lo) continue;  // entirely before the set: cannot depend on it
+      for (int m : unit) {
+        for (int p : producers_[static_cast<size_t>(m)]) {
+          if (in_set.count(p)) return false;
+        }
+      }
+      push_inputs(unit);
+    }
+    return true;
+  }
+
+  bool lowers(const std::vector<int>& members) const {
+    try {
+      build_loop_kernel(make_cluster(members));
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  }
+
+ public:
+  Cluster make_cluster(const std::vector<int>& members) const {
+    Cluster c;
+    std::unordered_set<int> in(members.begin(), members.end());
+    std::unordered_set<ir::Value, ir::ValueHash> seen_inputs;
+    for (int m : members) {
+      const ir::NodePtr& node = graph_.nodes()[static_cast<size_t>(m)];
+      c.nodes.push_back(node);
+      for (const ir::Value& v : node->inputs()) {
+        const int p = producer(v);
+        if ((p < 0 || !in.count(p)) && seen_inputs.insert(v).second) c.inputs.push_back(v);
+      }
+    }
+    for (int m : members) {
+      const ir::NodePtr& node = graph_.nodes()[static_cast<size_t>(m)];
+      for (int k = 0; k < node->num_outputs(); ++k) {
+        const ir::Value v(node, k);
+        bool used_outside = graph_outputs_.count(v) > 0;
+        for (int consumer : consumers_[static_cast<size_t>(m)]) {
+          if (in.count(consumer)) continue;
+          for (const ir::Value& u : graph_.nodes()[static_cast<size_t>(consumer)]->inputs()) used_outside |= u == v;
+        }
+        if (used_outside) c.outputs.push_back(v);
+      }
+    }
+    return c;
+  }
+
+ private:
+  // Clusters in an order that respects every dependency, through unclustered nodes too (Kahn's
+  // algorithm over units, smallest first node first).
+  std::vector<Cluster> ordered_clusters() const {
+    const size_t num_clusters = members_.size();
+    auto unit_of = [&](size_t node) {
+      const int c = cluster_of_[node];
+      return c >= 0 ? static_cast<size_t>(c) : num_clusters + node;
+    };
+    const size_t units = num_clusters + n_;
+    std::vector<std::vector<size_t>> succ(units);
+    std::vector<int> indegree(units, 0);
+    std::vector<size_t> first(units, SIZE_MAX);
+    std::vector<bool> live(units, false);
+    for (size_t i = 0; i < n_; ++i) {
+      const size_t u = unit_of(i);
+      live[u] = true;
+      first[u] = std::min(first[u], i);
+      for (int p : producers_[i]) {
+        const size_t pu = unit_of(static_cast<size_t>(p));
+        if (pu != u) succ[pu].push_back(u);
+      }
+    }
+    for (auto& s : succ) {
+      std::sort(s.begin(), s.end());
+      s.erase(std::unique(s.begin(), s.end()), s.end());
+      for (size_t u : s) ++indegree[u];
+    }
+    using Item = std::pair<size_t, size_t>;  // (first node, unit)
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+    for (size_t u = 0; u < units; ++u) {
+      if (live[u] && indegree[u] == 0) ready.emplace(first[u], u);
+    }
+    std::vector<Cluster> out;
+    while (!ready.empty()) {
+      const size_t u = ready.top().second;
+      ready.pop();
+      if (u < num_clusters) out.push_back(make_cluster(members_[u]));
+      for (size_t s : succ[u]) {
+        if (--indegree[s] == 0) ready.emplace(first[s], s);
+      }
+    }
+    return out;
+  }
+
+  const ir::Graph& graph_;
+  size_t n_ = 0;
+  std::unordered_map<const ir::Node*, int> index_;
+  std::vector<std::vector<int>> producers_, consumers_;
+  std::vector<bool> eligible_;
+  std::vector<int> cluster_of_;
+  std::vector<std::vector<int>> members_;  // by cluster id; emptied when absorbed
+  std::unordered_set<ir::Value, ir::ValueHash> graph_outputs_;
+};
+
+}  // namespace
+
+std::vector<Cluster> find_clusters(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible) {
+  return Clusterer(graph, eligible).run();
+}
+
+}  // namespace tessera::lower

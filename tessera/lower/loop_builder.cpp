@@ -1,0 +1,298 @@
+// build_loop_kernel: turns a cluster into a loop kernel. Values are generated on demand from the
+// outputs backwards, each at the index map its consumer reads it with (views and broadcasts only
+// change maps, never copy), memoised per (node, map, phase). Reductions split the code into the body
+// (per domain element) and the epilogue (per kept element, after the reductions).
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+#include "tessera/ir/op_def.h"
+#include "tessera/lower/index_map.h"
+#include "tessera/lower/scalar_code.h"
+#include "tessera/ops/shape_util.h"
+
+namespace tessera::lower {
+
+void coalesce_domain(Kernel& kernel);  // loop_coalesce.cpp
+
+namespace {
+
+enum class Phase { Body, Epilogue };
+
+class KernelBuilder {
+ public:
+  KernelBuilder(const Cluster& cluster, const Shape& domain, std::vector<bool> reduced)
+      : cluster_(cluster), domain_(domain), reduced_(std::move(reduced)), body_(k_.body), epilogue_(k_.epilogue) {
+    for (size_t i = 0; i < cluster.nodes.size(); ++i) pos_[cluster.nodes[i].get()] = static_cast<int>(i);
+    for (size_t i = 0; i < cluster.inputs.size(); ++i) input_pos_[cluster.inputs[i]] = static_cast<int>(i);
+    kept_.resize(reduced_.size());
+    for (size_t d = 0; d < reduced_.size(); ++d) kept_[d] = !reduced_[d];
+    k_.domain = domain_;
+    k_.reduced = reduced_;
+    k_.input_used.assign(cluster.inputs.size(), false);
+    for (const ir::Value& v : cluster.inputs) k_.input_types.push_back(scalar_type_of(v.dtype()));
+    for (const ir::Value& v : cluster.outputs) k_.output_types.push_back(scalar_type_of(v.dtype()));
+    body_values_.resize(cluster.nodes.size());
+  }
+
+  Kernel build() {
+    depends_on_reduction_.assign(cluster_.nodes.size(), false);
+    for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
+      const ir::Node& n = *cluster_.nodes[i];
+      TESSERA_CHECK(can_generate(n), "loop IR: op '{}' ({}) cannot be generated", n.op_name(),
+                    ir::type_str(n.output_types()[0]));
+      bool dep = n.op().has(ir::kReduction);
+      for (const ir::Value& v : n.inputs()) {
+        auto it = pos_.find(v.node().get());
+        if (it != pos_.end()) dep = dep || depends_on_reduction_[static_cast<size_t>(it->second)];
+      }
+      depends_on_reduction_[i] = dep;
+      if (n.op().has(ir::kReduction)) add_reduction(static_cast<int>(i));
+    }
+    // Outputs from the last to the first, so that the maps consumers read an output with are known
+    // before its store is placed (a store reuses one of them when it is a bijection).
+    std::vector<size_t> order(cluster_.outputs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return output_pos(a) > output_pos(b); });
+    for (size_t o : order) add_store(o);
+    coalesce_domain(k_);
+    return std::move(k_);
+  }
+
+ private:
+  int output_pos(size_t o) const {
+    auto it = pos_.find(cluster_.outputs[o].node().get());
+    TESSERA_CHECK(it != pos_.end(), "loop IR: cluster output is not computed by a cluster node");
+    return it->second;
+  }
+
+  ScalarCode& code(Phase ph) { return ph == Phase::Body ? body_ : epilogue_; }
+
+  // The epilogue's layout of a value of `shape`: row-major over the kept axes.
+  IndexMap kept_map(const Shape& shape) const {
+    auto dims = delinearize(row_major(domain_, kept_), shape, domain_);
+    TESSERA_CHECK(dims.has_value(), "loop IR: shape {} does not follow the kept axes of domain {}", shape_str(shape),
+                  shape_str(domain_));
+    return IndexMap{false, std::move(*dims), {}};
+  }
+
+  void add_reduction(int pos) {
+    const ir::Node& n = *cluster_.nodes[static_cast<size_t>(pos)];
+    const std::string& op = n.op_name();
+    const ScalarType in = scalar_type_of(n.input(0).dtype());
+    Reduction r;
+    r.kind = op == "max" ? ReduceKind::Max : op == "min" ? ReduceKind::Min : op == "prod" ? ReduceKind::Prod
+                                                                                          : ReduceKind::Sum;
+    const bool extremum = r.kind == ReduceKind::Max || r.kind == ReduceKind::Min;
+    r.acc_type = extremum ? in : is_float(in) ? ScalarType::f64 : ScalarType::u64;
+    const int x = value(n.input(0), identity_map(domain_), Phase::Body);
+    r.value = is_float(in) ? body_.convert(x, r.acc_type) : body_.cast(x, r.acc_type);
+    reduction_index_[pos] = static_cast<int>(k_.reductions.size());
+    k_.reductions.push_back(r);
+  }
+
+  // The finished reduction, in the node's output type.
+  int reduction_result(int pos) {
+    const ir::Node& n = *cluster_.nodes[static_cast<size_t>(pos)];
+    const Reduction& r = k_.reductions[static_cast<size_t>(reduction_index_.at(pos))];
+    const ScalarType out = scalar_type_of(n.output_types()[0].dtype);
+    int acc = epilogue_.reduced(reduction_index_.at(pos), r.acc_type);
+    if (n.op_name() == "mean") {
+      int64_t count = 1;
+      for (size_t d = 0; d < domain_.size(); ++d) count *= reduced_[d] ? domain_[d] : 1;
+      acc = epilogue_.binary(Op::Div, acc, epilogue_.lit(ScalarType::f64, static_cast<double>(count)));
+    }
+    return is_float(r.acc_type) ? epilogue_.convert(acc, out) : epilogue_.cast(acc, out);
+  }
+
+  int value(const ir::Value& v, const IndexMap& map, Phase ph) {
+    auto it = pos_.find(v.node().get());
+    if (it != pos_.end()) return node_value(it->second, map, ph);
+    auto in = input_pos_.find(v);
+    TESSERA_CHECK(in != input_pos_.end(), "loop IR: op '{}' reads a value that is neither a cluster node nor input",
+                  v.node()->op_name());
+    const int lit = literal_of(*v.node(), code(ph));
+    if (lit >= 0) return lit;
+    k_.input_used[static_cast<size_t>(in->second)] = true;
+    return code(ph).load(in->second, scalar_type_of(v.dtype()), to_linear(map, v.shape()));
+  }
+
+  int node_value(int pos, const IndexMap& map, Phase ph) {
+    const std::string key = map.key() + (ph == Phase::Body ? "b" : "e");
+    auto& memo = memo_[pos];
+    auto found = memo.find(key);
+    if (found != memo.end()) return found->second;
+    const ir::Node& n = *cluster_.nodes[static_cast<size_t>(pos)];
+    const Shape& shape = n.output_types()[0].shape;
+    int r;
+    if (n.op().has(ir::kReduction)) {
+      TESSERA_CHECK(ph == Phase::Epilogue, "loop IR: the result of '{}' is used inside its own reduction loop",
+                    n.op_name());
+      TESSERA_CHECK(to_linear(map, shape) == row_major(domain_, kept_),
+                    "loop IR: the result of '{}' is read at another index than it is computed", n.op_name());
+      r = reduction_result(pos);
+    } else if ((r = literal_of(n, code(ph))) >= 0) {
+    } else if (is_view(n)) {
+      r = value(n.input(0), input_map(n, 0, map), ph);
+    } else {
+      std::vector<int> args;
+      for (size_t i = 0; i < n.inputs().size(); ++i) args.push_back(value(n.input(i), input_map(n, i, map), ph));
+      r = lower_elementwise(n, args, code(ph));
+    }
+    memo.emplace(key, r);
+    if (ph == Phase::Body) body_values_[static_cast<size_t>(pos)].emplace_back(map, r);
+    return r;
+  }
+
+  static bool is_view(const ir::Node& n) {
+    const std::string& op = n.op_name();
+    return op == "reshape" || op == "permute" || op == "broadcast_to" || op == "slice" || op == "flip";
+  }
+
+  IndexMap dims_of(const IndexMap& map, const Shape& shape, const ir::Node& n) const {
+    auto m = with_dims(map, shape, domain_);
+    TESSERA_CHECK(m.has_value(), "loop IR: '{}' needs per-axis indices of {} after a reshape that merges axes",
+                  n.op_name(), shape_str(shape));
+    return *m;
+  }
+
+  // Where input i of n is read when n is read at `map`.
+  IndexMap input_map(const ir::Node& n, size_t i, const IndexMap& map) const {
+    const Shape& out = n.output_types()[0].shape;
+    const Shape& in = n.input(i).shape();
+    const std::string& op = n.op_name();
+    if (op == "reshape") {
+      IndexMap lin{true, {}, to_linear(map, out)};
+      auto m = with_dims(lin, in, domain_);
+      return m ? *m : lin;
+    }
+    if (op == "permute") {
+      const IndexMap m = dims_of(map, out, n);
+      const auto& axes = n.attrs().get_ints("axes");
+      IndexMap r{false, std::vector<Affine>(in.size()), {}};
+      for (size_t k = 0; k < axes.size(); ++k) r.dims[static_cast<size_t>(axes[k])] = m.dims[k];
+      return r;
+    }
+    if (op == "slice") {
+      IndexMap m = dims_of(map, out, n);
+      const auto& a = n.attrs();
+      const size_t axis = static_cast<size_t>(normalize_axis(a.get_int("axis"), static_cast<int64_t>(in.size()), "slice"));
+      const ops::SliceRange s = ops::resolve_slice(in[axis], a.get_int("start"), a.get_int("stop"), a.get_int("step"));
+      m.dims[axis] = affine_add(affine_const(domain_.size(), s.start), affine_scale(m.dims[axis], s.step));
+      return m;
+    }
+    if (op == "flip") {
+      IndexMap m = dims_of(map, out, n);
+      for (int64_t ax : n.attrs().get_ints("axes")) {
+        const size_t axis = static_cast<size_t>(normalize_axis(ax, static_cast<int64_t>(in.size()), "flip"));
+        m.dims[axis] = affine_add(affine_const(domain_.size(), in[axis] - 1), affine_scale(m.dims[axis], -1));
+      }
+      return m;
+    }
+    // Elementwise ops and broadcast_to: NumPy broadcasting, right-aligned; size-1 axes read index 0.
+    if (in == out) return map;
+    const IndexMap m = dims_of(map, out, n);
+    IndexMap r{false, {}, {}};
+    const size_t lead = out.size() - in.size();
+    for (size_t j = 0; j < in.size(); ++j) {
+      r.dims.push_back(in[j] == 1 ? affine_const(domain_.size(), 0) : m.dims[j + lead]);
+    }
+    return r;
+  }
+
+  void add_store(size_t o) {
+    const int pos = output_pos(o);
+    const ir::TensorType& t = cluster_.outputs[o].type();
+    const int64_t numel = t.numel();
+    const bool has_red = !k_.reductions.empty();
+    int64_t kept_numel = 1, all = shape_numel(domain_);
+    for (size_t d = 0; d < domain_.size(); ++d) kept_numel *= kept_[d] ? domain_[d] : 1;
+    Store s;
+    s.output = static_cast<int>(o);
+    if (!depends_on_reduction_[static_cast<size_t>(pos)] && numel == all) {
+      // Reuse a map the value is already computed at when it writes every element exactly once.
+      for (const auto& [m, id] : body_values_[static_cast<size_t>(pos)]) {
+        const Affine lin = to_linear(m, t.shape);
+        if (is_bijection(lin, domain_, std::vector<bool>(domain_.size(), true), numel)) {
+          s.value = id;
+          s.access = lin;
+          break;
+        }
+      }
+      if (s.value < 0) {
+        auto dims = delinearize(row_major(domain_, std::vector<bool>(domain_.size(), true)), t.shape, domain_);
+        TESSERA_CHECK(dims.has_value(), "loop IR: output {} does not follow the domain {}", ir::type_str(t),
+                      shape_str(domain_));
+        const IndexMap m{false, std::move(*dims), {}};
+        s.value = node_value(pos, m, Phase::Body);
+        s.access = to_linear(m, t.shape);
+      }
+      k_.body_stores.push_back(std::move(s));
+      return;
+    }
+    TESSERA_CHECK(has_red && numel == kept_numel, "loop IR: output {} of '{}' does not fit the domain {}",
+                  ir::type_str(t), cluster_.nodes[static_cast<size_t>(pos)]->op_name(), shape_str(domain_));
+    const IndexMap m = kept_map(t.shape);
+    s.value = node_value(pos, m, Phase::Epilogue);
+    s.access = to_linear(m, t.shape);
+    k_.epilogue_stores.push_back(std::move(s));
+  }
+
+  const Cluster& cluster_;
+  Shape domain_;
+  std::vector<bool> reduced_, kept_;
+  Kernel k_;
+  ScalarCode body_, epilogue_;
+  std::unordered_map<const ir::Node*, int> pos_;
+  std::unordered_map<ir::Value, int, ir::ValueHash> input_pos_;
+  std::vector<bool> depends_on_reduction_;
+  std::unordered_map<int, int> reduction_index_;
+  std::unordered_map<int, std::unordered_map<std::string, int>> memo_;
+  std::vector<std::vector<std::pair<IndexMap, int>>> body_values_;
+};
+
+}  // namespace
+
+Kernel build_loop_kernel(const Cluster& cluster, const std::string& name) {
+  TESSERA_CHECK(!cluster.nodes.empty(), "loop IR: empty cluster");
+  TESSERA_CHECK(!cluster.outputs.empty(), "loop IR: cluster without outputs");
+  // With reductions the domain is their common input shape; without, the shape of an output with the
+  // most elements (the others must be bijective images of it; try each candidate).
+  std::vector<const ir::Node*> reductions;
+  for (const auto& n : cluster.nodes) {
+    if (n->op().has(ir::kReduction)) reductions.push_back(n.get());
+  }
+  if (!reductions.empty()) {
+    const Shape& domain = reductions[0]->input(0).shape();
+    const auto axes = normalize_axes(reductions[0]->attrs().get_ints("axes"), static_cast<int64_t>(domain.size()),
+                                     reductions[0]->op_name().c_str());
+    for (const ir::Node* r : reductions) {
+      const auto other = normalize_axes(r->attrs().get_ints("axes"), r->input(0).rank(), r->op_name().c_str());
+      TESSERA_CHECK(r->input(0).shape() == domain && other == axes,
+                    "loop IR: reductions over different domains ({} axes {} and {} axes {}) in one cluster",
+                    shape_str(domain), shape_str(axes), shape_str(r->input(0).shape()), shape_str(other));
+    }
+    std::vector<bool> reduced(domain.size(), false);
+    for (int64_t a : axes) reduced[static_cast<size_t>(a)] = true;
+    Kernel k = KernelBuilder(cluster, domain, reduced).build();
+    k.name = name;
+    return k;
+  }
+  int64_t most = -1;
+  for (const ir::Value& v : cluster.outputs) most = std::max(most, v.type().numel());
+  std::optional<Error> first_error;
+  for (size_t i = cluster.outputs.size(); i-- > 0;) {
+    const Shape& domain = cluster.outputs[i].shape();
+    if (cluster.outputs[i].type().numel() != most) continue;
+    try {
+      Kernel k = KernelBuilder(cluster, domain, std::vector<bool>(domain.size(), false)).build();
+      k.name = name;
+      return k;
+    } catch (const Error& e) {
+      if (!first_error) first_error = e;
+    }
+  }
+  throw *first_error;
+}
+
+}  // namespace tessera::lower

@@ -1,0 +1,121 @@
+#pragma once
+// The loop IR: one fused kernel as a rectangular iteration domain, straight-line scalar code per
+// domain element (the body), optional reductions over some domain axes, and scalar code per kept
+// element after the reductions (the epilogue). Every buffer is contiguous; an access is an affine
+// function of the domain indices, so broadcasting (stride 0), permuted and sliced reads are index
+// math, never copies. Emitters (tessera/codegen) turn a Kernel into C, CUDA C, ... text.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/core/dtype.h"
+#include "tessera/lower/fusion.h"
+
+namespace tessera::lower {
+
+// Scalar types of the generated code: the storable dtypes plus unsigned helpers for wrapping
+// integer arithmetic and 64-bit accumulators.
+enum class ScalarType : uint8_t { f32, f64, i8, u8, i32, u32, i64, u64, boolean };
+inline constexpr int kNumScalarTypes = 9;
+
+bool has_scalar_type(DType dt);        // false for f16/bf16
+ScalarType scalar_type_of(DType dt);   // throws for f16/bf16
+const char* scalar_type_name(ScalarType t);  // "f32", "u64", "bool"
+bool is_float(ScalarType t);
+bool is_signed_int(ScalarType t);
+bool is_unsigned_int(ScalarType t);  // u8, u32, u64 (not bool)
+int scalar_bits(ScalarType t);
+ScalarType unsigned_of(ScalarType t);  // i8/u8 -> u32 (C promotes narrower types), i32 -> u32, i64 -> u64
+
+// c + sum_d coef[d] * i_d over the domain indices.
+struct Affine {
+  int64_t constant = 0;
+  std::vector<int64_t> coef;
+  bool operator==(const Affine& o) const { return constant == o.constant && coef == o.coef; }
+};
+
+enum class Op : uint8_t {
+  Load,     // buffer[access]
+  Literal,  // fval (floats) or ival (integers, bool)
+  Convert,  // value conversion as tessera::convert_element: float -> int saturates (NaN -> 0), x -> bool is x != 0
+  Cast,     // plain C cast (integer wrap-around, signed <-> unsigned)
+  Neg,
+  Not,  // logical not of a bool
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,  // logical, bool operands
+  Or,
+  Select,  // args[0] ? args[1] : args[2]
+  Call,    // math function `fn` of args[0] (and args[1] for pow)
+  IsNan,
+  IsInf,
+  Reduced,  // epilogue only: the finished value of reduction `ival`
+};
+
+enum class MathFn : uint8_t { exp, expm1, log, log1p, sqrt, sin, cos, tanh, erf, floor, ceil, nearbyint, fabs, pow };
+inline constexpr int kNumMathFns = 14;
+const char* math_fn_name(MathFn fn);
+
+struct Instr {
+  Op op = Op::Literal;
+  ScalarType type = ScalarType::f32;  // the result's type
+  std::array<int32_t, 3> args{-1, -1, -1};
+  MathFn fn = MathFn::exp;
+  int32_t buffer = -1;  // Load: input index
+  Affine access;        // Load
+  double fval = 0;      // Literal of a float type
+  int64_t ival = 0;     // Literal of an integer/bool type (u64 as its bit pattern); Reduced: reduction index
+};
+
+enum class ReduceKind : uint8_t { Sum, Prod, Max, Min };
+const char* reduce_kind_name(ReduceKind k);
+
+struct Reduction {
+  ReduceKind kind = ReduceKind::Sum;
+  ScalarType acc_type = ScalarType::f64;  // the body value is already of this type
+  int32_t value = -1;                     // body instruction
+};
+
+struct Store {
+  int32_t output = -1;
+  int32_t value = -1;  // instruction of the phase the store belongs to
+  Affine access;
+};
+
+// One loop kernel. `domain` has at least one axis; `reduced` marks the reduced axes. The kernel's
+// range unit is one domain element without reductions, one kept element (output element) with them.
+struct Kernel {
+  std::string name;
+  std::vector<ScalarType> input_types;
+  std::vector<ScalarType> output_types;
+  std::vector<bool> input_used;  // inputs folded into literals (scalar constants, full) are not read
+  std::vector<int64_t> domain;
+  std::vector<bool> reduced;
+  std::vector<Instr> body;
+  std::vector<Store> body_stores;
+  std::vector<Reduction> reductions;
+  std::vector<Instr> epilogue;
+  std::vector<Store> epilogue_stores;
+
+  bool has_reduction() const { return !reductions.empty(); }
+  int64_t range() const;          // number of range units
+  int64_t work_per_unit() const;  // domain elements per range unit
+};
+
+// Lowers a cluster (as find_clusters makes them) to a kernel; throws tessera::Error when the cluster
+// cannot be expressed (the message says why). Inputs and outputs keep the cluster's order.
+Kernel build_loop_kernel(const Cluster& cluster, const std::string& name = "kernel");
+
+// Readable text form, for tests and TESSERA_DUMP_KERNELS.
+std::string print_kernel(const Kernel& kernel);
+
+}  // namespace tessera::lower

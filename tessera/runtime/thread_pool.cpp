@@ -1,0 +1,221 @@
+#include "tessera/runtime/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace tessera::runtime {
+namespace {
+
+// True on a pool worker while it runs a chunk, and on a caller while its parallel_for is active:
+// a nested parallel_for then runs serially instead of deadlocking on the busy pool.
+thread_local bool t_inside_parallel_for = false;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// How long an idle worker (or a waiting caller) spins before it sleeps. Kernels of a compiled step
+// arrive microseconds apart, and a condition-variable wake-up costs tens of microseconds.
+std::chrono::microseconds spin_duration() {
+  static const std::chrono::microseconds value = [] {
+    if (const char* env = std::getenv("TESSERA_SPIN_US")) {
+      char* end = nullptr;
+      const long us = std::strtol(env, &end, 10);
+      if (end != env && us >= 0) return std::chrono::microseconds(us);
+    }
+    return std::chrono::microseconds(200);
+  }();
+  return value;
+}
+
+// Spins until pred() holds or the spin budget runs out; returns pred()'s last value.
+template <typename Pred>
+bool spin_until(Pred pred) {
+  const auto budget = spin_duration();
+  if (budget.count() == 0) return pred();
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (pred()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() - start > budget) return pred();
+  }
+}
+
+// A job ticket packs the generation counter with the number of chunks, so that a worker reads both
+// in one atomic load and never mixes the chunk count of one job with the generation of another.
+constexpr int kChunkBits = 16;
+constexpr uint64_t kChunkMask = (uint64_t{1} << kChunkBits) - 1;
+constexpr int kMaxThreads = static_cast<int>(kChunkMask);
+
+}  // namespace
+
+struct ThreadPool::Impl {
+  int num_threads = 1;
+  std::vector<std::thread> workers;
+
+  // Serialises concurrent callers: a second caller that finds the pool busy runs serially.
+  std::mutex dispatch;
+
+  std::mutex sleep_mutex;
+  std::condition_variable work_ready;
+  std::condition_variable work_done;
+  std::atomic<int> sleeping_workers{0};
+  std::atomic<bool> caller_sleeping{false};
+
+  std::atomic<uint64_t> ticket{0};  // (generation << kChunkBits) | chunks
+  std::atomic<int> remaining{0};    // chunks still running on workers
+  std::atomic<bool> stopping{false};
+
+  // The current job; written by the caller before the ticket is published.
+  const RangeFn* fn = nullptr;
+  int64_t n = 0;
+  int chunks = 0;
+  std::mutex error_mutex;
+  std::exception_ptr error;
+
+  void run_chunk(int index, int count) {
+    const int64_t begin = n * index / count;
+    const int64_t end = n * (index + 1) / count;
+    if (begin >= end) return;
+    try {
+      (*fn)(begin, end);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+
+  void worker_loop(int index) {
+    t_inside_parallel_for = true;  // everything a worker runs is inside some parallel_for
+    uint64_t seen = 0;
+    for (;;) {
+      uint64_t current = ticket.load(std::memory_order_acquire);
+      if (current == seen && !stopping.load(std::memory_order_acquire)) {
+        spin_until([&] {
+          return ticket.load(std::memory_order_acquire) != seen || stopping.load(std::memory_order_acquire);
+        });
+        current = ticket.load(std::memory_order_acquire);
+        if (current == seen && !stopping.load(std::memory_order_acquire)) {
+          std::unique_lock<std::mutex> lock(sleep_mutex);
+          sleeping_workers.fetch_add(1, std::memory_order_seq_cst);
+          work_ready.wait(lock, [&] {
+            return ticket.load(std::memory_order_seq_cst) != seen || stopping.load(std::memory_order_seq_cst);
+          });
+          sleeping_workers.fetch_sub(1, std::memory_order_relaxed);
+          current = ticket.load(std::memory_order_acquire);
+        }
+      }
+      if (stopping.load(std::memory_order_acquire)) return;
+      seen = current;
+      const int count = static_cast<int>(current & kChunkMask);
+      if (index >= count) continue;  // this job has fewer chunks than workers
+      run_chunk(index, count);
+      if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (caller_sleeping.load(std::memory_order_seq_cst)) {
+          std::lock_guard<std::mutex> lock(sleep_mutex);
+          work_done.notify_all();
+        }
+      }
+    }
+  }
+
+  void publish(int count) {
+    const uint64_t generation = (ticket.load(std::memory_order_relaxed) >> kChunkBits) + 1;
+    remaining.store(count - 1, std::memory_order_relaxed);
+    ticket.store((generation << kChunkBits) | static_cast<uint64_t>(count), std::memory_order_seq_cst);
+    if (sleeping_workers.load(std::memory_order_seq_cst) > 0) {
+      std::lock_guard<std::mutex> lock(sleep_mutex);
+      work_ready.notify_all();
+    }
+  }
+
+  void wait_for_workers() {
+    if (spin_until([&] { return remaining.load(std::memory_order_acquire) == 0; })) return;
+    std::unique_lock<std::mutex> lock(sleep_mutex);
+    caller_sleeping.store(true, std::memory_order_seq_cst);
+    work_done.wait(lock, [&] { return remaining.load(std::memory_order_seq_cst) == 0; });
+    caller_sleeping.store(false, std::memory_order_relaxed);
+  }
+};
+
+ThreadPool::ThreadPool(int num_threads) : impl_(new Impl) {
+  impl_->num_threads = std::clamp(num_threads, 1, kMaxThreads);
+  impl_->workers.reserve(static_cast<size_t>(impl_->num_threads - 1));
+  for (int i = 1; i < impl_->num_threads; ++i) impl_->workers.emplace_back([this, i] { impl_->worker_loop(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->sleep_mutex);
+    impl_->stopping.store(true, std::memory_order_seq_cst);
+    impl_->work_ready.notify_all();
+  }
+  for (auto& w : impl_->workers) w.join();
+  delete impl_;
+}
+
+int ThreadPool::size() const { return impl_->num_threads; }
+
+void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t max_chunks = std::max<int64_t>(n / grain, 1);
+  const int count = static_cast<int>(std::min<int64_t>(impl_->num_threads, max_chunks));
+  if (count <= 1 || t_inside_parallel_for) {
+    fn(0, n);
+    return;
+  }
+  std::unique_lock<std::mutex> busy(impl_->dispatch, std::try_to_lock);
+  if (!busy.owns_lock()) {  // another thread is using the pool right now
+    fn(0, n);
+    return;
+  }
+  Impl& s = *impl_;
+  s.fn = &fn;
+  s.n = n;
+  s.chunks = count;
+  s.error = nullptr;
+  s.publish(count);
+  t_inside_parallel_for = true;
+  s.run_chunk(0, count);
+  t_inside_parallel_for = false;
+  s.wait_for_workers();
+  if (s.error) {
+    std::exception_ptr e = s.error;
+    s.error = nullptr;
+    std::rethrow_exception(e);
+  }
+}
+
+ThreadPool& default_pool() {
+  static ThreadPool pool([] {
+    if (const char* env = std::getenv("TESSERA_NUM_THREADS")) {
+      char* end = nullptr;
+      const long v = std::strtol(env, &end, 10);
+      if (end != env && v >= 1) return static_cast<int>(std::min<long>(v, kMaxThreads));
+    }
+    const unsigned hw = std::thread::hardware_concurrency();
+    return hw == 0 ? 1 : static_cast<int>(hw);
+  }());
+  return pool;
+}
+
+}  // namespace tessera::runtime
