@@ -7,6 +7,7 @@
 #include "tessera/ops/index.h"
 #include "tessera/ops/linalg.h"
 #include "tessera/ops/nn.h"
+#include "tessera/ops/optim.h"
 #include "tessera/ops/random.h"
 #include "tessera/ops/reduce.h"
 #include "tessera/ops/shape.h"

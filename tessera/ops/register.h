@@ -21,5 +21,6 @@ void register_linalg_ops(ir::OpRegistry& registry);    // matmul
 void register_nn_ops(ir::OpRegistry& registry);        // softmax, norms, losses, attention
 void register_conv_ops(ir::OpRegistry& registry);      // conv, conv_transpose, pooling, upsample
 void register_random_ops(ir::OpRegistry& registry);    // uniform, normal, bernoulli, randint, permutation
+void register_optim_ops(ir::OpRegistry& registry);     // adam_update
 
 }  // namespace tessera::ops

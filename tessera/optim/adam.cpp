@@ -39,24 +39,25 @@ namespace {
 Tensor bias_correction(double beta, const Tensor& t) { return 1.0 - ops::pow(Tensor::scalar(beta, DType::f64), t); }
 }  // namespace
 
-Tensor Adam::update(size_t i, const Tensor& param, const Tensor& grad) {
-  const Tensor g = opt_.weight_decay != 0.0 ? grad + param * opt_.weight_decay : grad;
-  update_moments(i, g);
-  const Tensor t = step_scalar();
-  const Tensor bc1 = bias_correction(opt_.beta1, t), bc2 = bias_correction(opt_.beta2, t);
-  const Tensor denom = ops::sqrt(state(i, "exp_avg_sq")) * scalar_as(ops::rsqrt(bc2), param) + opt_.eps;
-  return param - state(i, "exp_avg") / denom * scalar_as(lr_scalar() / bc1, param);
+Tensor Adam::fused_update(size_t i, const Tensor& param, const Tensor& grad, bool decoupled) {
+  Tensor& m = state(i, "exp_avg");
+  Tensor& v = state(i, "exp_avg_sq");
+  if (!m.defined()) m = ops::zeros_like(grad);
+  if (!v.defined()) v = ops::zeros_like(grad);
+  std::vector<Tensor> out = ops::adam_update(param, grad, m, v, lr_scalar(), step_scalar(),
+                                             {.beta1 = opt_.beta1,
+                                              .beta2 = opt_.beta2,
+                                              .eps = opt_.eps,
+                                              .weight_decay = opt_.weight_decay,
+                                              .decoupled = decoupled});
+  m = out[1];
+  v = out[2];
+  return out[0];
 }
 
-Tensor AdamW::update(size_t i, const Tensor& param, const Tensor& grad) {
-  const Tensor decayed =
-      opt_.weight_decay != 0.0 ? param * scalar_as(1.0 - lr_scalar() * opt_.weight_decay, param) : param;
-  update_moments(i, grad);
-  const Tensor t = step_scalar();
-  const Tensor bc1 = bias_correction(opt_.beta1, t), bc2 = bias_correction(opt_.beta2, t);
-  const Tensor denom = ops::sqrt(state(i, "exp_avg_sq")) * scalar_as(ops::rsqrt(bc2), param) + opt_.eps;
-  return decayed - state(i, "exp_avg") / denom * scalar_as(lr_scalar() / bc1, param);
-}
+Tensor Adam::update(size_t i, const Tensor& param, const Tensor& grad) { return fused_update(i, param, grad, false); }
+
+Tensor AdamW::update(size_t i, const Tensor& param, const Tensor& grad) { return fused_update(i, param, grad, true); }
 
 Tensor RAdam::update(size_t i, const Tensor& param, const Tensor& grad) {
   const Tensor g = opt_.weight_decay != 0.0 ? grad + param * opt_.weight_decay : grad;

@@ -24,8 +24,9 @@ class Adam : public Optimizer {
   Adam(nn::Module& model, AdamOptions options, const char* what);
   Tensor update(size_t i, const Tensor& param, const Tensor& grad) override;
   std::vector<std::string> slots() const override { return {"exp_avg", "exp_avg_sq"}; }
-  // The moment updates shared by the three variants.
+  // The moment updates (RAdam), and the whole Adam/AdamW step as one adam_update op.
   void update_moments(size_t i, const Tensor& grad);
+  Tensor fused_update(size_t i, const Tensor& param, const Tensor& grad, bool decoupled);
   AdamOptions opt_;
 };
 

@@ -38,9 +38,9 @@ bool lossless(DType from, DType to) {
     case DType::boolean:
       return true;
     case DType::u8:
-      return to != DType::i8;
     case DType::i8:
-      return to != DType::u8;
+      // Both fit every wider integer and every float (bf16 has 8 significant bits); not bool.
+      return to == DType::i32 || to == DType::i64 || is_floating(to);
     case DType::i32:
       return to == DType::i64 || to == DType::f64;
     case DType::f16:
@@ -58,9 +58,17 @@ class Simplifier {
   explicit Simplifier(const Rewriter& rw) : rw_(rw) {}
 
   Replacement simplify(const ir::Node& node, const std::vector<Value>& in) {
+    if (node.num_outputs() != 1) return std::nullopt;
+    if (Replacement r = simplify_op(node, in)) return r;
+    if (node.op().has(ir::kElementwise) && in.size() >= 2)
+      return drop_operand_broadcasts(node, in, node.output_types()[0]);
+    return std::nullopt;
+  }
+
+ private:
+  Replacement simplify_op(const ir::Node& node, const std::vector<Value>& in) {
     const std::string& op = node.op_name();
     const ir::TensorType& out = node.output_types()[0];
-    if (node.num_outputs() != 1) return std::nullopt;
     if (op == "add") return simplify_add(in, out);
     if (op == "sub") return simplify_sub(in, out);
     if (op == "mul") return simplify_mul(in, out);
@@ -80,11 +88,9 @@ class Simplifier {
     }
     if (op == "concat" && in.size() == 1) return accept(in[0], out);
     if (is_reduction_with_axes(op) && op != "logsumexp") return simplify_trivial_reduction(node, in, out);
-    if (node.op().has(ir::kElementwise) && in.size() >= 2) return drop_operand_broadcasts(node, in, out);
     return std::nullopt;
   }
 
- private:
   bool is(const Value& v, double value) const {
     const std::optional<double> s = detail::splat_value(rw_, v);
     return s && *s == value;
@@ -110,7 +116,8 @@ class Simplifier {
     if (is(in[1], 0.0)) {
       if (Replacement r = accept(detail::as_type(in[0], out), out)) return r;
     }
-    if (const ir::Node* negated = rw_.producer(in[1], "neg")) return accept(node1("add", {in[0], negated->input(0)}), out);
+    if (const ir::Node* negated = rw_.producer(in[1], "neg"))
+      return accept(node1("add", {in[0], negated->input(0)}), out);
     return std::nullopt;
   }
 
@@ -137,7 +144,8 @@ class Simplifier {
   Replacement simplify_div(const std::vector<Value>& in, const ir::TensorType& out) {
     if (is(in[1], 1.0)) return accept(detail::as_type(in[0], out), out);
     const std::optional<double> c = detail::splat_value(rw_, in[1]);
-    if (!c || !is_floating(in[0].dtype()) || !is_floating(in[1].dtype()) || !std::isfinite(*c) || *c == 0.0 || *c == 1.0) {
+    if (!c || !is_floating(in[0].dtype()) || !is_floating(in[1].dtype()) || !std::isfinite(*c) || *c == 0.0 ||
+        *c == 1.0) {
       return std::nullopt;
     }
     int exponent = 0;
@@ -214,7 +222,8 @@ class Simplifier {
   }
 
   // A reduction over axes of size 1 only (or of a scalar) moves no data: it is a reshape.
-  Replacement simplify_trivial_reduction(const ir::Node& node, const std::vector<Value>& in, const ir::TensorType& out) {
+  Replacement simplify_trivial_reduction(const ir::Node& node, const std::vector<Value>& in,
+                                         const ir::TensorType& out) {
     if (in[0].dtype() != out.dtype) return std::nullopt;  // sum of bool counts in i64
     std::vector<int64_t> axes;
     try {

@@ -15,8 +15,8 @@ namespace {
 using detail::Rewriter;
 
 bool is_commutative(const std::string& op) {
-  static constexpr std::array<std::string_view, 8> kOps = {"add", "mul",     "maximum",     "minimum",
-                                                           "eq",  "ne",      "logical_and", "logical_or"};
+  static constexpr std::array<std::string_view, 8> kOps = {"add", "mul", "maximum",     "minimum",
+                                                           "eq",  "ne",  "logical_and", "logical_or"};
   for (std::string_view name : kOps) {
     if (op == name) return true;
   }
@@ -25,9 +25,9 @@ bool is_commutative(const std::string& op) {
 
 // Ops whose Int attribute "axis" refers to an axis of input 0 and accepts negative values.
 bool has_input_axis(const std::string& op) {
-  static constexpr std::array<std::string_view, 11> kOps = {
-      "softmax", "log_softmax", "argmax", "argmin",      "cumsum",        "concat",
-      "gather",  "index_select", "slice", "scatter_add", "slice_backward"};
+  static constexpr std::array<std::string_view, 11> kOps = {"softmax", "log_softmax", "argmax",        "argmin",
+                                                            "cumsum",  "concat",      "gather",        "index_select",
+                                                            "slice",   "scatter_add", "slice_backward"};
   for (std::string_view name : kOps) {
     if (op == name) return true;
   }

@@ -14,8 +14,8 @@ namespace {
 
 using detail::Rewriter;
 
-constexpr int64_t kMaxFoldedElements = 4096;     // per folded node, all outputs together
-constexpr int64_t kMaxInputElements = 1 << 20;   // work bound: we do not run big kernels at compile time
+constexpr int64_t kMaxFoldedElements = 4096;    // per folded node, all outputs together
+constexpr int64_t kMaxInputElements = 1 << 20;  // work bound: we do not run big kernels at compile time
 
 class Folder {
  public:

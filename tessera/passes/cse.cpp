@@ -13,7 +13,9 @@ namespace {
 
 using detail::Rewriter;
 
-void mix(size_t& h, size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+void mix(size_t& h, size_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+}
 
 size_t hash_double(double d) {
   uint64_t bits;
@@ -86,8 +88,8 @@ Pass cse() {
                 Rewriter rw(graph, "cse");
                 std::unordered_multimap<size_t, ir::NodePtr> seen;
                 seen.reserve(graph.nodes().size());
-                return rw.run([&](const ir::Node& node, const std::vector<ir::Value>& inputs)
-                                  -> std::optional<std::vector<ir::Value>> {
+                return rw.run([&](const ir::Node& node,
+                                  const std::vector<ir::Value>& inputs) -> std::optional<std::vector<ir::Value>> {
                   if (node.is_leaf() || node.op().has(ir::kRandom)) return std::nullopt;
                   const size_t h = node_hash(node, inputs);
                   auto [first, last] = seen.equal_range(h);
@@ -98,8 +100,11 @@ Pass cse() {
                       return outs;
                     }
                   }
-                  std::vector<ir::Value> outs = rw.keep(node, inputs);
-                  if (!outs.empty()) seen.emplace(h, outs[0].node());
+                  const ir::NodePtr kept = rw.keep_node(node, inputs);
+                  seen.emplace(h, kept);
+                  if (kept.get() == &node) return std::nullopt;  // unchanged: nothing to replace
+                  std::vector<ir::Value> outs;
+                  for (int i = 0; i < kept->num_outputs(); ++i) outs.emplace_back(kept, i);
                   return outs;
                 });
               }};

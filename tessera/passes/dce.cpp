@@ -27,7 +27,8 @@ std::optional<std::vector<ir::Value>> narrow_split(const Rewriter& rw, const ir:
   for (int i = 0; i < used; ++i) start += sizes[static_cast<size_t>(i)];
   const ir::Value piece = ir::make_node1(
       "slice", {inputs[0]},
-      ir::Attrs{{"axis", axis}, {"start", start}, {"stop", start + sizes[static_cast<size_t>(used)]}, {"step", int64_t{1}}});
+      ir::Attrs{
+          {"axis", axis}, {"start", start}, {"stop", start + sizes[static_cast<size_t>(used)]}, {"step", int64_t{1}}});
   if (piece.type() != node.output_types()[static_cast<size_t>(used)]) return std::nullopt;
   // The dead pieces keep their old values: nothing refers to them, so the rebuilt graph drops them.
   std::vector<ir::Value> outs;
@@ -40,9 +41,9 @@ std::optional<std::vector<ir::Value>> narrow_split(const Rewriter& rw, const ir:
 
 Pass dce() {
   return Pass{"dce", [](const ir::Graph& graph) {
-                // Rebuilding collects exactly the nodes the outputs reach.
-                ir::Graph pruned = ir::Graph::build(graph.inputs(), graph.outputs(), graph.name());
-                Rewriter rw(pruned, "dce");
+                // No Graph holds an unreachable node (Graph::build is the only way to make one, and it
+                // collects exactly what the outputs reach), so there is nothing else to prune.
+                Rewriter rw(graph, "dce");
                 return rw.run([&](const ir::Node& node, const std::vector<ir::Value>& inputs) {
                   return narrow_split(rw, node, inputs);
                 });

@@ -6,14 +6,19 @@ namespace tessera::passes::detail {
 
 Rewriter::Rewriter(const ir::Graph& graph, std::string pass_name) : graph_(graph), pass_name_(std::move(pass_name)) {
   bound_.insert(graph.inputs().begin(), graph.inputs().end());
-  for (const ir::NodePtr& node : graph.nodes()) {
+}
+
+void Rewriter::count_original_uses() const {
+  if (uses_counted_) return;
+  uses_counted_ = true;
+  for (const ir::NodePtr& node : graph_.nodes()) {
     for (const ir::Value& in : node->inputs()) ++old_uses_[in];
   }
-  for (const ir::Value& out : graph.outputs()) ++old_uses_[out];
+  for (const ir::Value& out : graph_.outputs()) ++old_uses_[out];
 }
 
 const ir::Node* Rewriter::producer(const ir::Value& v) const {
-  if (!v.defined() || bound_.count(v)) return nullptr;
+  if (!v.defined() || (!bound_.empty() && bound_.count(v))) return nullptr;
   return v.node().get();
 }
 
@@ -23,72 +28,92 @@ const ir::Node* Rewriter::producer(const ir::Value& v, const std::string& op) co
 }
 
 int Rewriter::uses(const ir::Value& v) const {
-  auto it = new_uses_.find(v);
-  return it == new_uses_.end() ? 1 : it->second;
+  count_original_uses();
+  auto count = [&](const ir::Value& original) {
+    auto it = old_uses_.find(original);
+    return it == old_uses_.end() ? 0 : it->second;
+  };
+  // An original value keeps its consumers unless it was replaced; a replacement inherits the
+  // consumers of every value it replaced. (A consumer that was itself rewritten away may still be
+  // counted: the estimate errs towards "used elsewhere", which only makes rules more careful.)
+  int n = mapped_.count(v) ? 0 : count(v);
+  if (auto it = redirected_.find(v); it != redirected_.end()) {
+    for (const ir::Value& original : it->second) n += count(original);
+  }
+  return n == 0 ? 1 : n;  // a value a rule just created has the one consumer it was made for
 }
 
 int Rewriter::original_uses(const ir::Node& node, int output) const {
-  auto it = old_uses_.find(ir::Value(graph_node(node), output));
+  count_original_uses();
+  auto it = old_uses_.find(ir::Value(current_node(node), output));
   return it == old_uses_.end() ? 0 : it->second;
 }
 
-std::vector<ir::Value> Rewriter::keep(const ir::Node& node, const std::vector<ir::Value>& inputs) const {
-  bool same = true;
-  for (size_t i = 0; i < inputs.size() && same; ++i) same = inputs[i] == node.inputs()[i];
+ir::NodePtr Rewriter::current_node(const ir::Node& node) const {
+  TESSERA_CHECK(current_ && current_.get() == &node,
+                "internal error in pass '{}': a rule asked about node %{} ({}) while visiting another", pass_name_,
+                node.id(), node.op_name());
+  return current_;
+}
+
+namespace {
+bool same_inputs(const ir::Node& node, const std::vector<ir::Value>& inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] != node.inputs()[i]) return false;
+  }
+  return true;
+}
+}  // namespace
+
+ir::NodePtr Rewriter::keep_node(const ir::Node& node, const std::vector<ir::Value>& inputs) const {
+  if (same_inputs(node, inputs)) return current_node(node);
   // Rules only ever substitute values of identical types, so the node's recorded output types hold
   // for the copy and inference need not run again (TESSERA_VERIFY_PASSES re-checks them).
-  ir::NodePtr target = same ? graph_node(node)
-                            : std::make_shared<const ir::Node>(&node.op(), inputs, node.attrs(), node.output_types());
+  return std::make_shared<const ir::Node>(&node.op(), inputs, node.attrs(), node.output_types());
+}
+
+std::vector<ir::Value> Rewriter::keep(const ir::Node& node, const std::vector<ir::Value>& inputs) const {
+  const ir::NodePtr target = keep_node(node, inputs);
   std::vector<ir::Value> outs;
+  outs.reserve(static_cast<size_t>(target->num_outputs()));
   for (int i = 0; i < target->num_outputs(); ++i) outs.emplace_back(target, i);
   return outs;
 }
 
-ir::NodePtr Rewriter::graph_node(const ir::Node& node) const {
-  // Every node handed to a rule is one of the graph's, reached through a value that refers to it.
-  auto it = owner_.find(&node);
-  TESSERA_CHECK(it != owner_.end(), "internal error in pass '{}': node %{} ({}) is not part of the graph", pass_name_,
-                node.id(), node.op_name());
-  return it->second;
-}
-
 ir::Graph Rewriter::run(const Rule& rule) {
-  std::unordered_map<ir::Value, ir::Value, ir::ValueHash> mapped;
+  mapped_.clear();
+  redirected_.clear();
   auto map_value = [&](const ir::Value& v) -> const ir::Value& {
-    auto it = mapped.find(v);
-    return it == mapped.end() ? v : it->second;  // graph inputs map to themselves
+    if (mapped_.empty()) return v;
+    auto it = mapped_.find(v);
+    return it == mapped_.end() ? v : it->second;  // graph inputs map to themselves
   };
-  new_uses_.clear();
-  owner_.clear();
-  for (const ir::Value& in : graph_.inputs()) new_uses_[in] += old_uses_[in];
-  for (const ir::NodePtr& node : graph_.nodes()) owner_[node.get()] = node;
 
-  bool changed = false;
   std::vector<ir::Value> inputs;
   for (const ir::NodePtr& node : graph_.nodes()) {
+    current_ = node;
     inputs.clear();
     for (const ir::Value& in : node->inputs()) inputs.push_back(map_value(in));
     std::optional<std::vector<ir::Value>> replaced = rule(*node, inputs);
+    if (!replaced && same_inputs(*node, inputs)) continue;  // the common case: nothing to do
     std::vector<ir::Value> outs = replaced ? std::move(*replaced) : keep(*node, inputs);
     TESSERA_CHECK(static_cast<int>(outs.size()) == node->num_outputs(),
                   "internal error in pass '{}': node %{} ({}) has {} outputs but was replaced by {} values", pass_name_,
                   node->id(), node->op_name(), node->num_outputs(), outs.size());
     for (int i = 0; i < node->num_outputs(); ++i) {
-      const ir::Value old(node, i);
       const ir::Value& now = outs[static_cast<size_t>(i)];
+      if (now.node() == node && now.index() == i) continue;  // unchanged
+      const ir::Value old(node, i);
       TESSERA_CHECK(now.defined() && now.type() == old.type(),
                     "internal error in pass '{}': output {} of node %{} ({}, {}) was replaced by a value of type {}",
                     pass_name_, i, node->id(), node->op_name(), ir::type_str(old.type()),
                     now.defined() ? ir::type_str(now.type()) : std::string("undefined"));
-      auto uses_it = old_uses_.find(old);
-      if (uses_it != old_uses_.end()) new_uses_[now] += uses_it->second;
-      if (now != old) {
-        changed = true;
-        mapped.emplace(old, now);
-      }
+      mapped_.emplace(old, now);
+      redirected_[now].push_back(old);
     }
   }
-  if (!changed) return graph_;
+  current_.reset();
+  if (mapped_.empty()) return graph_;
   std::vector<ir::Value> outputs;
   for (const ir::Value& out : graph_.outputs()) outputs.push_back(map_value(out));
   return ir::Graph::build(graph_.inputs(), std::move(outputs), graph_.name());
@@ -109,6 +134,7 @@ std::optional<double> splat_value(const Rewriter& rw, const ir::Value& v) {
     if (op == "constant") {
       const Array& a = node->attrs().get_tensor("value");
       if (a.numel() == 0 || a.numel() > kMaxSplatScan) return std::nullopt;
+      if (a.numel() == 1) return a.item();  // the common case: a scalar from `x * 2.0`
       const std::vector<double> values = a.to_f64();
       for (double x : values) {
         // Bitwise-equal elements only: 0.0 and -0.0 differ in what they do to x + 0.

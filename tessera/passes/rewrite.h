@@ -18,8 +18,8 @@ class Rewriter {
  public:
   // A rule returns replacement values for every output of `node` (each of the same type as the
   // output it replaces), or nothing to keep the node as it is (on its rewritten inputs).
-  using Rule = std::function<std::optional<std::vector<ir::Value>>(const ir::Node& node,
-                                                                   const std::vector<ir::Value>& inputs)>;
+  using Rule =
+      std::function<std::optional<std::vector<ir::Value>>(const ir::Node& node, const std::vector<ir::Value>& inputs)>;
 
   Rewriter(const ir::Graph& graph, std::string pass_name);
 
@@ -39,17 +39,23 @@ class Rewriter {
   int original_uses(const ir::Node& node, int output) const;
   // `node` on `inputs`: the node itself when the inputs are unchanged, otherwise a copy on the new ones.
   std::vector<ir::Value> keep(const ir::Node& node, const std::vector<ir::Value>& inputs) const;
+  // As keep, returning the node.
+  ir::NodePtr keep_node(const ir::Node& node, const std::vector<ir::Value>& inputs) const;
   const std::string& pass_name() const { return pass_name_; }
 
  private:
-  ir::NodePtr graph_node(const ir::Node& node) const;
+  ir::NodePtr current_node(const ir::Node& node) const;
+  void count_original_uses() const;
 
   const ir::Graph& graph_;
   std::string pass_name_;
   std::unordered_set<ir::Value, ir::ValueHash> bound_;
-  std::unordered_map<ir::Value, int, ir::ValueHash> old_uses_;
-  std::unordered_map<ir::Value, int, ir::ValueHash> new_uses_;
-  std::unordered_map<const ir::Node*, ir::NodePtr> owner_;
+  ir::NodePtr current_;                                                              // the node being visited
+  std::unordered_map<ir::Value, ir::Value, ir::ValueHash> mapped_;                   // original -> replacement
+  std::unordered_map<ir::Value, std::vector<ir::Value>, ir::ValueHash> redirected_;  // replacement -> originals
+  // Counted on the first question about uses: most passes never ask.
+  mutable bool uses_counted_ = false;
+  mutable std::unordered_map<ir::Value, int, ir::ValueHash> old_uses_;
 };
 
 // --- matching helpers shared by the passes ----------------------------------------------------------

@@ -59,8 +59,11 @@ bool spin_until(Pred pred) {
   }
 }
 
-// A job ticket packs the generation counter with the number of chunks, so that a worker reads both
-// in one atomic load and never mixes the chunk count of one job with the generation of another.
+// Chunks are claimed through one atomic word holding (generation << 32) | (chunks << 16) | next
+// chunk index, so a worker that wakes late can never claim a chunk of a later job, nor mix the
+// chunk count of one job with another. The caller claims chunks the
+// same way: when a worker is descheduled (a loaded machine), the caller runs its chunks instead of
+// waiting a scheduler time slice for it.
 constexpr int kChunkBits = 16;
 constexpr uint64_t kChunkMask = (uint64_t{1} << kChunkBits) - 1;
 constexpr int kMaxThreads = static_cast<int>(kChunkMask);
@@ -80,11 +83,12 @@ struct ThreadPool::Impl {
   std::atomic<int> sleeping_workers{0};
   std::atomic<bool> caller_sleeping{false};
 
-  std::atomic<uint64_t> ticket{0};  // (generation << kChunkBits) | chunks
-  std::atomic<int> remaining{0};    // chunks still running on workers
+  std::atomic<uint64_t> generation{0};  // bumped once per job; workers wait for it to change
+  std::atomic<uint64_t> claim{0};       // (generation << 32) | (chunks << 16) | next unclaimed chunk
+  std::atomic<int> finished{0};         // chunks completed in the current job
   std::atomic<bool> stopping{false};
 
-  // The current job; written by the caller before the ticket is published.
+  // The current job; written by the caller before the generation is published.
   const RangeFn* fn = nullptr;
   int64_t n = 0;
   int chunks = 0;
@@ -103,55 +107,65 @@ struct ThreadPool::Impl {
     }
   }
 
-  void worker_loop(int index) {
-    t_inside_parallel_for = true;  // everything a worker runs is inside some parallel_for
-    uint64_t seen = 0;
+  // Claims and runs chunks of job `gen` until none is left.
+  void drain(uint64_t gen) {
+    uint64_t word = claim.load(std::memory_order_acquire);
     for (;;) {
-      uint64_t current = ticket.load(std::memory_order_acquire);
-      if (current == seen && !stopping.load(std::memory_order_acquire)) {
-        spin_until([&] {
-          return ticket.load(std::memory_order_acquire) != seen || stopping.load(std::memory_order_acquire);
-        });
-        current = ticket.load(std::memory_order_acquire);
-        if (current == seen && !stopping.load(std::memory_order_acquire)) {
-          std::unique_lock<std::mutex> lock(sleep_mutex);
-          sleeping_workers.fetch_add(1, std::memory_order_seq_cst);
-          work_ready.wait(lock, [&] {
-            return ticket.load(std::memory_order_seq_cst) != seen || stopping.load(std::memory_order_seq_cst);
-          });
-          sleeping_workers.fetch_sub(1, std::memory_order_relaxed);
-          current = ticket.load(std::memory_order_acquire);
-        }
-      }
-      if (stopping.load(std::memory_order_acquire)) return;
-      seen = current;
-      const int count = static_cast<int>(current & kChunkMask);
-      if (index >= count) continue;  // this job has fewer chunks than workers
+      if ((word >> 32) != (gen & 0xffffffffu)) return;  // a later job: ours is finished
+      const int count = static_cast<int>((word >> kChunkBits) & kChunkMask);
+      const int index = static_cast<int>(word & kChunkMask);
+      if (index >= count) return;
+      if (!claim.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
       run_chunk(index, count);
-      if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        if (caller_sleeping.load(std::memory_order_seq_cst)) {
-          std::lock_guard<std::mutex> lock(sleep_mutex);
-          work_done.notify_all();
-        }
+      if (finished.fetch_add(1, std::memory_order_acq_rel) + 1 == count &&
+          caller_sleeping.load(std::memory_order_seq_cst)) {
+        std::lock_guard<std::mutex> lock(sleep_mutex);
+        work_done.notify_all();
       }
+      word = claim.load(std::memory_order_acquire);
     }
   }
 
-  void publish(int count) {
-    const uint64_t generation = (ticket.load(std::memory_order_relaxed) >> kChunkBits) + 1;
-    remaining.store(count - 1, std::memory_order_relaxed);
-    ticket.store((generation << kChunkBits) | static_cast<uint64_t>(count), std::memory_order_seq_cst);
+  void worker_loop() {
+    t_inside_parallel_for = true;  // everything a worker runs is inside some parallel_for
+    uint64_t seen = 0;
+    for (;;) {
+      auto changed = [&] {
+        return generation.load(std::memory_order_acquire) != seen || stopping.load(std::memory_order_acquire);
+      };
+      if (!spin_until(changed)) {
+        std::unique_lock<std::mutex> lock(sleep_mutex);
+        sleeping_workers.fetch_add(1, std::memory_order_seq_cst);
+        work_ready.wait(lock, [&] {
+          return generation.load(std::memory_order_seq_cst) != seen || stopping.load(std::memory_order_seq_cst);
+        });
+        sleeping_workers.fetch_sub(1, std::memory_order_relaxed);
+      }
+      if (stopping.load(std::memory_order_acquire)) return;
+      seen = generation.load(std::memory_order_acquire);
+      drain(seen);
+    }
+  }
+
+  uint64_t publish(int count) {
+    const uint64_t gen = generation.load(std::memory_order_relaxed) + 1;
+    chunks = count;
+    finished.store(0, std::memory_order_relaxed);
+    claim.store(((gen & 0xffffffffu) << 32) | (static_cast<uint64_t>(count) << kChunkBits), std::memory_order_release);
+    generation.store(gen, std::memory_order_seq_cst);
     if (sleeping_workers.load(std::memory_order_seq_cst) > 0) {
       std::lock_guard<std::mutex> lock(sleep_mutex);
       work_ready.notify_all();
     }
+    return gen;
   }
 
-  void wait_for_workers() {
-    if (spin_until([&] { return remaining.load(std::memory_order_acquire) == 0; })) return;
+  void wait_for_chunks() {
+    auto done = [&] { return finished.load(std::memory_order_acquire) == chunks; };
+    if (spin_until(done)) return;
     std::unique_lock<std::mutex> lock(sleep_mutex);
     caller_sleeping.store(true, std::memory_order_seq_cst);
-    work_done.wait(lock, [&] { return remaining.load(std::memory_order_seq_cst) == 0; });
+    work_done.wait(lock, [&] { return finished.load(std::memory_order_seq_cst) == chunks; });
     caller_sleeping.store(false, std::memory_order_relaxed);
   }
 };
@@ -159,7 +173,7 @@ struct ThreadPool::Impl {
 ThreadPool::ThreadPool(int num_threads) : impl_(new Impl) {
   impl_->num_threads = std::clamp(num_threads, 1, kMaxThreads);
   impl_->workers.reserve(static_cast<size_t>(impl_->num_threads - 1));
-  for (int i = 1; i < impl_->num_threads; ++i) impl_->workers.emplace_back([this, i] { impl_->worker_loop(i); });
+  for (int i = 1; i < impl_->num_threads; ++i) impl_->workers.emplace_back([this] { impl_->worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -172,7 +186,9 @@ ThreadPool::~ThreadPool() {
   delete impl_;
 }
 
-int ThreadPool::size() const { return impl_->num_threads; }
+int ThreadPool::size() const {
+  return impl_->num_threads;
+}
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
   if (n <= 0) return;
@@ -191,13 +207,12 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
   Impl& s = *impl_;
   s.fn = &fn;
   s.n = n;
-  s.chunks = count;
   s.error = nullptr;
-  s.publish(count);
+  const uint64_t gen = s.publish(count);
   t_inside_parallel_for = true;
-  s.run_chunk(0, count);
+  s.drain(gen);
   t_inside_parallel_for = false;
-  s.wait_for_workers();
+  s.wait_for_chunks();
   if (s.error) {
     std::exception_ptr e = s.error;
     s.error = nullptr;
@@ -206,7 +221,9 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
 }
 
 ThreadPool& default_pool() {
-  static ThreadPool pool([] {
+  // Never destroyed: kernels may still run from other static destructors at exit, and the process
+  // ends the (idle) workers anyway.
+  static ThreadPool* pool = new ThreadPool([] {
     if (const char* env = std::getenv("TESSERA_NUM_THREADS")) {
       char* end = nullptr;
       const long v = std::strtol(env, &end, 10);
@@ -215,7 +232,7 @@ ThreadPool& default_pool() {
     const unsigned hw = std::thread::hardware_concurrency();
     return hw == 0 ? 1 : static_cast<int>(hw);
   }());
-  return pool;
+  return *pool;
 }
 
 }  // namespace tessera::runtime

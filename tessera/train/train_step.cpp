@@ -61,6 +61,15 @@ CompiledTrainStep::CompiledTrainStep(nn::Module& model, optim::Optimizer& optimi
   }
 }
 
+bool CompiledTrainStep::state_ready() const {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    for (const std::string& slot : optimizer_.slots()) {
+      if (!optimizer_.has_state(i, slot)) return false;
+    }
+  }
+  return true;
+}
+
 void CompiledTrainStep::adopt_state() {
   slots_.clear();
   live_.clear();
@@ -147,6 +156,13 @@ ir::Graph CompiledTrainStep::trace(const ir::TensorType& x_type, const ir::Tenso
   }
 }
 
+ir::Graph CompiledTrainStep::step_graph(const ir::TensorType& x_type, const ir::TensorType& y_type) {
+  TESSERA_CHECK(adopted_ || state_ready(),
+                "CompiledTrainStep::step_graph: make one step first (the optimiser's state does not exist yet)");
+  if (!adopted_) adopt_state();
+  return trace(x_type, y_type);
+}
+
 CompiledTrainStep::Plan& CompiledTrainStep::plan_for(const Array& x, const Array& y) {
   const std::vector<int64_t> key = signature(x, y);
   auto it = plans_.find(key);
@@ -158,11 +174,7 @@ CompiledTrainStep::Plan& CompiledTrainStep::plan_for(const Array& x, const Array
 
 double CompiledTrainStep::step(const Array& x, const Array& y) {
   if (!adopted_) {
-    bool has_all_state = true;
-    for (size_t i = 0; i < params_.size(); ++i) {
-      for (const std::string& slot : optimizer_.slots()) has_all_state = has_all_state && optimizer_.has_state(i, slot);
-    }
-    if (!has_all_state) {
+    if (!state_ready()) {
       // The first step creates the optimiser's state with the eager path (SGD's momentum buffer starts
       // as the first gradient, for example); every later step runs compiled.
       const Tensor loss = loss_(model_, Tensor::from_array(x), Tensor::from_array(y));

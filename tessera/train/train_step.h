@@ -33,6 +33,10 @@ class CompiledTrainStep {
   // (as fresh arrays). Call it before reading the model (evaluation, checkpoints).
   void sync();
 
+  // The graph one step runs for batches of these types (for inspection, export and benchmarks);
+  // needs the optimiser's state to exist, i.e. at least one step made.
+  ir::Graph step_graph(const ir::TensorType& x_type, const ir::TensorType& y_type);
+
   size_t compiled_graphs() const { return plans_.size(); }
   // The executable and graph of the most recent step (null before the first compiled step).
   const backends::Executable* last_executable() const { return last_; }
@@ -43,7 +47,8 @@ class CompiledTrainStep {
   };
   Plan& plan_for(const Array& x, const Array& y);
   ir::Graph trace(const ir::TensorType& x_type, const ir::TensorType& y_type);
-  void adopt_state();  // copies model/optimiser tensors into the live arrays
+  void adopt_state();         // copies model/optimiser tensors into the live arrays
+  bool state_ready() const;   // every optimiser slot of every parameter exists
 
   nn::Module& model_;
   optim::Optimizer& optimizer_;

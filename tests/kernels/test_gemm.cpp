@@ -1,5 +1,3 @@
-#include "tessera/kernels/cpu/gemm.h"
-
 #include <gtest/gtest.h>
 
 #include <array>
@@ -10,6 +8,7 @@
 #include "tessera/core/error.h"
 #include "tessera/kernels/cpu/activation.h"
 #include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/cpu/gemm.h"
 
 namespace tessera::kernels {
 namespace {
@@ -80,9 +79,9 @@ void check_case(const GemmCase& tc, runtime::ThreadPool& pool, std::mt19937& rng
 
 void run_shape_sweep(runtime::ThreadPool& pool) {
   std::mt19937 rng(1234);
-  const int64_t sizes[][3] = {{1, 1, 1},    {1, 17, 5},   {3, 1, 9},     {1, 784, 100}, {2, 33, 70},   {4, 50, 8},
-                              {5, 7, 300},  {6, 16, 1},   {7, 17, 33},   {13, 31, 257}, {64, 10, 256}, {37, 100, 64},
-                              {100, 3, 20}, {65, 129, 3}, {181, 47, 513}};
+  const int64_t sizes[][3] = {{1, 1, 1},     {1, 17, 5},    {3, 1, 9},    {1, 784, 100}, {2, 33, 70},
+                              {4, 50, 8},    {5, 7, 300},   {6, 16, 1},   {7, 17, 33},   {13, 31, 257},
+                              {64, 10, 256}, {37, 100, 64}, {100, 3, 20}, {65, 129, 3},  {181, 47, 513}};
   for (const auto& s : sizes)
     for (int t = 0; t < 4; ++t)
       check_case({(t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1.0f, 0.0f, 0, false, false, Activation::none}, pool,
@@ -114,7 +113,8 @@ TEST(Sgemm, AlphaBetaStridesAndEpilogues) {
   int index = 0;
   for (Activation act : acts) {
     for (int t = 0; t < 4; ++t) {
-      for (const auto& s : {std::array<int64_t, 3>{3, 40, 17}, std::array<int64_t, 3>{29, 45, 70}}) {
+      for (const auto& s : {std::array<int64_t, 3>{3, 40, 17}, std::array<int64_t, 3>{16, 41, 33},
+                            std::array<int64_t, 3>{29, 45, 70}}) {
         const float alpha = index % 3 == 0 ? 1.0f : -0.75f;
         const float beta = index % 2 == 0 ? 0.0f : 0.5f;
         check_case({(t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], alpha, beta, 3 + index % 5, index % 2 == 0,

@@ -11,11 +11,19 @@ namespace tessera::test {
 
 using TypeList = std::vector<ir::TensorType>;
 
-inline ir::TensorType f32(const Shape& shape) { return {DType::f32, shape}; }
-inline ir::TensorType f64(const Shape& shape) { return {DType::f64, shape}; }
-inline ir::TensorType i64(const Shape& shape) { return {DType::i64, shape}; }
+inline ir::TensorType f32(const Shape& shape) {
+  return {DType::f32, shape};
+}
+inline ir::TensorType f64(const Shape& shape) {
+  return {DType::f64, shape};
+}
+inline ir::TensorType i64(const Shape& shape) {
+  return {DType::i64, shape};
+}
 
-inline ir::Graph trace_graph(const MultiFn& fn, const TypeList& types) { return trace(fn, types); }
+inline ir::Graph trace_graph(const MultiFn& fn, const TypeList& types) {
+  return trace(fn, types);
+}
 inline ir::Graph trace_graph1(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const TypeList& types) {
   return trace([fn](const std::vector<Tensor>& xs) { return std::vector<Tensor>{fn(xs)}; }, types);
 }

@@ -7,14 +7,18 @@ using namespace tessera::test;
 
 namespace {
 
-const ir::Node& output_node(const ir::Graph& g, size_t i = 0) { return *g.outputs().at(i).node(); }
+const ir::Node& output_node(const ir::Graph& g, size_t i = 0) {
+  return *g.outputs().at(i).node();
+}
 
 }  // namespace
 
 TEST(Canonicalize, ConstantOperandMovesSecond) {
   for (const char* op : {"add", "mul", "maximum", "minimum", "eq", "ne"}) {
     ir::Graph g = trace_graph1(
-        [op](const std::vector<Tensor>& x) { return Tensor(ir::make_node1(op, {Tensor::scalar(2.0), x[0]})); },
+        [op](const std::vector<Tensor>& x) {
+          return Tensor(ir::make_node1(op, {Tensor::scalar(2.0), x[0]}));
+        },
         {f32({3})});
     ASSERT_EQ(output_node(g).input(0).node()->op_name(), "constant") << op;
     ir::Graph c = apply(passes::canonicalize(), g);
@@ -41,7 +45,9 @@ TEST(Canonicalize, LogicalOpsWithConstantOperand) {
 TEST(Canonicalize, NonCommutativeOpsKeepTheirOrder) {
   for (const char* op : {"sub", "div", "pow", "lt"}) {
     ir::Graph g = trace_graph1(
-        [op](const std::vector<Tensor>& x) { return Tensor(ir::make_node1(op, {Tensor::scalar(2.0), x[0]})); },
+        [op](const std::vector<Tensor>& x) {
+          return Tensor(ir::make_node1(op, {Tensor::scalar(2.0), x[0]}));
+        },
         {f32({3})});
     ir::Graph c = apply(passes::canonicalize(), g);
     EXPECT_TRUE(same_graph(g, c)) << op;
@@ -74,8 +80,8 @@ TEST(Canonicalize, LaterDefinedOperandFirst) {
 }
 
 TEST(Canonicalize, MaximumWithNaNKeepsItsValue) {
-  ir::Graph g = trace_graph1([](const std::vector<Tensor>& x) { return ops::maximum(x[1], x[0]); },
-                             {f32({4}), f32({4})});
+  ir::Graph g =
+      trace_graph1([](const std::vector<Tensor>& x) { return ops::maximum(x[1], x[0]); }, {f32({4}), f32({4})});
   ir::Graph c = apply(passes::canonicalize(), g);
   const float nan = std::nanf("");
   const std::vector<Array> inputs{Array::from_vector<float>({nan, 1, nan, -2}, {4}),
@@ -89,7 +95,7 @@ TEST(Canonicalize, MaximumWithNaNKeepsItsValue) {
 TEST(Canonicalize, NormalisesAxes) {
   ir::Graph g = trace(
       [](const std::vector<Tensor>& x) {
-        return std::vector<Tensor>{ops::softmax(x[0], -1), ops::softmax(x[0], 1), ops::sum(x[0]),
+        return std::vector<Tensor>{ops::softmax(x[0], -1),  ops::softmax(x[0], 1),  ops::sum(x[0]),
                                    ops::sum(x[0], {-1, 0}), ops::sum(x[0], {1, 0}), ops::argmax(x[0], -2)};
       },
       {f32({2, 3})});

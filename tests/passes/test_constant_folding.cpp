@@ -11,7 +11,9 @@ Tensor constant_f32(const std::vector<float>& values, const Shape& shape) {
   return Tensor::from_vector<float>(values, shape);
 }
 
-const Array& constant_value(const ir::Value& v) { return v.node()->attrs().get_tensor("value"); }
+const Array& constant_value(const ir::Value& v) {
+  return v.node()->attrs().get_tensor("value");
+}
 
 }  // namespace
 
@@ -75,7 +77,9 @@ TEST(ConstantFolding, HalfPrecisionValuesRoundAsTheKernelDoes) {
 TEST(ConstantFolding, KeepsScalarBroadcastsUnfolded) {
   // Folding broadcast_to would turn one number into a big constant the backend must read.
   ir::Graph g = trace_graph1(
-      [](const std::vector<Tensor>& x) { return x[0] * ops::broadcast_to(ops::neg(Tensor::scalar(3.0)), {4, 5}); },
+      [](const std::vector<Tensor>& x) {
+        return x[0] * ops::broadcast_to(ops::neg(Tensor::scalar(3.0)), {4, 5});
+      },
       {f32({4, 5})});
   ir::Graph f = apply(passes::constant_folding(), g);
   EXPECT_EQ(op_names(f), "constant broadcast_to mul");  // neg folded, broadcast kept
@@ -94,7 +98,9 @@ TEST(ConstantFolding, LeavesLargeResultsAlone) {
 TEST(ConstantFolding, NeverFoldsRandomOps) {
   ops::Generator gen(7);
   ir::Graph g = trace_graph1(
-      [&](const std::vector<Tensor>& x) { return x[0] * ops::bernoulli(Tensor::from_vector<float>({0.5f, 0.5f}, {2}), gen); },
+      [&](const std::vector<Tensor>& x) {
+        return x[0] * ops::bernoulli(Tensor::from_vector<float>({0.5f, 0.5f}, {2}), gen);
+      },
       {f32({2})});
   ASSERT_EQ(count_op(g, "bernoulli"), 1u);
   ir::Graph f = apply(passes::constant_folding(), g);

@@ -63,14 +63,15 @@ TEST(Cse, InputsWithEqualTypesAndNamesKeepTheirIdentity) {
   ir::Graph g = ir::Graph::build({a.value(), b.value()}, {ops::exp(a).value(), ops::exp(b).value()});
   ir::Graph c = apply(passes::cse(), g);
   EXPECT_EQ(op_names(c), "exp exp");
-  const std::vector<Array> out = run_reference(c, {Array::full(DType::f32, {2}, 0.0), Array::full(DType::f32, {2}, 1.0)});
+  const std::vector<Array> out =
+      run_reference(c, {Array::full(DType::f32, {2}, 0.0), Array::full(DType::f32, {2}, 1.0)});
   EXPECT_NE(out[0].to_f64(), out[1].to_f64());
 }
 
 TEST(Cse, RandomOpsNeverMerge) {
   // Nodes with identical attributes (same seed and offset) still stand for two separate draws.
-  const ir::Attrs attrs{{"seed", int64_t{3}}, {"offset", int64_t{0}}, {"shape", Shape{4}},
-                        {"dtype", DType::f32}, {"low", 0.0},          {"high", 1.0}};
+  const ir::Attrs attrs{{"seed", int64_t{3}},  {"offset", int64_t{0}}, {"shape", Shape{4}},
+                        {"dtype", DType::f32}, {"low", 0.0},           {"high", 1.0}};
   ir::Graph g = trace(
       [&](const std::vector<Tensor>& x) {
         return std::vector<Tensor>{x[0] + Tensor(ir::make_node1("uniform", {}, attrs)),
@@ -90,13 +91,17 @@ TEST(Cse, DoesNotLookBehindGraphInputs) {
   ir::Graph g = ir::Graph::build({x.value(), e1.value()}, {(e1 + e2).value()});
   ir::Graph c = apply(passes::cse(), g);
   EXPECT_EQ(op_names(c), "exp add");
-  const std::vector<Array> out = run_reference(c, {Array::full(DType::f32, {2}, 0.0), Array::full(DType::f32, {2}, 5.0)});
+  const std::vector<Array> out =
+      run_reference(c, {Array::full(DType::f32, {2}, 0.0), Array::full(DType::f32, {2}, 5.0)});
   EXPECT_EQ(out[0].to_f64(), (std::vector<double>{6.0, 6.0}));
 }
 
 TEST(Dce, SplitWithOneLivePieceBecomesASlice) {
-  ir::Graph g = trace_graph1([](const std::vector<Tensor>& x) { return ops::exp(ops::split(x[0], {2, 3, 1}, 1)[1]); },
-                             {f32({2, 6})});
+  ir::Graph g = trace_graph1(
+      [](const std::vector<Tensor>& x) {
+        return ops::exp(ops::split(x[0], {2, 3, 1}, 1)[1]);
+      },
+      {f32({2, 6})});
   ir::Graph d = apply(passes::dce(), g);
   EXPECT_EQ(op_names(d), "slice exp");
   EXPECT_NE(ir::print_graph(d).find("slice(%0) {axis = 1, start = 2, step = 1, stop = 5}"), std::string::npos)

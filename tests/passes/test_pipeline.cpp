@@ -38,9 +38,9 @@ ir::Graph small_graph() {
 }
 
 std::string run_capturing_stderr(const passes::Pipeline& p, const ir::Graph& g) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   p.run(g);
-  return testing::internal::GetCapturedStderr();
+  return ::testing::internal::GetCapturedStderr();
 }
 
 // A pass that records when it runs.

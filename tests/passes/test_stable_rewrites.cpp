@@ -9,7 +9,9 @@ namespace {
 
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
-ir::Graph stabilise(const ir::Graph& g) { return apply(passes::dce(), apply(passes::stable_rewrites(), g)); }
+ir::Graph stabilise(const ir::Graph& g) {
+  return apply(passes::dce(), apply(passes::stable_rewrites(), g));
+}
 
 std::vector<double> run1(const ir::Graph& g, const std::vector<Array>& inputs) {
   return run_reference(g, inputs)[0].to_f64();
@@ -36,8 +38,11 @@ TEST(StableRewrites, LogOnePlusXBecomesLog1p) {
 }
 
 TEST(StableRewrites, Log1pWhenTheOneWidensTheShape) {
-  const ir::Graph s =
-      stabilise(trace_graph1([](const std::vector<Tensor>& x) { return ops::log(x[0] + ops::ones({2, 3})); }, {f32({3})}));
+  const ir::Graph s = stabilise(trace_graph1(
+      [](const std::vector<Tensor>& x) {
+        return ops::log(x[0] + ops::ones({2, 3}));
+      },
+      {f32({3})}));
   EXPECT_EQ(op_names(s), "broadcast_to log1p");
 }
 
@@ -57,14 +62,14 @@ TEST(StableRewrites, Log1pKeepsTheSumWhenItIsUsedElsewhere) {
 }
 
 TEST(StableRewrites, NotLog1pForOtherConstantsOrDtypes) {
-  EXPECT_EQ(op_names(stabilise(trace_graph1([](const std::vector<Tensor>& x) { return ops::log(x[0] + 2.0); },
-                                            {f32({3})}))),
-            "constant add log");
+  EXPECT_EQ(
+      op_names(stabilise(trace_graph1([](const std::vector<Tensor>& x) { return ops::log(x[0] + 2.0); }, {f32({3})}))),
+      "constant add log");
   // f32 + f64 one is f64: log1p(x) would be f32.
-  EXPECT_EQ(op_names(stabilise(trace_graph1(
-                [](const std::vector<Tensor>& x) { return ops::log(x[0] + Tensor::scalar(1.0, DType::f64)); },
-                {f32({3})}))),
-            "constant add log");
+  EXPECT_EQ(
+      op_names(stabilise(trace_graph1(
+          [](const std::vector<Tensor>& x) { return ops::log(x[0] + Tensor::scalar(1.0, DType::f64)); }, {f32({3})}))),
+      "constant add log");
 }
 
 TEST(StableRewrites, ExpMinusOneBecomesExpm1) {
@@ -103,8 +108,8 @@ TEST(StableRewrites, LogOfExpIsX) {
 }
 
 TEST(StableRewrites, LogSoftmaxFromLogOfSoftmax) {
-  const ir::Graph g = trace_graph1([](const std::vector<Tensor>& x) { return ops::log(ops::softmax(x[0], -1)); },
-                                   {f32({2, 3})});
+  const ir::Graph g =
+      trace_graph1([](const std::vector<Tensor>& x) { return ops::log(ops::softmax(x[0], -1)); }, {f32({2, 3})});
   const ir::Graph s = stabilise(g);
   EXPECT_EQ(op_names(s), "log_softmax");
   EXPECT_EQ(s.outputs()[0].node()->attrs().get_int("axis"), -1);

@@ -34,8 +34,8 @@ inline int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t
 // A geometry with the natural output size.
 Conv2dGeometry make_conv2d_geometry(int64_t batch, int64_t in_channels, int64_t in_h, int64_t in_w,
                                     int64_t out_channels, int64_t kernel_h, int64_t kernel_w, int64_t stride_h = 1,
-                                    int64_t stride_w = 1, int64_t pad_h = 0, int64_t pad_w = 0,
-                                    int64_t dilation_h = 1, int64_t dilation_w = 1, int64_t groups = 1);
+                                    int64_t stride_w = 1, int64_t pad_h = 0, int64_t pad_w = 0, int64_t dilation_h = 1,
+                                    int64_t dilation_w = 1, int64_t groups = 1);
 // Throws tessera::Error (naming `what`) when the geometry is inconsistent.
 void check_conv2d_geometry(const Conv2dGeometry& g, const char* what);
 

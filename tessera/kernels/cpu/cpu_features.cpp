@@ -27,8 +27,12 @@ std::atomic<bool>& avx2_switch() {
 
 }  // namespace
 
-bool use_avx2() { return avx2_switch().load(std::memory_order_relaxed); }
+bool use_avx2() {
+  return avx2_switch().load(std::memory_order_relaxed);
+}
 
-void set_avx2_enabled(bool enabled) { avx2_switch().store(enabled && cpu_has_avx2_fma(), std::memory_order_relaxed); }
+void set_avx2_enabled(bool enabled) {
+  avx2_switch().store(enabled && cpu_has_avx2_fma(), std::memory_order_relaxed);
+}
 
 }  // namespace tessera::kernels

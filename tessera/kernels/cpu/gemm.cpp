@@ -28,8 +28,8 @@ std::atomic<GemmProvider>& provider_slot() {
   return slot;
 }
 
-void check_args(const char* name, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t lda,
-                int64_t ldb, int64_t ldc) {
+void check_args(const char* name, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                int64_t ldc) {
   TESSERA_CHECK(m >= 0 && n >= 0 && k >= 0, "{}: negative size m={}, n={}, k={}", name, m, n, k);
   const int64_t a_cols = trans_a ? m : k, b_cols = trans_b ? k : n;
   TESSERA_CHECK(lda >= std::max<int64_t>(a_cols, 1), "{}: lda={} is smaller than op(A)'s stored row length {}", name,
@@ -57,7 +57,9 @@ void scale_only(int64_t m, int64_t n, float beta, float* c, int64_t ldc, const G
 
 }  // namespace
 
-GemmProvider gemm_provider() { return provider_slot().load(std::memory_order_relaxed); }
+GemmProvider gemm_provider() {
+  return provider_slot().load(std::memory_order_relaxed);
+}
 
 void set_gemm_provider(GemmProvider provider) {
   TESSERA_CHECK(provider != GemmProvider::openblas || openblas_available(),
@@ -66,7 +68,9 @@ void set_gemm_provider(GemmProvider provider) {
   provider_slot().store(provider, std::memory_order_relaxed);
 }
 
-std::string gemm_provider_name() { return gemm_provider() == GemmProvider::openblas ? "openblas" : "tessera"; }
+std::string gemm_provider_name() {
+  return gemm_provider() == GemmProvider::openblas ? "openblas" : "tessera";
+}
 
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const GemmEpilogue& epilogue,
@@ -82,7 +86,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
     gemm_detail::sgemm_openblas(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue, tp);
     return;
   }
-  if (gemm_detail::prefer_small_m(m, n, k)) {
+  if (gemm_detail::prefer_small_m(m, trans_b)) {
     const gemm_detail::MatrixView av{a, lda, trans_a}, bv{b, ldb, trans_b};
     // Column blocks of 64 keep the split cache-line aligned; a second thread pays off once B is
     // larger than L2 can stream in a few microseconds.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <new>
 
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/cpu/gemm_internal.h"
@@ -17,13 +18,15 @@ struct FreeDeleter {
 
 float* aligned_floats(int64_t count) {
   const size_t bytes = (static_cast<size_t>(count) * sizeof(float) + 63) / 64 * 64;
-  return static_cast<float*>(std::aligned_alloc(64, bytes));
+  void* p = std::aligned_alloc(64, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+  return static_cast<float*>(p);
 }
 
 // Per-thread packing buffers at their largest block size; created on a thread's first GEMM.
 struct PackBuffers {
-  std::unique_ptr<float, FreeDeleter> a{aligned_floats(kMC * kKC)};
-  std::unique_ptr<float, FreeDeleter> b{aligned_floats(kKC * kNC)};
+  std::unique_ptr<float, FreeDeleter> a{aligned_floats(kMC * kKC + kPackSlack)};
+  std::unique_ptr<float, FreeDeleter> b{aligned_floats(kKC * kNC + kPackSlack)};
 };
 
 PackBuffers& thread_pack_buffers() {
@@ -64,17 +67,23 @@ void gemm_region(const Problem& pr, int64_t i0, int64_t i1, int64_t j0, int64_t 
   float* bbuf = buffers.b.get();
   for (int64_t jc = j0; jc < j1; jc += kNC) {
     const int64_t nc = std::min(kNC, j1 - jc);
-    for (int64_t pc = 0; pc < pr.k; pc += kKC) {
-      const int64_t kc = std::min(kKC, pr.k - pc);
+    // Equal k blocks (784 = 4 x 196, not 3 x 256 + 16): a short last block would run the
+    // micro-kernel mostly on loading and storing C.
+    const int64_t k_blocks = (pr.k + kKC - 1) / kKC;
+    const int64_t k_step = (pr.k + k_blocks - 1) / k_blocks;
+    for (int64_t pc = 0; pc < pr.k; pc += k_step) {
+      const int64_t kc = std::min(k_step, pr.k - pc);
       const float beta = pc == 0 ? pr.beta : 1.0f;
       const bool last = pc + kc == pr.k;
-      pack_b(pr.b, pc, kc, jc, nc, bbuf);
       for (int64_t ic = i0; ic < i1; ic += kMC) {
         const int64_t mc = std::min(kMC, i1 - ic);
         pack_a(pr.a, ic, mc, pc, kc, abuf);
         for (int64_t jr = 0; jr < nc; jr += kNR) {
           const int64_t cols = std::min(kNR, nc - jr);
-          const float* pb = bbuf + jr * kc;
+          float* pb = bbuf + jr * kc;
+          // B panels are packed during the first row block, right before their first use, so the
+          // packed panel is still in L1 for it; later row blocks reuse them from L2/L3.
+          if (ic == i0) pack_b(pr.b, pc, kc, jc + jr, cols, pb);
           for (int64_t ir = 0; ir < mc; ir += kMR) {
             const int64_t rows = std::min(kMR, mc - ir);
             const float* pa = abuf + ir * kc;
@@ -101,10 +110,17 @@ int64_t split_point(int64_t extent, int64_t parts, int64_t index, int64_t unit) 
 
 }  // namespace
 
-void sgemm_packed(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-                  const GemmEpilogue& epilogue, runtime::ThreadPool& pool) {
-  const Problem pr{MatrixView{a, lda, trans_a}, MatrixView{b, ldb, trans_b}, k, alpha, beta, c, ldc, &epilogue,
+void sgemm_packed(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const GemmEpilogue& epilogue,
+                  runtime::ThreadPool& pool) {
+  const Problem pr{MatrixView{a, lda, trans_a},
+                   MatrixView{b, ldb, trans_b},
+                   k,
+                   alpha,
+                   beta,
+                   c,
+                   ldc,
+                   &epilogue,
                    use_avx2() ? &microkernel_avx2 : &microkernel_generic};
   // Below about a million flops the wake-up of a second thread costs more than it saves.
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);

@@ -24,8 +24,7 @@ bool epilogue_is_empty(const GemmEpilogue& e) {
   return e.bias == nullptr && e.activation == Activation::none && e.residual == nullptr;
 }
 
-void apply_epilogue(float* c, int64_t ldc, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
-                    const GemmEpilogue& e) {
+void apply_epilogue(float* c, int64_t ldc, int64_t i0, int64_t rows, int64_t j0, int64_t cols, const GemmEpilogue& e) {
   if (epilogue_is_empty(e)) return;
   for (int64_t r = 0; r < rows; ++r) {
     float* crow = c + (i0 + r) * ldc + j0;

@@ -13,7 +13,7 @@ constexpr int64_t kNR = 16;
 // Cache blocking for a Zen 3 core (L1d 32 KiB, L2 512 KiB, L3 32 MiB shared): a KC x NR panel of B
 // (16 KiB) stays in L1, an MC x KC block of A (~180 KiB) in L2, a KC x NC block of B in L3.
 constexpr int64_t kKC = 256;
-constexpr int64_t kMC = 180;  // multiple of kMR
+constexpr int64_t kMC = 180;   // multiple of kMR
 constexpr int64_t kNC = 3072;  // multiple of kNR
 
 // Row-major strided read access to op(A) / op(B) without materialising the transpose.
@@ -30,6 +30,13 @@ void pack_a(const MatrixView& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
 // Packs op(B)[p0:p0+kc, j0:j0+nc] into ceil(nc/NR) panels of kc x NR, element (p, c) at p*NR + c;
 // columns past nc are zero.
 void pack_b(const MatrixView& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst);
+// AVX2 versions of one full panel (gemm_pack_avx2.cpp). The A packers write up to two floats past the
+// panel, so pack buffers keep kPackSlack floats of slack.
+void pack_a_panel_avx2(const float* a, int64_t lda, int64_t kc, float* dst);
+void pack_bt_panel_avx2(const float* b, int64_t ldb, int64_t kc, float* dst);
+void pack_b_panel_avx2(const float* b, int64_t ldb, int64_t kc, float* dst);
+void pack_at_panel_avx2(const float* a, int64_t lda, int64_t kc, float* dst);
+constexpr int64_t kPackSlack = 64;
 
 // c[MR x NR] = alpha * (pa · pb) + beta * c, where pa/pb are packed panels of depth kc. When beta is
 // 0, c is not read (it may hold garbage or NaN).
@@ -45,15 +52,15 @@ bool epilogue_is_empty(const GemmEpilogue& epilogue);
 
 // The unpacked path for few rows (batch-1 inference, GEMV-like): streams B once, no panel packing.
 // Computes rows [0, m) and columns [j0, j1) of C including beta and the epilogue.
-void sgemm_small_m(const MatrixView& a, const MatrixView& b, int64_t m, int64_t j0, int64_t j1, int64_t k,
-                   float alpha, float beta, float* c, int64_t ldc, const GemmEpilogue& epilogue);
+void sgemm_small_m(const MatrixView& a, const MatrixView& b, int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha,
+                   float beta, float* c, int64_t ldc, const GemmEpilogue& epilogue);
 // Whether sgemm_small_m is the better path for this shape.
-bool prefer_small_m(int64_t m, int64_t n, int64_t k);
+bool prefer_small_m(int64_t m, bool trans_b);
 
 // Tessera's packed SGEMM (no provider switch).
-void sgemm_packed(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-                  const GemmEpilogue& epilogue, runtime::ThreadPool& pool);
+void sgemm_packed(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const GemmEpilogue& epilogue,
+                  runtime::ThreadPool& pool);
 
 // OpenBLAS cblas_sgemm followed by the epilogue; only callable when openblas_available().
 void sgemm_openblas(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

@@ -4,8 +4,7 @@
 
 namespace tessera::kernels::gemm_detail {
 
-void microkernel_generic(int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, float alpha,
-                         float beta) {
+void microkernel_generic(int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, float alpha, float beta) {
   float acc[kMR][kNR] = {};
   for (int64_t p = 0; p < kc; ++p) {
     const float* brow = pb + p * kNR;

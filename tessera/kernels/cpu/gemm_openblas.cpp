@@ -29,9 +29,8 @@ void sgemm_openblas(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
               static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
               static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
   if (epilogue_is_empty(epilogue)) return;
-  pool.parallel_for(m, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
-    apply_epilogue(c, ldc, r0, r1 - r0, 0, n, epilogue);
-  });
+  pool.parallel_for(m, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
+                    [&](int64_t r0, int64_t r1) { apply_epilogue(c, ldc, r0, r1 - r0, 0, n, epilogue); });
 #else
   (void)trans_a, (void)trans_b, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b, (void)ldb;
   (void)beta, (void)c, (void)ldc, (void)epilogue, (void)pool;

@@ -1,0 +1,105 @@
+// Streaming kernels: split into one contiguous range per thread. Arrays much larger than the L3 are
+// written with non-temporal stores (no read-for-ownership of the destination), as STREAM does when
+// built with a good compiler; smaller ones with ordinary stores so the result stays in cache.
+#include "tessera/kernels/cpu/bandwidth.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "tessera/kernels/cpu/cpu_features.h"
+
+namespace tessera::kernels {
+
+namespace {
+
+constexpr int64_t kStreamingThreshold = int64_t{4} << 20;  // elements (16 MiB per array)
+
+template <typename Body>
+void split(int64_t n, runtime::ThreadPool* pool, Body&& body) {
+  runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
+  tp.parallel_for(n, 32768, [&](int64_t i0, int64_t i1) { body(i0, i1); });
+}
+
+// The three kernels share one AVX2 loop shape: f computes 8 results from index i.
+template <typename F>
+__attribute__((target("avx2,fma"), always_inline)) inline void stream_loop(float* out, int64_t i0, int64_t i1,
+                                                                           bool streaming, F&& f) {
+  int64_t i = i0;
+  // Scalar head up to 32-byte alignment of the destination, so the stores can be non-temporal.
+  while (i < i1 && (reinterpret_cast<uintptr_t>(out + i) & 31) != 0) {
+    out[i] = f.scalar(i);
+    ++i;
+  }
+  if (streaming) {
+    for (; i + 8 <= i1; i += 8) _mm256_stream_ps(out + i, f.vector(i));
+  } else {
+    for (; i + 8 <= i1; i += 8) _mm256_store_ps(out + i, f.vector(i));
+  }
+  for (; i < i1; ++i) out[i] = f.scalar(i);
+}
+
+struct Triad {
+  const float *b, *c;
+  float s;
+  float scalar(int64_t i) const { return b[i] + s * c[i]; }
+  __attribute__((target("avx2,fma"))) __m256 vector(int64_t i) const {
+    return _mm256_fmadd_ps(_mm256_set1_ps(s), _mm256_loadu_ps(c + i), _mm256_loadu_ps(b + i));
+  }
+};
+
+struct ReluAxpb {
+  const float *a, *x, *b;
+  float scalar(int64_t i) const { return std::max(a[i] * x[i] + b[i], 0.0f); }
+  __attribute__((target("avx2,fma"))) __m256 vector(int64_t i) const {
+    const __m256 v = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(x + i), _mm256_loadu_ps(b + i));
+    return _mm256_max_ps(v, _mm256_setzero_ps());
+  }
+};
+
+struct ReluAxpbScalar {
+  float a;
+  const float* x;
+  float b;
+  float scalar(int64_t i) const { return std::max(a * x[i] + b, 0.0f); }
+  __attribute__((target("avx2,fma"))) __m256 vector(int64_t i) const {
+    const __m256 v = _mm256_fmadd_ps(_mm256_set1_ps(a), _mm256_loadu_ps(x + i), _mm256_set1_ps(b));
+    return _mm256_max_ps(v, _mm256_setzero_ps());
+  }
+};
+
+template <typename F>
+__attribute__((target("avx2,fma"))) void run_avx2(float* out, int64_t i0, int64_t i1, bool streaming, const F& f) {
+  stream_loop(out, i0, i1, streaming, f);
+  if (streaming) _mm_sfence();
+}
+
+template <typename F>
+void run(int64_t n, float* out, runtime::ThreadPool* pool, const F& f) {
+  const bool avx2 = use_avx2();
+  const bool streaming = n >= kStreamingThreshold;
+  split(n, pool, [&](int64_t i0, int64_t i1) {
+    if (avx2) {
+      run_avx2(out, i0, i1, streaming, f);
+    } else {
+      for (int64_t i = i0; i < i1; ++i) out[i] = f.scalar(i);
+    }
+  });
+}
+
+}  // namespace
+
+void stream_triad(int64_t n, float* a, const float* b, const float* c, float s, runtime::ThreadPool* pool) {
+  run(n, a, pool, Triad{b, c, s});
+}
+
+void fused_relu_axpb(int64_t n, const float* a, const float* x, const float* b, float* y, runtime::ThreadPool* pool) {
+  run(n, y, pool, ReluAxpb{a, x, b});
+}
+
+void fused_relu_axpb_scalar(int64_t n, float a, const float* x, float b, float* y, runtime::ThreadPool* pool) {
+  run(n, y, pool, ReluAxpbScalar{a, x, b});
+}
+
+}  // namespace tessera::kernels

@@ -1,0 +1,162 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "tessera/core/error.h"
+#include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/cpu/pool.h"
+
+namespace tessera::kernels {
+namespace {
+
+std::vector<float> random_floats(int64_t n, std::mt19937& rng, bool with_ties) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(-2, 2);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = with_ties ? static_cast<float>(small(rng)) : d(rng);
+  return v;
+}
+
+// The first maximum of each window in row-major scan order, written independently of the kernel.
+int64_t oracle_argmax(const Pool2dGeometry& g, const float* xp, int64_t oh, int64_t ow) {
+  int64_t best = -1;
+  for (int64_t kh = 0; kh < g.kernel_h; ++kh)
+    for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+      const int64_t ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
+      const int64_t iw = ow * g.stride_w - g.pad_w + kw * g.dilation_w;
+      if (ih < 0 || ih >= g.in_h || iw < 0 || iw >= g.in_w) continue;
+      const int64_t at = ih * g.in_w + iw;
+      if (best < 0) {
+        best = at;
+        continue;
+      }
+      const float v = xp[at], b = xp[best];
+      if (std::isnan(b)) continue;
+      if (std::isnan(v) || v > b) best = at;
+    }
+  return best;
+}
+
+std::vector<Pool2dGeometry> pool_cases() {
+  return {
+      make_pool2d_geometry(6, 26, 26, 2, 2),                    // CNN pool 1 (even)
+      make_pool2d_geometry(5, 11, 11, 2, 2),                    // CNN pool 2 (odd: last row/column unused)
+      make_pool2d_geometry(3, 40, 37, 2, 2),                    // wide rows: several AVX2 steps
+      make_pool2d_geometry(4, 9, 8, 3, 3, 2, 2, 1, 1),          // overlapping with padding
+      make_pool2d_geometry(2, 10, 11, 3, 2, 1, 3, 1, 1, 2, 1),  // dilation
+      make_pool2d_geometry(2, 5, 5, 5, 5),                      // one window
+  };
+}
+
+void run_max_pool_checks() {
+  std::mt19937 rng(21);
+  for (int threads : {1, 2}) {
+    runtime::ThreadPool pool(threads);
+    for (const auto& g : pool_cases()) {
+      for (bool ties : {false, true}) {
+        const int64_t in = g.planes * g.in_h * g.in_w, out = g.planes * g.out_h * g.out_w;
+        auto x = random_floats(in, rng, ties);
+        if (in > 7) x[7] = std::nanf("");  // NaN wins its window
+        const auto dy = random_floats(out, rng, false);
+        std::vector<float> y(static_cast<size_t>(out)), dx(static_cast<size_t>(in), 123.0f);
+        max_pool2d_forward(g, x.data(), y.data(), &pool);
+        max_pool2d_backward(g, x.data(), dy.data(), dx.data(), &pool);
+        std::vector<double> want_dx(static_cast<size_t>(in), 0.0);
+        for (int64_t p = 0; p < g.planes; ++p)
+          for (int64_t oh = 0; oh < g.out_h; ++oh)
+            for (int64_t ow = 0; ow < g.out_w; ++ow) {
+              const float* xp = x.data() + p * g.in_h * g.in_w;
+              const int64_t at = oracle_argmax(g, xp, oh, ow);
+              const size_t o = static_cast<size_t>((p * g.out_h + oh) * g.out_w + ow);
+              ASSERT_GE(at, 0);
+              const float want = xp[at];
+              if (std::isnan(want)) {
+                ASSERT_TRUE(std::isnan(y[o])) << "window " << o;
+              } else {
+                ASSERT_EQ(y[o], want) << "window " << o << " threads=" << threads;
+              }
+              want_dx[static_cast<size_t>(p * g.in_h * g.in_w + at)] += dy[o];
+            }
+        for (size_t i = 0; i < dx.size(); ++i) ASSERT_NEAR(dx[i], want_dx[i], 1e-6) << "dx " << i << " ties=" << ties;
+      }
+    }
+  }
+}
+
+TEST(MaxPool2d, ForwardAndBackwardMatchFirstMaximum) {
+  run_max_pool_checks();
+}
+
+TEST(MaxPool2d, PortableFallbackMatches) {
+  set_avx2_enabled(false);
+  run_max_pool_checks();
+  set_avx2_enabled(true);
+}
+
+TEST(MaxPool2d, HandComputed) {
+  const std::vector<float> x = {1, 5, 2, 0,  //
+                                3, 4, 7, 7,  //
+                                9, 0, 1, 1,  //
+                                0, 9, 1, 2};
+  std::vector<float> y(4), dx(16);
+  const Pool2dGeometry g = make_pool2d_geometry(1, 4, 4, 2, 2);
+  max_pool2d_forward(g, x.data(), y.data());
+  EXPECT_EQ(y, (std::vector<float>{5, 7, 9, 2}));
+  const std::vector<float> dy = {10, 20, 30, 40};
+  max_pool2d_backward(g, x.data(), dy.data(), dx.data());
+  // Ties (7, 7) and (9, 9) go to the first in scan order.
+  EXPECT_EQ(dx, (std::vector<float>{0, 10, 0, 0, 0, 0, 20, 0, 30, 0, 0, 0, 0, 0, 0, 40}));
+}
+
+TEST(AvgPool2d, ForwardAndBackwardMatchDefinition) {
+  std::mt19937 rng(22);
+  runtime::ThreadPool pool(2);
+  const std::vector<Pool2dGeometry> cases = {make_pool2d_geometry(3, 8, 8, 2, 2),
+                                             make_pool2d_geometry(2, 7, 9, 3, 3, 2, 2, 1, 1),
+                                             make_pool2d_geometry(2, 5, 6, 3, 2, 1, 1, 1, 1)};
+  for (const auto& g : cases)
+    for (bool include_pad : {true, false}) {
+      const int64_t in = g.planes * g.in_h * g.in_w, out = g.planes * g.out_h * g.out_w;
+      const auto x = random_floats(in, rng, false), dy = random_floats(out, rng, false);
+      std::vector<float> y(static_cast<size_t>(out)), dx(static_cast<size_t>(in));
+      avg_pool2d_forward(g, include_pad, x.data(), y.data(), &pool);
+      avg_pool2d_backward(g, include_pad, dy.data(), dx.data(), &pool);
+      std::vector<double> want_dx(static_cast<size_t>(in), 0.0);
+      for (int64_t p = 0; p < g.planes; ++p)
+        for (int64_t oh = 0; oh < g.out_h; ++oh)
+          for (int64_t ow = 0; ow < g.out_w; ++ow) {
+            double s = 0;
+            int64_t count = 0;
+            std::vector<int64_t> cells;
+            for (int64_t kh = 0; kh < g.kernel_h; ++kh)
+              for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+                const int64_t ih = oh * g.stride_h - g.pad_h + kh, iw = ow * g.stride_w - g.pad_w + kw;
+                if (ih < 0 || ih >= g.in_h || iw < 0 || iw >= g.in_w) continue;
+                cells.push_back(p * g.in_h * g.in_w + ih * g.in_w + iw);
+                s += x[static_cast<size_t>(cells.back())];
+                ++count;
+              }
+            const double div = include_pad ? static_cast<double>(g.kernel_h * g.kernel_w) : static_cast<double>(count);
+            const size_t o = static_cast<size_t>((p * g.out_h + oh) * g.out_w + ow);
+            ASSERT_NEAR(y[o], s / div, 1e-6);
+            for (int64_t c : cells) want_dx[static_cast<size_t>(c)] += dy[o] / div;
+          }
+      for (size_t i = 0; i < dx.size(); ++i) ASSERT_NEAR(dx[i], want_dx[i], 1e-6);
+    }
+}
+
+TEST(Pool2d, RejectsBadGeometry) {
+  std::vector<float> buf(100);
+  Pool2dGeometry g = make_pool2d_geometry(1, 4, 4, 2, 2);
+  g.out_h = 3;
+  EXPECT_THROW(max_pool2d_forward(g, buf.data(), buf.data()), Error);
+  g = make_pool2d_geometry(1, 4, 4, 2, 2);
+  g.kernel_w = 0;
+  EXPECT_THROW(avg_pool2d_forward(g, true, buf.data(), buf.data()), Error);
+}
+
+}  // namespace
+}  // namespace tessera::kernels
