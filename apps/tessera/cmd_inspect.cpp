@@ -1,6 +1,10 @@
 // tessera inspect FILE: reads a graph in the IR text form and reports what is in it: a summary, the
 // canonical text (--print), a Graphviz rendering (--dot) and a check of its invariants (--verify).
+// A GGUF model file (recognised by its magic) is summarised instead: metadata, tensors, types and
+// sizes; --tensor NAME shows one tensor and --dump OUT.npy writes its dequantized f32 values.
 #include <algorithm>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -10,6 +14,8 @@
 #include "file_io.h"
 #include "tessera/ir/graph.h"
 #include "tessera/ir/op_def.h"
+#include "tessera/io/gguf/gguf_summary.h"
+#include "tessera/io/npy.h"
 
 namespace tessera::cli {
 
@@ -20,7 +26,35 @@ struct InspectOptions {
   std::string dot_path;
   bool verify = false;
   bool print = false;
+  std::string tensor;     // GGUF only
+  std::string dump_path;  // GGUF only
 };
+
+bool is_gguf_file(const std::string& path) {
+  if (path == "-") return false;
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+int run_inspect_gguf(const InspectOptions& options) {
+  if (options.verify || options.print || !options.dot_path.empty()) {
+    fail("{}: --dot, --verify and --print apply to IR graphs, not GGUF files", options.file);
+  }
+  if (!options.dump_path.empty() && options.tensor.empty()) fail("--dump needs --tensor NAME");
+  const io::gguf::Reader reader = io::gguf::Reader::open(options.file);
+  if (options.tensor.empty()) {
+    std::cout << io::gguf::describe_file(reader);
+    return kExitOk;
+  }
+  const io::gguf::TensorInfo& info = reader.tensor(options.tensor);
+  std::cout << io::gguf::describe_tensor(reader, info);
+  if (!options.dump_path.empty()) {
+    io::save_npy(options.dump_path, reader.dequantize(info));
+    std::cout << "dump: wrote " << options.dump_path << " (f32 " << shape_str(info.shape()) << ")\n";
+  }
+  return kExitOk;
+}
 
 // Numbers values exactly as print_graph does (inputs first, then node outputs in order), so that the
 // summary and the text agree on %N.
@@ -89,6 +123,10 @@ std::string summarize(const ir::Graph& graph) {
 }
 
 int run_inspect(const InspectOptions& options) {
+  // --tensor/--dump only make sense for GGUF, so the GGUF reader explains what is wrong with the file.
+  if (is_gguf_file(options.file) || !options.tensor.empty() || !options.dump_path.empty()) {
+    return run_inspect_gguf(options);
+  }
   const std::string text = read_text_file(options.file);
   ir::Graph graph;
   try {
@@ -119,12 +157,17 @@ int run_inspect(const InspectOptions& options) {
 
 Command add_inspect_command(CLI::App& root) {
   auto options = std::make_shared<InspectOptions>();
-  CLI::App* app = root.add_subcommand("inspect", "Summarise a graph in the IR text form (.tsr)");
-  app->add_option("FILE", options->file, "Graph in the IR text form ('-' reads standard input)")->required();
+  CLI::App* app = root.add_subcommand("inspect", "Summarise a graph in the IR text form (.tsr) or a GGUF model");
+  app->add_option("FILE", options->file, "Graph in the IR text form ('-' reads standard input) or a .gguf file")
+      ->required();
   app->add_option("--dot", options->dot_path, "Also write the graph as Graphviz DOT to this file ('-': stdout)")
       ->type_name("OUT.dot");
   app->add_flag("--verify", options->verify, "Check the graph's invariants (fails with exit code 1 if broken)");
   app->add_flag("--print", options->print, "Print the canonical IR text instead of the summary");
+  app->add_option("--tensor", options->tensor, "GGUF: show this tensor (type, shape, offset, value statistics)")
+      ->type_name("NAME");
+  app->add_option("--dump", options->dump_path, "GGUF: also write the --tensor's dequantized f32 values as .npy")
+      ->type_name("OUT.npy");
   return {app, [options] { return run_inspect(*options); }};
 }
 

@@ -68,8 +68,10 @@ Command add_train_command(CLI::App& root) {
       ->check(CLI::NonNegativeNumber);
   app->add_option("--test-limit", o.test_limit, "Use only the first N test examples (0: all)")
       ->check(CLI::NonNegativeNumber);
-  app->add_option("--backend", o.backend, "Backend to run on (default: $TESSERA_BACKEND, else the fastest built)")
-      ->check(CLI::IsMember(backends::backend_names()));
+  o.backend = "cpu";
+  app->add_option("--backend", o.backend, "Backend to run on")
+      ->check(CLI::IsMember(backends::backend_names()))
+      ->capture_default_str();
   app->add_flag("--eager", cli->eager, "Run each step op by op instead of as one compiled graph");
   app->add_flag("--json", cli->json, "End with one JSON line: test_accuracy, samples_per_s, wall_s, ...");
   app->add_flag("--quiet", cli->quiet, "No progress or per-epoch lines");

@@ -35,7 +35,9 @@ int run(int argc, char** argv) {
       add_inspect_command(app),
       add_ops_command(app),
       add_train_command(app),
+      add_quantize_command(app),
       add_bench_command(app),
+      add_export_command(app),
   };
 
   try {

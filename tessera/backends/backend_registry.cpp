@@ -4,16 +4,18 @@
 #include <utility>
 
 #include "tessera/backends/backend.h"
+#include "tessera/backends/cpu/cpu_backend.h"
 #include "tessera/core/error.h"
 
 namespace tessera::backends {
 namespace {
 
 // Listed explicitly (not through static registrars) so that linking the static library never drops
-// a backend. The first entry is the oracle; the last one is the preferred default.
+// a backend. The first entry is the oracle and the default.
 const std::vector<std::pair<std::string, Backend& (*)()>>& known_backends() {
   static const std::vector<std::pair<std::string, Backend& (*)()>> table{
       {"reference", &reference_backend},
+      {"cpu", &cpu_backend},
   };
   return table;
 }
@@ -22,7 +24,9 @@ Backend* initial_default() {
   if (const char* env = std::getenv("TESSERA_BACKEND"); env != nullptr && *env != '\0') {
     return &backend_by_name(env);
   }
-  return &known_backends().back().second();
+  // The CPU backend is opt-in ($TESSERA_BACKEND=cpu, --backend cpu) until its kernels match the
+  // reference to f32 rounding everywhere (its log/exp paths are off by ~3e-5 today; see docs).
+  return &known_backends().front().second();
 }
 
 std::atomic<Backend*>& default_slot() {

@@ -1,5 +1,7 @@
 #include "tessera/backends/verify.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -7,8 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-
-#include <fmt/format.h>
 
 #include "tessera/backends/backend.h"
 
@@ -53,8 +53,12 @@ int64_t VerifyReport::nonfinite_mismatches() const {
   return n;
 }
 
-void set_verify(bool on) { verify_flag().store(on); }
-bool verify_enabled() { return verify_flag().load(std::memory_order_relaxed); }
+void set_verify(bool on) {
+  verify_flag().store(on);
+}
+bool verify_enabled() {
+  return verify_flag().load(std::memory_order_relaxed);
+}
 
 VerifyReport last_verify_report() {
   std::lock_guard<std::mutex> lock(report_mutex());
@@ -92,8 +96,8 @@ std::vector<Array> reference_outputs(const ir::Graph& graph, const std::vector<A
   return outs;
 }
 
-VerifyReport record_verification(const std::string& backend, const ir::Graph& graph,
-                                 const std::vector<Array>& expected, const std::vector<Array>& actual) {
+VerifyReport record_verification(const std::string& backend, const ir::Graph& graph, const std::vector<Array>& expected,
+                                 const std::vector<Array>& actual) {
   VerifyReport r;
   r.backend = backend;
   r.graph = graph.name();
@@ -102,10 +106,10 @@ VerifyReport record_verification(const std::string& backend, const ir::Graph& gr
   for (size_t i = 0; i < expected.size(); ++i) {
     r.outputs.push_back(compare_outputs(expected[i], actual[i]));
     const OutputCheck& c = r.outputs.back();
-    std::fprintf(stderr, "tessera verify [%s] graph '%s' output %zu %s: max abs error %.3g, max rel error %.3g%s\n",
-                 backend.c_str(), r.graph.c_str(), i, c.type.c_str(), c.max_abs_error, c.max_rel_error,
-                 c.nonfinite_mismatches > 0 ? fmt::format(", {} nan/inf mismatches", c.nonfinite_mismatches).c_str()
-                                            : "");
+    std::fprintf(
+        stderr, "tessera verify [%s] graph '%s' output %zu %s: max abs error %.3g, max rel error %.3g%s\n",
+        backend.c_str(), r.graph.c_str(), i, c.type.c_str(), c.max_abs_error, c.max_rel_error,
+        c.nonfinite_mismatches > 0 ? fmt::format(", {} nan/inf mismatches", c.nonfinite_mismatches).c_str() : "");
   }
   std::lock_guard<std::mutex> lock(report_mutex());
   static uint64_t sequence = 0;

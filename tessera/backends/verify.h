@@ -39,7 +39,7 @@ OutputCheck compare_outputs(const Array& expected, const Array& actual);
 // The reference backend's outputs for `inputs`, as fresh copies (safe to keep while the inputs change).
 std::vector<Array> reference_outputs(const ir::Graph& graph, const std::vector<Array>& inputs);
 // Compares, prints and records one verified run.
-VerifyReport record_verification(const std::string& backend, const ir::Graph& graph,
-                                 const std::vector<Array>& expected, const std::vector<Array>& actual);
+VerifyReport record_verification(const std::string& backend, const ir::Graph& graph, const std::vector<Array>& expected,
+                                 const std::vector<Array>& actual);
 
 }  // namespace tessera::backends

@@ -6,12 +6,15 @@ namespace tessera::codegen {
 
 namespace {
 
-std::array<std::array<std::string, 2>, lower::kNumMathFns> c99_math() {
+// C99 math names (f-suffixed for float), with an optional prefix such as "__builtin_".
+std::array<std::array<std::string, 2>, lower::kNumMathFns> c99_math(const std::string& prefix) {
   // In MathFn order: exp, expm1, log, log1p, sqrt, sin, cos, tanh, erf, floor, ceil, nearbyint, fabs, pow.
-  const char* base[] = {"exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tanh", "erf", "floor", "ceil",
-                        "nearbyint", "fabs", "pow"};
+  const char* base[] = {"exp",  "expm1", "log",   "log1p", "sqrt",      "sin",  "cos",
+                        "tanh", "erf",   "floor", "ceil",  "nearbyint", "fabs", "pow"};
   std::array<std::array<std::string, 2>, lower::kNumMathFns> names;
-  for (int i = 0; i < lower::kNumMathFns; ++i) names[static_cast<size_t>(i)] = {std::string(base[i]) + "f", base[i]};
+  for (int i = 0; i < lower::kNumMathFns; ++i) {
+    names[static_cast<size_t>(i)] = {prefix + base[i] + "f", prefix + base[i]};
+  }
   return names;
 }
 
@@ -19,25 +22,35 @@ Dialect make_c() {
   Dialect d;
   d.name = "c";
   d.schedule = Schedule::RowLoops;
+  // No #include: glibc's math.h alone costs the compiler tens of milliseconds. gcc and clang predefine
+  // the fixed-width types and know the math functions as builtins (they still call libm's expf etc.).
   d.prelude =
-      "#include <stdint.h>\n"
-      "#include <math.h>\n";
+      "typedef __INT8_TYPE__ int8_t;\n"
+      "typedef __UINT8_TYPE__ uint8_t;\n"
+      "typedef __INT32_TYPE__ int32_t;\n"
+      "typedef __UINT32_TYPE__ uint32_t;\n"
+      "typedef __INT64_TYPE__ int64_t;\n"
+      "typedef __UINT64_TYPE__ uint64_t;\n";
   // In ScalarType order: f32, f64, i8, u8, i32, u32, i64, u64, bool.
   d.type_names = {"float", "double", "int8_t", "uint8_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "_Bool"};
-  d.math_names = c99_math();
-  d.isnan_fn = "isnan";
-  d.isinf_fn = "isinf";
+  d.bool_buffer_type = "uint8_t";  // gcc does not vectorise loads of _Bool
+  d.math_names = c99_math("__builtin_");
+  d.isnan_fn = "__builtin_isnan";
+  d.isinf_fn = "__builtin_isinf";
   d.true_literal = "1";
   d.false_literal = "0";
   d.f32_suffix = "f";
-  d.inf_literal = {"INFINITY", "((double)INFINITY)"};
-  d.nan_literal = {"NAN", "((double)NAN)"};
+  d.inf_literal = {"__builtin_inff()", "__builtin_inf()"};
+  d.nan_literal = {"__builtin_nanf(\"\")", "__builtin_nan(\"\")"};
   d.kernel_qualifier = "";
   d.helper_qualifier = "static inline";
+  d.shared_body_qualifier = "static __attribute__((noinline))";
   // No restrict: the backend may run an elementwise kernel in place (an output aliasing an input read
-  // at the same index); ivdep alone lets gcc vectorise the inner loops.
+  // at the same index); the simd pragma alone lets gcc vectorise the inner loops.
   d.restrict_qualifier = "";
-  d.inner_loop_pragma = "#pragma GCC ivdep";
+  // omp simd (with -fopenmp-simd) vectorises at any -O level and, like ivdep, promises independent
+  // iterations; gcc's -O2 cost model would otherwise skip loops whose trip count it does not know.
+  d.inner_loop_pragma = "#pragma omp simd";
   d.simd_reduction_pragma = "#pragma omp simd {}";
   return d;
 }
@@ -55,7 +68,8 @@ Dialect make_cuda() {
       "typedef long long int64_t;\n"
       "typedef unsigned long long uint64_t;\n";
   d.type_names = {"float", "double", "int8_t", "uint8_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "bool"};
-  d.math_names = c99_math();
+  d.bool_buffer_type = "bool";
+  d.math_names = c99_math("");
   d.isnan_fn = "isnan";
   d.isinf_fn = "isinf";
   d.true_literal = "true";
@@ -65,6 +79,7 @@ Dialect make_cuda() {
   d.nan_literal = {"__int_as_float(0x7fc00000)", "__longlong_as_double(0x7ff8000000000000LL)"};
   d.kernel_qualifier = "extern \"C\" __global__";
   d.helper_qualifier = "__device__ __forceinline__";
+  d.shared_body_qualifier = "__device__ __noinline__";
   d.restrict_qualifier = "__restrict__";
   d.inner_loop_pragma = "";
   d.simd_reduction_pragma = "";

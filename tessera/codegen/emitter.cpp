@@ -7,11 +7,13 @@
 //    together in small arrays, so the inner loop stays contiguous (a column sum reads rows).
 #include "tessera/codegen/emitter.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "tessera/core/error.h"
 
@@ -35,9 +37,12 @@ std::string format_literal(ScalarType t, double fval, int64_t ival, const Dialec
     return fval < 0 || std::signbit(fval) ? "(" + s + ")" : s;
   }
   switch (t) {
-    case ScalarType::boolean: return ival ? d.true_literal : d.false_literal;
-    case ScalarType::u32: return fmt::format("{}u", static_cast<uint32_t>(ival));
-    case ScalarType::u64: return fmt::format("{}ull", static_cast<uint64_t>(ival));
+    case ScalarType::boolean:
+      return ival ? d.true_literal : d.false_literal;
+    case ScalarType::u32:
+      return fmt::format("{}u", static_cast<uint32_t>(ival));
+    case ScalarType::u64:
+      return fmt::format("{}ull", static_cast<uint64_t>(ival));
     case ScalarType::i64:
       if (ival == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807ll - 1)";
       return ival < 0 ? fmt::format("({}ll)", ival) : fmt::format("{}ll", ival);
@@ -59,12 +64,23 @@ std::string convert_helper_name(ScalarType from, ScalarType to) {
 std::string convert_helper(ScalarType from, ScalarType to, const Dialect& d) {
   int64_t lo = 0, hi = 0;
   switch (to) {
-    case ScalarType::i8: lo = INT8_MIN, hi = INT8_MAX; break;
-    case ScalarType::u8: lo = 0, hi = UINT8_MAX; break;
-    case ScalarType::i32: lo = INT32_MIN, hi = INT32_MAX; break;
-    case ScalarType::u32: lo = 0, hi = UINT32_MAX; break;
-    case ScalarType::i64: lo = INT64_MIN, hi = INT64_MAX; break;
-    default: fail("emitter: no saturating conversion to {}", lower::scalar_type_name(to));
+    case ScalarType::i8:
+      lo = INT8_MIN, hi = INT8_MAX;
+      break;
+    case ScalarType::u8:
+      lo = 0, hi = UINT8_MAX;
+      break;
+    case ScalarType::i32:
+      lo = INT32_MIN, hi = INT32_MAX;
+      break;
+    case ScalarType::u32:
+      lo = 0, hi = UINT32_MAX;
+      break;
+    case ScalarType::i64:
+      lo = INT64_MIN, hi = INT64_MAX;
+      break;
+    default:
+      fail("emitter: no saturating conversion to {}", lower::scalar_type_name(to));
   }
   const std::string& tt = d.type(to);
   auto dbl = [&](int64_t v) { return format_literal(ScalarType::f64, static_cast<double>(v), 0, d); };
@@ -81,27 +97,41 @@ std::string convert_helper(ScalarType from, ScalarType to, const Dialect& d) {
       fmt::arg("lo", format_literal(to, 0, lo, d)), fmt::arg("hi", format_literal(to, 0, hi, d)));
 }
 
-bool narrow(ScalarType t) { return t == ScalarType::i8 || t == ScalarType::u8 || t == ScalarType::boolean; }
+bool narrow(ScalarType t) {
+  return t == ScalarType::i8 || t == ScalarType::u8 || t == ScalarType::boolean;
+}
 
 class KernelWriter {
  public:
-  KernelWriter(const Kernel& k, const std::string& symbol, const Dialect& d, Helpers& helpers)
-      : k_(k), symbol_(symbol), d_(d), helpers_(helpers), last_(k.domain.size() - 1) {}
+  // With `params`, extents and outer strides are read from P[] rather than written as literals, so
+  // kernels that differ only in sizes print the same text and can share one compiled body.
+  KernelWriter(const Kernel& k, const std::string& symbol, const Dialect& d, Helpers& helpers,
+               std::vector<int64_t>* params = nullptr)
+      : k_(k), symbol_(symbol), d_(d), helpers_(helpers), params_(params), last_(k.domain.size() - 1) {}
 
   std::string write() {
-    line(fmt::format("{}void {}(const void* const* in_, void* const* out_, int64_t begin, int64_t end) {{",
-                     d_.kernel_qualifier.empty() ? "" : d_.kernel_qualifier + " ", symbol_));
+    if (params_) {
+      line(
+          fmt::format("{} void {}(const void* const* in_, void* const* out_, int64_t begin, int64_t end, "
+                      "const int64_t* P) {{",
+                      d_.shared_body_qualifier, symbol_));
+    } else {
+      line(fmt::format("{}void {}(const void* const* in_, void* const* out_, int64_t begin, int64_t end) {{",
+                       d_.kernel_qualifier.empty() ? "" : d_.kernel_qualifier + " ", symbol_));
+    }
     ++indent_;
+    const size_t params_at = out_.size();
     const std::string r = d_.restrict_qualifier.empty() ? "" : " " + d_.restrict_qualifier;
     for (size_t i = 0; i < k_.input_types.size(); ++i) {
       if (!k_.input_used[i]) continue;
-      const std::string& t = d_.type(k_.input_types[i]);
+      const std::string& t = buffer_type(k_.input_types[i]);
       line(fmt::format("const {0}*{1} in{2} = (const {0}*)in_[{2}];", t, r, i));
     }
     for (size_t i = 0; i < k_.output_types.size(); ++i) {
-      const std::string& t = d_.type(k_.output_types[i]);
+      const std::string& t = buffer_type(k_.output_types[i]);
       line(fmt::format("{0}*{1} out{2} = ({0}*)out_[{2}];", t, r, i));
     }
+    variant_.clear();
     if (!k_.has_reduction()) {
       d_.schedule == Schedule::RowLoops ? elementwise_rows() : elementwise_grid();
     } else if (d_.schedule == Schedule::RowLoops && !k_.reduced[last_]) {
@@ -109,12 +139,21 @@ class KernelWriter {
     } else {
       reduction_per_output();
     }
+    if (params_) {
+      // Sizes in locals: loads from P[] inside loops could alias the stores (char-typed bool buffers).
+      std::string decls;
+      for (size_t k = 0; k < params_->size(); ++k) decls += fmt::format("  const int64_t p{0} = P[{0}];\n", k);
+      out_.insert(params_at, decls);
+    }
     --indent_;
     line("}");
     return out_;
   }
 
  private:
+  const std::string& buffer_type(ScalarType t) const {
+    return t == ScalarType::boolean ? d_.bool_buffer_type : d_.type(t);
+  }
   void line(const std::string& s) { out_ += std::string(static_cast<size_t>(indent_) * 2, ' ') + s + "\n"; }
   void open(const std::string& s) {
     line(s + " {");
@@ -129,21 +168,38 @@ class KernelWriter {
   }
 
   std::string var(size_t d) const { return d == last_ ? "j" : fmt::format("i{}", d); }
-  int64_t extent(size_t d) const { return k_.domain[d]; }
 
-  std::string index(const Affine& a) const {
-    std::string s = a.constant != 0 ? fmt::format("{}", a.constant) : "";
+  // A size in the code: a literal, or the next slot of P[] when writing a shared body.
+  std::string num(int64_t v) {
+    if (!params_) return fmt::format("{}", v);
+    params_->push_back(v);
+    return fmt::format("p{}", params_->size() - 1);
+  }
+  std::string extent(size_t d) { return num(k_.domain[d]); }
+
+  // The offset an access reads or writes. Shared bodies keep the innermost stride literal when it is
+  // 0 or +-1 (what decides vectorisation) and take every other number from P[].
+  std::string index(const Affine& a) {
+    std::vector<std::string> terms;
+    bool negative_first = false;
+    if (a.constant != 0) terms.push_back(params_ ? num(a.constant) : fmt::format("{}", a.constant));
     for (size_t d = 0; d < a.coef.size(); ++d) {
       const int64_t c = a.coef[d];
       if (c == 0) continue;
-      const std::string term = (c == 1 || c == -1) ? var(d) : fmt::format("{} * {}", var(d), c < 0 ? -c : c);
-      if (s.empty()) {
-        s = c < 0 ? "-" + term : term;
+      std::string term;
+      if (params_ && !(d == last_ && (c == 1 || c == -1))) {
+        term = fmt::format("{} * {}", var(d), num(c));
       } else {
-        s += (c < 0 ? " - " : " + ") + term;
+        const std::string mag = (c == 1 || c == -1) ? var(d) : fmt::format("{} * {}", var(d), c < 0 ? -c : c);
+        if (c < 0 && terms.empty()) negative_first = true;
+        term = c < 0 && !terms.empty() ? "- " + mag : mag;
       }
+      terms.push_back(term);
     }
-    return s.empty() ? "0" : s;
+    if (terms.empty()) return "0";
+    std::string s = negative_first ? "-" + terms[0] : terms[0];
+    for (size_t i = 1; i < terms.size(); ++i) s += terms[i].rfind("- ", 0) == 0 ? " " + terms[i] : " + " + terms[i];
+    return s;
   }
 
   // Row-major decomposition of `src` into the index variables of `dims` (outermost first).
@@ -171,10 +227,18 @@ class KernelWriter {
   std::string expr(const std::vector<Instr>& code, char prefix, const Instr& in) {
     auto a = [&](int i) { return ref(code, prefix, in.args[static_cast<size_t>(i)]); };
     const std::string& t = d_.type(in.type);
-    static const char* infix[] = {"+", "-", "*", "/", "==", "!=", "<", "<=", ">", ">=", "&&", "||"};
+    // And/Or act on bools (0 or 1): bitwise & and | give the same values without the branches of && and ||,
+    // which would keep gcc from vectorising the loop.
+    static const char* infix[] = {"+", "-", "*", "/", "==", "!=", "<", "<=", ">", ">=", "&", "|"};
     switch (in.op) {
-      case Op::Load: return fmt::format("in{}[{}]", in.buffer, index(in.access));
-      case Op::Literal: return format_literal(in.type, in.fval, in.ival, d_);
+      case Op::Load:
+        // Bool buffers may be stored as bytes (gcc does not vectorise loads of _Bool).
+        if (in.type == ScalarType::boolean && d_.bool_buffer_type != t) {
+          return fmt::format("(in{}[{}] != 0)", in.buffer, index(in.access));
+        }
+        return fmt::format("in{}[{}]", in.buffer, index(in.access));
+      case Op::Literal:
+        return format_literal(in.type, in.fval, in.ival, d_);
       case Op::Convert: {
         const ScalarType from = code.at(static_cast<size_t>(in.args[0])).type;
         if (in.type == ScalarType::boolean) return fmt::format("({} != 0)", a(0));
@@ -184,14 +248,18 @@ class KernelWriter {
         }
         return fmt::format("({}){}", t, a(0));
       }
-      case Op::Cast: return fmt::format("({}){}", t, a(0));
-      case Op::Neg: return narrow(in.type) ? fmt::format("({})(-{})", t, a(0)) : fmt::format("-{}", a(0));
-      case Op::Not: return fmt::format("!{}", a(0));
+      case Op::Cast:
+        return fmt::format("({}){}", t, a(0));
+      case Op::Neg:
+        return narrow(in.type) ? fmt::format("({})(-{})", t, a(0)) : fmt::format("-{}", a(0));
+      case Op::Not:
+        return fmt::format("!{}", a(0));
       case Op::Add:
       case Op::Sub:
       case Op::Mul:
       case Op::Div: {
-        const std::string e = fmt::format("{} {} {}", a(0), infix[static_cast<int>(in.op) - static_cast<int>(Op::Add)], a(1));
+        const std::string e =
+            fmt::format("{} {} {}", a(0), infix[static_cast<int>(in.op) - static_cast<int>(Op::Add)], a(1));
         return narrow(in.type) ? fmt::format("({})({})", t, e) : e;
       }
       case Op::Eq:
@@ -203,28 +271,52 @@ class KernelWriter {
       case Op::And:
       case Op::Or:
         return fmt::format("({} {} {})", a(0), infix[static_cast<int>(in.op) - static_cast<int>(Op::Add)], a(1));
-      case Op::Select: return fmt::format("({} ? {} : {})", a(0), a(1), a(2));
+      case Op::Select:
+        return fmt::format("({} ? {} : {})", a(0), a(1), a(2));
       case Op::Call: {
         const std::string& f = d_.math_names[static_cast<size_t>(in.fn)][in.type == ScalarType::f32 ? 0 : 1];
         return in.args[1] >= 0 ? fmt::format("{}({}, {})", f, a(0), a(1)) : fmt::format("{}({})", f, a(0));
       }
-      case Op::IsNan: return fmt::format("{}({})", d_.isnan_fn, a(0));
-      case Op::IsInf: return fmt::format("{}({})", d_.isinf_fn, a(0));
-      case Op::Reduced: return reduced_ref(static_cast<size_t>(in.ival));
+      case Op::IsNan:
+        return fmt::format("{}({})", d_.isnan_fn, a(0));
+      case Op::IsInf:
+        return fmt::format("{}({})", d_.isinf_fn, a(0));
+      case Op::Reduced:
+        return reduced_ref(static_cast<size_t>(in.ival));
     }
     fail("emitter: unknown instruction");
   }
 
-  void instrs(const std::vector<Instr>& code, char prefix) {
+  enum class Part { All, Invariant, Variant };
+
+  // Whether each instruction changes along the innermost loop (over the last axis): values that do
+  // not are computed once before that loop (broadcast operands, scalars).
+  const std::vector<bool>& variant(const std::vector<Instr>& code) {
+    auto& v = variant_[&code];
+    if (v.size() == code.size()) return v;
+    v.assign(code.size(), false);
+    for (size_t i = 0; i < code.size(); ++i) {
+      const Instr& in = code[i];
+      bool var = (in.op == Op::Load && in.access.coef[last_] != 0) || (in.op == Op::Reduced && tiled());
+      for (int a : in.args) var = var || (a >= 0 && v[static_cast<size_t>(a)]);
+      v[i] = var;
+    }
+    return v;
+  }
+
+  void instrs(const std::vector<Instr>& code, char prefix, Part part = Part::All) {
+    const std::vector<bool>& var = variant(code);
     for (size_t i = 0; i < code.size(); ++i) {
       const Instr& in = code[i];
       if (in.op == Op::Literal) continue;
+      if ((part == Part::Invariant && var[i]) || (part == Part::Variant && !var[i])) continue;
       line(fmt::format("const {} {}{} = {};", d_.type(in.type), prefix, i, expr(code, prefix, in)));
     }
   }
 
   void stores(const std::vector<lower::Store>& list, const std::vector<Instr>& code, char prefix) {
-    for (const auto& s : list) line(fmt::format("out{}[{}] = {};", s.output, index(s.access), ref(code, prefix, s.value)));
+    for (const auto& s : list)
+      line(fmt::format("out{}[{}] = {};", s.output, index(s.access), ref(code, prefix, s.value)));
   }
 
   // --- reductions -------------------------------------------------------------------------------
@@ -237,16 +329,18 @@ class KernelWriter {
   }
   std::string reduced_ref(size_t r) const {
     if (!tracks_nan(r)) return acc(r);
-    return fmt::format("({} ? {} : {})", nan_flag(r), d_.nan_literal[k_.reductions[r].acc_type == ScalarType::f32 ? 0 : 1],
-                       acc(r));
+    return fmt::format("({} ? {} : {})", nan_flag(r),
+                       d_.nan_literal[k_.reductions[r].acc_type == ScalarType::f32 ? 0 : 1], acc(r));
   }
 
   std::string identity(size_t r) const {
     const auto& red = k_.reductions[r];
     const ScalarType t = red.acc_type;
     switch (red.kind) {
-      case ReduceKind::Sum: return format_literal(t, 0, 0, d_);
-      case ReduceKind::Prod: return format_literal(t, 1, 1, d_);
+      case ReduceKind::Sum:
+        return format_literal(t, 0, 0, d_);
+      case ReduceKind::Prod:
+        return format_literal(t, 1, 1, d_);
       case ReduceKind::Max:
       case ReduceKind::Min: {
         const bool is_max = red.kind == ReduceKind::Max;
@@ -267,10 +361,18 @@ class KernelWriter {
       const auto& red = k_.reductions[r];
       const std::string v = ref(k_.body, 'v', red.value), a = acc(r);
       switch (red.kind) {
-        case ReduceKind::Sum: line(fmt::format("{} += {};", a, v)); break;
-        case ReduceKind::Prod: line(fmt::format("{} *= {};", a, v)); break;
-        case ReduceKind::Max: line(fmt::format("{0} = {1} > {0} ? {1} : {0};", a, v)); break;
-        case ReduceKind::Min: line(fmt::format("{0} = {1} < {0} ? {1} : {0};", a, v)); break;
+        case ReduceKind::Sum:
+          line(fmt::format("{} += {};", a, v));
+          break;
+        case ReduceKind::Prod:
+          line(fmt::format("{} *= {};", a, v));
+          break;
+        case ReduceKind::Max:
+          line(fmt::format("{0} = {1} > {0} ? {1} : {0};", a, v));
+          break;
+        case ReduceKind::Min:
+          line(fmt::format("{0} = {1} < {0} ? {1} : {0};", a, v));
+          break;
       }
       if (tracks_nan(r)) line(fmt::format("{} |= {} != {};", nan_flag(r), v, v));
     }
@@ -304,7 +406,7 @@ class KernelWriter {
   // Splits the flat range [begin, end) of the axes up to the last one into rows: j0..j1 of the
   // last axis for one value of the others (decomposed from `row`).
   void open_rows(const std::vector<size_t>& outer) {
-    const int64_t n = extent(last_);
+    const std::string n = extent(last_);
     line("int64_t flat = begin;");
     open("while (flat < end)");
     line(fmt::format("const int64_t row = flat / {};", n));
@@ -319,16 +421,18 @@ class KernelWriter {
 
   void elementwise_rows() {
     if (k_.domain.size() == 1) {
+      instrs(k_.body, 'v', Part::Invariant);
       pragma(d_.inner_loop_pragma);
       open("for (int64_t j = begin; j < end; ++j)");
     } else {
       std::vector<size_t> outer;
       for (size_t d = 0; d < last_; ++d) outer.push_back(d);
       open_rows(outer);
+      instrs(k_.body, 'v', Part::Invariant);
       pragma(d_.inner_loop_pragma);
       open("for (int64_t j = j0; j < j1; ++j)");
     }
-    instrs(k_.body, 'v');
+    instrs(k_.body, 'v', Part::Variant);
     stores(k_.body_stores, k_.body, 'v');
     close();
     if (k_.domain.size() > 1) close_rows();
@@ -352,14 +456,19 @@ class KernelWriter {
       if (tracks_nan(r)) line(fmt::format("int n{} = 0;", r));
     }
     const std::vector<size_t> red = dims_where(true);
+    // On RowLoops the innermost loop runs over the last axis (reduced here): hoist what it does not change.
+    const bool hoist = d_.schedule == Schedule::RowLoops;
     for (size_t i = 0; i < red.size(); ++i) {
-      if (i + 1 == red.size() && !d_.simd_reduction_pragma.empty()) {
+      if (i + 1 == red.size()) {
+        if (hoist) instrs(k_.body, 'v', Part::Invariant);
         const std::string clauses = simd_clauses();
-        if (!clauses.empty()) pragma(fmt::format(fmt::runtime(d_.simd_reduction_pragma), clauses));
+        if (!clauses.empty() && !d_.simd_reduction_pragma.empty()) {
+          pragma(fmt::format(fmt::runtime(d_.simd_reduction_pragma), clauses));
+        }
       }
       open(fmt::format("for (int64_t {0} = 0; {0} < {1}; ++{0})", var(red[i]), extent(red[i])));
     }
-    instrs(k_.body, 'v');
+    instrs(k_.body, 'v', hoist ? Part::Variant : Part::All);
     stores(k_.body_stores, k_.body, 'v');
     accumulate();
     for (size_t i = 0; i < red.size(); ++i) close();
@@ -389,16 +498,18 @@ class KernelWriter {
     close();
     const std::vector<size_t> red = dims_where(true);
     for (size_t d : red) open(fmt::format("for (int64_t {0} = 0; {0} < {1}; ++{0})", var(d), extent(d)));
+    instrs(k_.body, 'v', Part::Invariant);
     pragma(d_.inner_loop_pragma);
     open("for (int64_t j = jb; j < je; ++j)");
-    instrs(k_.body, 'v');
+    instrs(k_.body, 'v', Part::Variant);
     stores(k_.body_stores, k_.body, 'v');
     accumulate();
     close();
     for (size_t i = 0; i < red.size(); ++i) close();
+    instrs(k_.epilogue, 'e', Part::Invariant);
     pragma(d_.inner_loop_pragma);
     open("for (int64_t j = jb; j < je; ++j)");
-    instrs(k_.epilogue, 'e');
+    instrs(k_.epilogue, 'e', Part::Variant);
     stores(k_.epilogue_stores, k_.epilogue, 'e');
     close();
     close();
@@ -409,6 +520,8 @@ class KernelWriter {
   const std::string& symbol_;
   const Dialect& d_;
   Helpers& helpers_;
+  std::vector<int64_t>* params_;
+  std::map<const std::vector<Instr>*, std::vector<bool>> variant_;
   size_t last_;
   std::string out_;
   int indent_ = 0;
@@ -420,11 +533,43 @@ std::string emit_module(const std::vector<Kernel>& kernels, const std::vector<st
                         const Dialect& dialect) {
   TESSERA_CHECK(kernels.size() == symbols.size(), "emit_module: {} kernels but {} symbols", kernels.size(),
                 symbols.size());
+  // Group kernels whose size-generic text is equal: a group of several compiles one shared body
+  // (the compiler's time grows with the code, and the layers of a network repeat their kernels).
   Helpers helpers;
-  std::string body;
+  std::vector<std::string> generic(kernels.size());
+  std::vector<std::vector<int64_t>> params(kernels.size());
+  std::map<std::string, std::vector<size_t>> groups;
+  std::vector<std::string> group_order;
   for (size_t i = 0; i < kernels.size(); ++i) {
-    body += "\n// " + kernels[i].name + "\n";
-    body += KernelWriter(kernels[i], symbols[i], dialect, helpers).write();
+    generic[i] = KernelWriter(kernels[i], "@", dialect, helpers, &params[i]).write();
+    auto [it, fresh] = groups.try_emplace(generic[i]);
+    if (fresh) group_order.push_back(generic[i]);
+    it->second.push_back(i);
+  }
+  std::string body;
+  for (size_t g = 0; g < group_order.size(); ++g) {
+    const std::vector<size_t>& members = groups[group_order[g]];
+    if (members.size() == 1) {
+      const size_t i = members[0];
+      body += "\n// " + kernels[i].name + "\n";
+      body += KernelWriter(kernels[i], symbols[i], dialect, helpers).write();
+      continue;
+    }
+    const std::string shared = fmt::format("tsr_shared_{}", g);
+    std::string text = group_order[g];
+    text.replace(text.find(" @("), 3, " " + shared + "(");
+    body += fmt::format("\n// shared by {} kernels\n", members.size()) + text;
+    for (size_t i : members) {
+      body += fmt::format(
+          "\n// {}\n{}void {}(const void* const* in_, void* const* out_, int64_t begin, int64_t end) {{\n",
+          kernels[i].name, dialect.kernel_qualifier.empty() ? "" : dialect.kernel_qualifier + " ", symbols[i]);
+      if (params[i].empty()) {  // identical kernels: nothing to pass
+        body += fmt::format("  {}(in_, out_, begin, end, 0);\n}}\n", shared);
+        continue;
+      }
+      body += fmt::format("  static const int64_t P[] = {{{}}};\n", fmt::join(params[i], ", "));
+      body += fmt::format("  {}(in_, out_, begin, end, P);\n}}\n", shared);
+    }
   }
   std::string out = dialect.prelude;
   for (const auto& [from, to] : helpers) out += "\n" + convert_helper(from, to, dialect);

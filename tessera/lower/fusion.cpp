@@ -3,13 +3,15 @@
 // cluster lowers to one loop kernel (build_loop_kernel succeeds) and creates no cycle with the rest
 // of the graph. Generators without inputs (`full`) join their consumers' cluster afterwards when all
 // consumers are in one.
+#include "tessera/lower/fusion.h"
+
 #include <algorithm>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "tessera/ir/op_def.h"
-#include "tessera/lower/fusion.h"
 #include "tessera/lower/loop_ir.h"
 
 namespace tessera::lower {
@@ -84,14 +86,35 @@ class Clusterer {
     for (int c : producer_clusters) attempts.push_back({c});
     for (const auto& attempt : attempts) {
       std::vector<int> merged = {i};
-      for (int c : attempt) merged.insert(merged.end(), members_[static_cast<size_t>(c)].begin(), members_[static_cast<size_t>(c)].end());
+      for (int c : attempt)
+        merged.insert(merged.end(), members_[static_cast<size_t>(c)].begin(), members_[static_cast<size_t>(c)].end());
       std::sort(merged.begin(), merged.end());
-      if (acyclic(merged) && lowers(merged)) {
-        commit(merged, attempt);
+      const bool stays_uniform = plain_elementwise(i) && all_uniform(attempt, node_shape(i));
+      if (acyclic(merged) && (stays_uniform || lowers(merged))) {
+        commit(merged, attempt, stays_uniform);
         return;
       }
     }
-    commit({i}, {});
+    commit({i}, {}, plain_elementwise(i));
+  }
+
+  const Shape& node_shape(int i) const { return graph_.nodes()[static_cast<size_t>(i)]->output_types()[0].shape; }
+
+  // An elementwise op that is not a view: computed at the identity map of its own shape.
+  bool plain_elementwise(int i) const {
+    const ir::Node& n = *graph_.nodes()[static_cast<size_t>(i)];
+    return n.op().has(ir::kElementwise) && !n.op().has(ir::kView) && !n.op().has(ir::kReduction);
+  }
+
+  // A cluster of plain elementwise ops that all have one shape always lowers (every node at the
+  // identity map of that shape, outside inputs broadcast), so growing it needs no trial lowering:
+  // this keeps long chains linear instead of quadratic.
+  bool all_uniform(const std::vector<int>& clusters, const Shape& shape) const {
+    for (int c : clusters) {
+      const auto& u = uniform_[static_cast<size_t>(c)];
+      if (!u || *u != shape) return false;
+    }
+    return true;
   }
 
   void place_generator(int g) {
@@ -116,16 +139,19 @@ class Clusterer {
   }
 
   // Replaces the clusters `absorbed` by one cluster holding `members`.
-  void commit(const std::vector<int>& members, const std::vector<int>& absorbed) {
+  void commit(const std::vector<int>& members, const std::vector<int>& absorbed, bool uniform = false) {
     int id;
     if (absorbed.empty()) {
       id = static_cast<int>(members_.size());
       members_.emplace_back();
+      uniform_.emplace_back();
     } else {
       id = *std::min_element(absorbed.begin(), absorbed.end());
       for (int c : absorbed) members_[static_cast<size_t>(c)].clear();
     }
     members_[static_cast<size_t>(id)] = members;
+    uniform_[static_cast<size_t>(id)] =
+        uniform ? std::optional<Shape>(node_shape(members.back())) : std::optional<Shape>();
     for (int m : members) cluster_of_[static_cast<size_t>(m)] = id;
   }
 
@@ -255,6 +281,7 @@ class Clusterer {
   std::vector<bool> eligible_;
   std::vector<int> cluster_of_;
   std::vector<std::vector<int>> members_;  // by cluster id; emptied when absorbed
+  std::vector<std::optional<Shape>> uniform_;  // by cluster id: the shape of an all-plain-elementwise cluster
   std::unordered_set<ir::Value, ir::ValueHash> graph_outputs_;
 };
 

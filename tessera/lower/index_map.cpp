@@ -1,9 +1,9 @@
 #include "tessera/lower/index_map.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace tessera::lower {
 
@@ -15,7 +15,9 @@ std::string IndexMap::key() const {
   return s;
 }
 
-Affine affine_const(size_t rank, int64_t c) { return Affine{c, std::vector<int64_t>(rank, 0)}; }
+Affine affine_const(size_t rank, int64_t c) {
+  return Affine{c, std::vector<int64_t>(rank, 0)};
+}
 
 Affine affine_var(size_t rank, size_t d) {
   Affine a = affine_const(rank, 0);
@@ -46,10 +48,10 @@ IndexMap identity_map(const Shape& domain) {
   return m;
 }
 
-Affine to_linear(const IndexMap& map, const Shape& shape) {
+Affine to_linear(const IndexMap& map, const Shape& shape, size_t domain_rank) {
   if (map.linear_only) return map.linear;
   const Strides strides = contiguous_strides(shape);
-  Affine l = map.dims.empty() ? Affine{} : affine_const(map.dims[0].coef.size(), 0);
+  Affine l = affine_const(domain_rank, 0);
   for (size_t k = 0; k < map.dims.size(); ++k) l = affine_add(l, affine_scale(map.dims[k], strides[k]));
   return l;
 }
@@ -57,8 +59,8 @@ Affine to_linear(const IndexMap& map, const Shape& shape) {
 std::optional<std::vector<Affine>> delinearize(const Affine& linear, const Shape& shape, const Shape& domain) {
   const size_t rank = domain.size();
   std::vector<Affine> dims(shape.size(), affine_const(rank, 0));
-  // Nothing is ever read from an empty domain or buffer: any map will do.
-  if (shape_numel(domain) == 0 || shape_numel(shape) == 0) return dims;
+  // Nothing is ever read from or written to an empty buffer: any map will do.
+  if (shape_numel(shape) == 0) return dims;
   const Strides strides = contiguous_strides(shape);
   const int64_t numel = shape_numel(shape);
   if (linear.constant < 0 || linear.constant >= numel) return std::nullopt;
@@ -126,7 +128,7 @@ Affine row_major(const Shape& domain, const std::vector<bool>& active) {
   int64_t stride = 1;
   for (size_t d = domain.size(); d-- > 0;) {
     if (!active[d]) continue;
-    a.coef[d] = domain[d] == 1 ? 0 : stride;
+    a.coef[d] = domain[d] <= 1 ? 0 : stride;
     stride *= domain[d];
   }
   return a;

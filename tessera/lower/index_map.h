@@ -31,8 +31,9 @@ Affine affine_scale(const Affine& a, int64_t k);
 // The per-dimension map of the identity over `domain`: value index d = domain index d.
 IndexMap identity_map(const Shape& domain);
 
-// The row-major offset into a contiguous buffer of `shape` that `map` addresses.
-Affine to_linear(const IndexMap& map, const Shape& shape);
+// The row-major offset into a contiguous buffer of `shape` that `map` addresses (an affine function
+// of `domain_rank` domain indices).
+Affine to_linear(const IndexMap& map, const Shape& shape, size_t domain_rank);
 
 // Splits a row-major offset into per-dimension affine indices of `shape`, when no carry between
 // dimensions can occur for any domain index; nullopt otherwise.

@@ -81,8 +81,10 @@ class KernelBuilder {
     const std::string& op = n.op_name();
     const ScalarType in = scalar_type_of(n.input(0).dtype());
     Reduction r;
-    r.kind = op == "max" ? ReduceKind::Max : op == "min" ? ReduceKind::Min : op == "prod" ? ReduceKind::Prod
-                                                                                          : ReduceKind::Sum;
+    r.kind = op == "max"    ? ReduceKind::Max
+             : op == "min"  ? ReduceKind::Min
+             : op == "prod" ? ReduceKind::Prod
+                            : ReduceKind::Sum;
     const bool extremum = r.kind == ReduceKind::Max || r.kind == ReduceKind::Min;
     r.acc_type = extremum ? in : is_float(in) ? ScalarType::f64 : ScalarType::u64;
     const int x = value(n.input(0), identity_map(domain_), Phase::Body);
@@ -114,7 +116,7 @@ class KernelBuilder {
     const int lit = literal_of(*v.node(), code(ph));
     if (lit >= 0) return lit;
     k_.input_used[static_cast<size_t>(in->second)] = true;
-    return code(ph).load(in->second, scalar_type_of(v.dtype()), to_linear(map, v.shape()));
+    return code(ph).load(in->second, scalar_type_of(v.dtype()), to_linear(map, v.shape(), domain_.size()));
   }
 
   int node_value(int pos, const IndexMap& map, Phase ph) {
@@ -128,7 +130,7 @@ class KernelBuilder {
     if (n.op().has(ir::kReduction)) {
       TESSERA_CHECK(ph == Phase::Epilogue, "loop IR: the result of '{}' is used inside its own reduction loop",
                     n.op_name());
-      TESSERA_CHECK(to_linear(map, shape) == row_major(domain_, kept_),
+      TESSERA_CHECK(shape_numel(shape) == 0 || to_linear(map, shape, domain_.size()) == row_major(domain_, kept_),
                     "loop IR: the result of '{}' is read at another index than it is computed", n.op_name());
       r = reduction_result(pos);
     } else if ((r = literal_of(n, code(ph))) >= 0) {
@@ -162,7 +164,7 @@ class KernelBuilder {
     const Shape& in = n.input(i).shape();
     const std::string& op = n.op_name();
     if (op == "reshape") {
-      IndexMap lin{true, {}, to_linear(map, out)};
+      IndexMap lin{true, {}, to_linear(map, out, domain_.size())};
       auto m = with_dims(lin, in, domain_);
       return m ? *m : lin;
     }
@@ -176,7 +178,8 @@ class KernelBuilder {
     if (op == "slice") {
       IndexMap m = dims_of(map, out, n);
       const auto& a = n.attrs();
-      const size_t axis = static_cast<size_t>(normalize_axis(a.get_int("axis"), static_cast<int64_t>(in.size()), "slice"));
+      const size_t axis =
+          static_cast<size_t>(normalize_axis(a.get_int("axis"), static_cast<int64_t>(in.size()), "slice"));
       const ops::SliceRange s = ops::resolve_slice(in[axis], a.get_int("start"), a.get_int("stop"), a.get_int("step"));
       m.dims[axis] = affine_add(affine_const(domain_.size(), s.start), affine_scale(m.dims[axis], s.step));
       return m;
@@ -212,7 +215,7 @@ class KernelBuilder {
     if (!depends_on_reduction_[static_cast<size_t>(pos)] && numel == all) {
       // Reuse a map the value is already computed at when it writes every element exactly once.
       for (const auto& [m, id] : body_values_[static_cast<size_t>(pos)]) {
-        const Affine lin = to_linear(m, t.shape);
+        const Affine lin = to_linear(m, t.shape, domain_.size());
         if (is_bijection(lin, domain_, std::vector<bool>(domain_.size(), true), numel)) {
           s.value = id;
           s.access = lin;
@@ -225,7 +228,7 @@ class KernelBuilder {
                       shape_str(domain_));
         const IndexMap m{false, std::move(*dims), {}};
         s.value = node_value(pos, m, Phase::Body);
-        s.access = to_linear(m, t.shape);
+        s.access = to_linear(m, t.shape, domain_.size());
       }
       k_.body_stores.push_back(std::move(s));
       return;
@@ -234,7 +237,7 @@ class KernelBuilder {
                   ir::type_str(t), cluster_.nodes[static_cast<size_t>(pos)]->op_name(), shape_str(domain_));
     const IndexMap m = kept_map(t.shape);
     s.value = node_value(pos, m, Phase::Epilogue);
-    s.access = to_linear(m, t.shape);
+    s.access = to_linear(m, t.shape, domain_.size());
     k_.epilogue_stores.push_back(std::move(s));
   }
 

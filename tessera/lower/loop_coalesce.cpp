@@ -3,6 +3,7 @@
 // chain of any rank becomes one flat loop and a bias add becomes rows x columns.
 #include <vector>
 
+#include "tessera/core/error.h"
 #include "tessera/lower/loop_ir.h"
 
 namespace tessera::lower {
@@ -18,6 +19,10 @@ void coalesce_domain(Kernel& kernel) {
   for (Store& s : kernel.body_stores) accesses.push_back(&s.access);
   for (Store& s : kernel.epilogue_stores) accesses.push_back(&s.access);
 
+  for (const Affine* a : accesses) {
+    TESSERA_CHECK(a->coef.size() == kernel.domain.size(), "loop IR: an access of rank {} in a domain of rank {}",
+                  a->coef.size(), kernel.domain.size());
+  }
   struct Axis {
     int64_t extent;
     bool reduced;

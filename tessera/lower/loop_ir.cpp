@@ -7,18 +7,28 @@
 
 namespace tessera::lower {
 
-bool has_scalar_type(DType dt) { return dt != DType::f16 && dt != DType::bf16; }
+bool has_scalar_type(DType dt) {
+  return dt != DType::f16 && dt != DType::bf16;
+}
 
 ScalarType scalar_type_of(DType dt) {
   switch (dt) {
-    case DType::f32: return ScalarType::f32;
-    case DType::f64: return ScalarType::f64;
-    case DType::i8: return ScalarType::i8;
-    case DType::u8: return ScalarType::u8;
-    case DType::i32: return ScalarType::i32;
-    case DType::i64: return ScalarType::i64;
-    case DType::boolean: return ScalarType::boolean;
-    default: fail("loop IR: dtype {} is not supported by generated kernels", dtype_name(dt));
+    case DType::f32:
+      return ScalarType::f32;
+    case DType::f64:
+      return ScalarType::f64;
+    case DType::i8:
+      return ScalarType::i8;
+    case DType::u8:
+      return ScalarType::u8;
+    case DType::i32:
+      return ScalarType::i32;
+    case DType::i64:
+      return ScalarType::i64;
+    case DType::boolean:
+      return ScalarType::boolean;
+    default:
+      fail("loop IR: dtype {} is not supported by generated kernels", dtype_name(dt));
   }
 }
 
@@ -27,23 +37,34 @@ const char* scalar_type_name(ScalarType t) {
   return names[static_cast<int>(t)];
 }
 
-bool is_float(ScalarType t) { return t == ScalarType::f32 || t == ScalarType::f64; }
-bool is_signed_int(ScalarType t) { return t == ScalarType::i8 || t == ScalarType::i32 || t == ScalarType::i64; }
-bool is_unsigned_int(ScalarType t) { return t == ScalarType::u8 || t == ScalarType::u32 || t == ScalarType::u64; }
+bool is_float(ScalarType t) {
+  return t == ScalarType::f32 || t == ScalarType::f64;
+}
+bool is_signed_int(ScalarType t) {
+  return t == ScalarType::i8 || t == ScalarType::i32 || t == ScalarType::i64;
+}
+bool is_unsigned_int(ScalarType t) {
+  return t == ScalarType::u8 || t == ScalarType::u32 || t == ScalarType::u64;
+}
 
 int scalar_bits(ScalarType t) {
   switch (t) {
     case ScalarType::i8:
     case ScalarType::u8:
-    case ScalarType::boolean: return 8;
+    case ScalarType::boolean:
+      return 8;
     case ScalarType::f32:
     case ScalarType::i32:
-    case ScalarType::u32: return 32;
-    default: return 64;
+    case ScalarType::u32:
+      return 32;
+    default:
+      return 64;
   }
 }
 
-ScalarType unsigned_of(ScalarType t) { return scalar_bits(t) == 64 ? ScalarType::u64 : ScalarType::u32; }
+ScalarType unsigned_of(ScalarType t) {
+  return scalar_bits(t) == 64 ? ScalarType::u64 : ScalarType::u32;
+}
 
 const char* math_fn_name(MathFn fn) {
   static const char* names[] = {"exp",  "expm1", "log",   "log1p", "sqrt",      "sin",  "cos",
@@ -79,9 +100,9 @@ std::string affine_str(const Affine& a) {
 }
 
 const char* op_name(Op op) {
-  static const char* names[] = {"load", "lit", "convert", "cast", "neg", "not", "add",    "sub",   "mul",  "div",  "eq",
-                                "ne",   "lt",  "le",      "gt",   "ge",  "and", "or",     "select", "call", "isnan",
-                                "isinf", "reduced"};
+  static const char* names[] = {"load", "lit", "convert", "cast", "neg",   "not",   "add",    "sub",
+                                "mul",  "div", "eq",      "ne",   "lt",    "le",    "gt",     "ge",
+                                "and",  "or",  "select",  "call", "isnan", "isinf", "reduced"};
   return names[static_cast<int>(op)];
 }
 
@@ -90,13 +111,21 @@ void print_instrs(std::string& out, const char* prefix, const std::vector<Instr>
     const Instr& in = instrs[i];
     std::string rhs;
     switch (in.op) {
-      case Op::Load: rhs = fmt::format("load in{}[{}]", in.buffer, affine_str(in.access)); break;
+      case Op::Load:
+        rhs = fmt::format("load in{}[{}]", in.buffer, affine_str(in.access));
+        break;
       case Op::Literal:
         rhs = is_float(in.type) ? fmt::format("lit {}", in.fval) : fmt::format("lit {}", in.ival);
         break;
-      case Op::Call: rhs = fmt::format("call {}", math_fn_name(in.fn)); break;
-      case Op::Reduced: rhs = fmt::format("reduced r{}", in.ival); break;
-      default: rhs = op_name(in.op); break;
+      case Op::Call:
+        rhs = fmt::format("call {}", math_fn_name(in.fn));
+        break;
+      case Op::Reduced:
+        rhs = fmt::format("reduced r{}", in.ival);
+        break;
+      default:
+        rhs = op_name(in.op);
+        break;
     }
     if (in.op != Op::Load && in.op != Op::Literal && in.op != Op::Reduced) {
       for (int a : in.args) {
@@ -120,7 +149,8 @@ std::string print_kernel(const Kernel& k) {
   }
   out += "body:\n";
   print_instrs(out, "v", k.body);
-  for (const Store& s : k.body_stores) out += fmt::format("  out{}[{}] = v{}\n", s.output, affine_str(s.access), s.value);
+  for (const Store& s : k.body_stores)
+    out += fmt::format("  out{}[{}] = v{}\n", s.output, affine_str(s.access), s.value);
   for (size_t i = 0; i < k.reductions.size(); ++i) {
     const Reduction& r = k.reductions[i];
     out += fmt::format("  r{}: {} {} of v{}\n", i, reduce_kind_name(r.kind), scalar_type_name(r.acc_type), r.value);

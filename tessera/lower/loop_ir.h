@@ -19,8 +19,8 @@ namespace tessera::lower {
 enum class ScalarType : uint8_t { f32, f64, i8, u8, i32, u32, i64, u64, boolean };
 inline constexpr int kNumScalarTypes = 9;
 
-bool has_scalar_type(DType dt);        // false for f16/bf16
-ScalarType scalar_type_of(DType dt);   // throws for f16/bf16
+bool has_scalar_type(DType dt);              // false for f16/bf16
+ScalarType scalar_type_of(DType dt);         // throws for f16/bf16
 const char* scalar_type_name(ScalarType t);  // "f32", "u64", "bool"
 bool is_float(ScalarType t);
 bool is_signed_int(ScalarType t);

@@ -17,9 +17,9 @@ namespace tessera::lower {
 namespace {
 
 const std::set<std::string>& float_unary_ops() {
-  static const std::set<std::string> ops = {"exp",  "expm1", "log",     "log1p",      "sqrt", "rsqrt",  "reciprocal",
-                                            "sin",  "cos",   "tanh",    "erf",        "sigmoid", "leaky_relu", "elu",
-                                            "gelu", "silu",  "softplus", "floor",     "ceil", "round"};
+  static const std::set<std::string> ops = {"exp",  "expm1", "log",      "log1p", "sqrt",    "rsqrt",      "reciprocal",
+                                            "sin",  "cos",   "tanh",     "erf",   "sigmoid", "leaky_relu", "elu",
+                                            "gelu", "silu",  "softplus", "floor", "ceil",    "round"};
   return ops;
 }
 const std::set<std::string>& numeric_unary_ops() {
@@ -31,8 +31,8 @@ const std::set<std::string>& any_unary_ops() {
   return ops;
 }
 const std::set<std::string>& binary_ops() {
-  static const std::set<std::string> ops = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne",
-                                            "lt",  "le",  "gt",  "ge",  "logical_and", "logical_or"};
+  static const std::set<std::string> ops = {"add", "sub", "mul", "div", "pow", "maximum",     "minimum",   "eq",
+                                            "ne",  "lt",  "le",  "gt",  "ge",  "logical_and", "logical_or"};
   return ops;
 }
 const std::set<std::string>& view_ops() {
@@ -44,7 +44,9 @@ const std::set<std::string>& reduce_ops() {
   return ops;
 }
 
-ScalarType st(DType dt) { return scalar_type_of(dt); }
+ScalarType st(DType dt) {
+  return scalar_type_of(dt);
+}
 
 // The dtype binary ops compute in, as binary.cpp's compute_dtype.
 DType binary_compute_dtype(const std::string& op, DType a, DType b) {
@@ -56,7 +58,9 @@ DType binary_compute_dtype(const std::string& op, DType a, DType b) {
 
 // A double-precision formula's value cast to the float type t (the reference writes
 // static_cast<C>(double expression) for these).
-int to_f64(ScalarCode& c, int x) { return c.convert(x, ScalarType::f64); }
+int to_f64(ScalarCode& c, int x) {
+  return c.convert(x, ScalarType::f64);
+}
 
 int lower_unary(const std::string& op, const ir::Node& node, int x, ScalarCode& c) {
   const ScalarType t = c.type(x);
@@ -85,9 +89,9 @@ int lower_unary(const std::string& op, const ir::Node& node, int x, ScalarCode& 
   if (op == "isinf") return is_float(t) ? c.unary(Op::IsInf, x) : c.lit(ScalarType::boolean, 0);
   // Floating-only functions from here on.
   static const std::pair<const char*, MathFn> plain_calls[] = {
-      {"exp", MathFn::exp},     {"expm1", MathFn::expm1}, {"log", MathFn::log},     {"log1p", MathFn::log1p},
-      {"sqrt", MathFn::sqrt},   {"sin", MathFn::sin},     {"cos", MathFn::cos},     {"tanh", MathFn::tanh},
-      {"erf", MathFn::erf},     {"floor", MathFn::floor}, {"ceil", MathFn::ceil},   {"round", MathFn::nearbyint}};
+      {"exp", MathFn::exp},   {"expm1", MathFn::expm1}, {"log", MathFn::log},   {"log1p", MathFn::log1p},
+      {"sqrt", MathFn::sqrt}, {"sin", MathFn::sin},     {"cos", MathFn::cos},   {"tanh", MathFn::tanh},
+      {"erf", MathFn::erf},   {"floor", MathFn::floor}, {"ceil", MathFn::ceil}, {"round", MathFn::nearbyint}};
   for (const auto& [name, fn] : plain_calls) {
     if (op == name) return c.call(fn, x);
   }
@@ -152,8 +156,8 @@ int lower_binary(const std::string& op, const ir::Node& node, int a0, int b0, Sc
     const int any_nan = c.binary(Op::Or, c.unary(Op::IsNan, a), c.unary(Op::IsNan, b));
     return c.select(any_nan, c.binary(Op::Add, a, b), pick);  // NaN propagates as in the reference
   }
-  static const std::pair<const char*, Op> compares[] = {{"eq", Op::Eq}, {"ne", Op::Ne}, {"lt", Op::Lt},
-                                                        {"le", Op::Le}, {"gt", Op::Gt}, {"ge", Op::Ge},
+  static const std::pair<const char*, Op> compares[] = {{"eq", Op::Eq},           {"ne", Op::Ne},        {"lt", Op::Lt},
+                                                        {"le", Op::Le},           {"gt", Op::Gt},        {"ge", Op::Ge},
                                                         {"logical_and", Op::And}, {"logical_or", Op::Or}};
   for (const auto& [name, o] : compares) {
     if (op == name) return c.binary(o, a, b);

@@ -1,8 +1,8 @@
 #include "tessera/lower/scalar_code.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "tessera/core/convert.h"
 #include "tessera/core/error.h"
@@ -15,15 +15,24 @@ namespace {
 template <class F>
 decltype(auto) dispatch_scalar(ScalarType t, F&& f) {
   switch (t) {
-    case ScalarType::f32: return f(float{});
-    case ScalarType::f64: return f(double{});
-    case ScalarType::i8: return f(int8_t{});
-    case ScalarType::u8: return f(uint8_t{});
-    case ScalarType::i32: return f(int32_t{});
-    case ScalarType::u32: return f(uint32_t{});
-    case ScalarType::i64: return f(int64_t{});
-    case ScalarType::u64: return f(uint64_t{});
-    case ScalarType::boolean: return f(bool{});
+    case ScalarType::f32:
+      return f(float{});
+    case ScalarType::f64:
+      return f(double{});
+    case ScalarType::i8:
+      return f(int8_t{});
+    case ScalarType::u8:
+      return f(uint8_t{});
+    case ScalarType::i32:
+      return f(int32_t{});
+    case ScalarType::u32:
+      return f(uint32_t{});
+    case ScalarType::i64:
+      return f(int64_t{});
+    case ScalarType::u64:
+      return f(uint64_t{});
+    case ScalarType::boolean:
+      return f(bool{});
   }
   return f(float{});
 }
@@ -147,8 +156,8 @@ int ScalarCode::binary(Op op, int a, int b) {
                 scalar_type_name(type(b)));
   Instr in;
   in.op = op;
-  const bool boolean = op == Op::Eq || op == Op::Ne || op == Op::Lt || op == Op::Le || op == Op::Gt ||
-                       op == Op::Ge || op == Op::And || op == Op::Or;
+  const bool boolean = op == Op::Eq || op == Op::Ne || op == Op::Lt || op == Op::Le || op == Op::Gt || op == Op::Ge ||
+                       op == Op::And || op == Op::Or;
   in.type = boolean ? ScalarType::boolean : type(a);
   in.args = {a, b, -1};
   return add(std::move(in));

@@ -3,6 +3,8 @@
 // kernels in tessera/kernels/quant, which also quantize the activations.
 #include "tessera/ops/quant.h"
 
+#include <cstring>
+
 #include "tessera/ir/op_def.h"
 #include "tessera/ops/ops.h"
 #include "tessera/ops/register.h"
@@ -10,7 +12,6 @@
 
 namespace tessera::ops {
 
-void register_quant_ops(ir::OpRegistry& registry);
 
 namespace {
 using ir::Attrs;

@@ -14,6 +14,8 @@ void register_all_ops(ir::OpRegistry& registry) {
   register_nn_ops(registry);
   register_conv_ops(registry);
   register_random_ops(registry);
+  register_optim_ops(registry);
+  void register_quant_ops(ir::OpRegistry&); register_quant_ops(registry);  // quant_ops.cpp (declaration: register.h)
 }
 
 }  // namespace tessera::ops

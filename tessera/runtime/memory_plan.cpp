@@ -1,17 +1,19 @@
 #include "tessera/runtime/memory_plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iterator>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "tessera/core/error.h"
 
 namespace tessera::runtime {
 namespace {
 
-int64_t round_up(int64_t bytes, int64_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
+int64_t round_up(int64_t bytes, int64_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
 
 // Free blocks below the high-water mark, keyed by offset; neighbours are merged on release.
 class Arena {
@@ -143,8 +145,8 @@ std::string check_memory_plan(const std::vector<BufferRequest>& requests, const 
       const bool hand_over = (a.last == b.first && plan.in_place[j] && b.reuse_from == static_cast<int32_t>(i)) ||
                              (b.last == a.first && plan.in_place[i] && a.reuse_from == static_cast<int32_t>(j));
       if (!hand_over) {
-        return fmt::format("requests {} (steps {}..{}, bytes [{}, {})) and {} (steps {}..{}, bytes [{}, {})) overlap", i,
-                           a.first, a.last, a0, a1, j, b.first, b.last, b0, b1);
+        return fmt::format("requests {} (steps {}..{}, bytes [{}, {})) and {} (steps {}..{}, bytes [{}, {})) overlap",
+                           i, a.first, a.last, a0, a1, j, b.first, b.last, b0, b1);
       }
     }
   }

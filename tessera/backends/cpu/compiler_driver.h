@@ -14,7 +14,7 @@ struct CompilerCommand {
   std::string text() const;          // program and flags joined by spaces
 };
 
-// The command for this process: $TESSERA_CC (split at spaces) or "cc"; -O$TESSERA_JIT_OPT (default 2);
+// The command for this process: $TESSERA_CC (split at spaces) or "cc"; -O$TESSERA_JIT_OPT (default 1);
 // AVX2/FMA flags when __builtin_cpu_supports says so. Memoised per program/opt-level.
 const CompilerCommand& compiler_command();
 

@@ -17,7 +17,9 @@ bool Layout::contiguous() const {
   return true;
 }
 
-Layout Layout::packed(const Shape& shape, int64_t offset) { return Layout{shape, contiguous_strides(shape), offset}; }
+Layout Layout::packed(const Shape& shape, int64_t offset) {
+  return Layout{shape, contiguous_strides(shape), offset};
+}
 
 CopyPlan CopyPlan::make(const Layout& src, const Layout& dst, size_t element_size) {
   CopyPlan p;
@@ -63,10 +65,14 @@ void copy_inner(const std::byte* src, int64_t src_step, std::byte* dst, int64_t 
     return;
   }
   switch (size) {
-    case 1: return copy_row<uint8_t>(src, src_step, dst, dst_step, n);
-    case 2: return copy_row<uint16_t>(src, src_step, dst, dst_step, n);
-    case 4: return copy_row<uint32_t>(src, src_step, dst, dst_step, n);
-    default: return copy_row<uint64_t>(src, src_step, dst, dst_step, n);
+    case 1:
+      return copy_row<uint8_t>(src, src_step, dst, dst_step, n);
+    case 2:
+      return copy_row<uint16_t>(src, src_step, dst, dst_step, n);
+    case 4:
+      return copy_row<uint32_t>(src, src_step, dst, dst_step, n);
+    default:
+      return copy_row<uint64_t>(src, src_step, dst, dst_step, n);
   }
 }
 

@@ -3,6 +3,8 @@
 // that a graph rebuilt with new data (an eager training loop) reuses the plan and its kernels.
 #include "tessera/backends/cpu/cpu_backend.h"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -11,8 +13,6 @@
 #include <iterator>
 #include <mutex>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "tessera/backends/cpu/executable.h"
 #include "tessera/backends/cpu/lower.h"
@@ -140,6 +140,40 @@ PlanCache& plan_cache() {
 
 constexpr size_t kMaxCachedPlans = 512;
 
+// The graph with every input bound to a fresh placeholder. Eager evaluation binds computed values
+// (often constants) as inputs; the passes must not see through them, or a plan cached for this
+// structure would keep one run's data (a learning rate folded into a constant, say).
+ir::Graph with_placeholder_inputs(const ir::Graph& graph) {
+  bool needed = false;
+  for (const ir::Value& v : graph.inputs()) needed = needed || v.node()->op_name() != "input";
+  if (!needed) return graph;
+  std::unordered_map<ir::Value, ir::Value, ir::ValueHash> map;
+  std::vector<ir::Value> inputs;
+  for (size_t i = 0; i < graph.inputs().size(); ++i) {
+    const ir::Value& v = graph.inputs()[i];
+    inputs.push_back(ir::make_input(fmt::format("in{}", i), v.type()));
+    map.emplace(v, inputs.back());
+  }
+  for (const ir::NodePtr& n : graph.nodes()) {
+    bool touched = false;
+    std::vector<ir::Value> args;
+    for (const ir::Value& in : n->inputs()) {
+      auto it = map.find(in);
+      touched = touched || it != map.end();
+      args.push_back(it != map.end() ? it->second : in);
+    }
+    if (!touched) continue;  // independent of the inputs: the node itself serves
+    const std::vector<ir::Value> outs = ir::make_node_typed(n->op(), std::move(args), n->attrs(), n->output_types());
+    for (int i = 0; i < n->num_outputs(); ++i) map.emplace(ir::Value(n, i), outs[static_cast<size_t>(i)]);
+  }
+  std::vector<ir::Value> outputs;
+  for (const ir::Value& v : graph.outputs()) {
+    auto it = map.find(v);
+    outputs.push_back(it != map.end() ? it->second : v);
+  }
+  return ir::Graph::build(std::move(inputs), std::move(outputs), graph.name());
+}
+
 bool same_nodes(const ir::Graph& a, const ir::Graph& b) {
   if (a.nodes().size() != b.nodes().size() || a.outputs() != b.outputs()) return false;
   for (size_t i = 0; i < a.nodes().size(); ++i) {
@@ -153,6 +187,7 @@ CompileInfo info_of(const Program& p) {
   const ProgramStats& s = p.stats;
   info.passes_ms = s.passes_ms;
   info.lower_ms = s.lower_ms;
+  info.cluster_ms = s.cluster_ms;
   info.jit_ms = s.jit_ms;
   info.jit_used = s.jit_used;
   info.library_steps = s.library_steps;
@@ -193,14 +228,15 @@ class CpuBackend final : public Backend {
       std::unordered_map<const ir::Node*, int32_t> original;
       for (size_t i = 0; i < key.constants.size(); ++i) original.emplace(key.constants[i], static_cast<int32_t>(i));
       const auto tp = std::chrono::steady_clock::now();
-      ir::Graph optimized = run_passes(graph);
+      const ir::Graph sealed = with_placeholder_inputs(graph);
+      ir::Graph optimized = run_passes(sealed);
       const double passes_ms = ms_since(tp);
       std::unique_ptr<Program> lowered = lower_graph(optimized, options, original);
       lowered->stats.passes_ms = passes_ms;
       if (dump_programs()) std::fprintf(stderr, "%s", lowered->dump().c_str());
       info = info_of(*lowered);
       program = std::move(lowered);
-      CacheEntry entry{program, !same_nodes(graph, optimized), key.small_constants, info};
+      CacheEntry entry{program, !same_nodes(sealed, optimized), key.small_constants, info};
       PlanCache& cache = plan_cache();
       std::lock_guard<std::mutex> lock(cache.mutex);
       if (cache.entries.size() >= kMaxCachedPlans) cache.entries.clear();
@@ -241,15 +277,21 @@ const CpuExecutable& as_cpu(const Executable& exe) {
 
 }  // namespace
 
-void set_jit_mode(JitMode mode) { jit_slot().store(mode); }
-JitMode jit_mode() { return jit_slot().load(); }
+void set_jit_mode(JitMode mode) {
+  jit_slot().store(mode);
+}
+JitMode jit_mode() {
+  return jit_slot().load();
+}
 
 CompileInfo compile_info(const Executable& exe) {
   CompileInfo info = as_cpu(exe).info();
   info.program = as_cpu(exe).program().dump();
   return info;
 }
-const Program& program_of(const Executable& exe) { return as_cpu(exe).program(); }
+const Program& program_of(const Executable& exe) {
+  return as_cpu(exe).program();
+}
 
 void clear_plan_cache() {
   PlanCache& cache = plan_cache();

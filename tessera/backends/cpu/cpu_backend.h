@@ -26,7 +26,8 @@ JitMode jit_mode();
 
 // How an executable was made, for tests, benchmarks and `tessera bench`.
 struct CompileInfo {
-  double total_ms = 0, passes_ms = 0, lower_ms = 0, jit_ms = 0;
+  // lower_ms excludes cluster_ms (finding fusion clusters) and jit_ms (generating/compiling/loading them).
+  double total_ms = 0, passes_ms = 0, lower_ms = 0, cluster_ms = 0, jit_ms = 0;
   bool plan_cache_hit = false;
   bool jit_used = false;
   int library_steps = 0, kernel_steps = 0, fallback_steps = 0, copy_steps = 0, views = 0, in_place = 0;

@@ -1,5 +1,8 @@
 #include "tessera/backends/cpu/executable.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include "tessera/backends/verify.h"
@@ -23,7 +26,9 @@ bool storages_overlap(const Array& a, const Array& b) {
 
 }  // namespace
 
-void CpuExecutable::FreeDeleter::operator()(std::byte* p) const { std::free(p); }
+void CpuExecutable::FreeDeleter::operator()(std::byte* p) const {
+  std::free(p);
+}
 
 CpuExecutable::CpuExecutable(ir::Graph graph, std::shared_ptr<const Program> program, std::vector<Array> constants,
                              CompileInfo info)
@@ -36,6 +41,57 @@ CpuExecutable::CpuExecutable(ir::Graph graph, std::shared_ptr<const Program> pro
   output_staged_.assign(output_at_.size(), false);
   kernel_inputs_.assign(static_cast<size_t>(program_->max_kernel_args), nullptr);
   kernel_outputs_.assign(static_cast<size_t>(program_->max_kernel_args), nullptr);
+  step_scratch_.resize(static_cast<size_t>(program_->step_scratch_bytes));
+  find_views_of_leaves();
+  profile_ = std::getenv("TESSERA_PROFILE_STEPS") != nullptr;
+  step_seconds_.assign(program_->steps.size(), 0.0);
+}
+
+CpuExecutable::~CpuExecutable() {
+  if (!profile_ || runs_ == 0) return;
+  std::vector<size_t> order(step_seconds_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return step_seconds_[a] > step_seconds_[b]; });
+  double total = 0;
+  for (double t : step_seconds_) total += t;
+  std::fprintf(stderr, "tessera cpu profile: graph '%s', %lld runs, %.3f ms per run\n", graph_.name().c_str(),
+               static_cast<long long>(runs_), 1e3 * total / static_cast<double>(runs_));
+  for (size_t i = 0; i < order.size() && i < 25; ++i) {
+    const size_t k = order[i];
+    std::fprintf(stderr, "  %7.3f ms  %5.1f%%  %3zu: %s\n", 1e3 * step_seconds_[k] / static_cast<double>(runs_),
+                 100.0 * step_seconds_[k] / std::max(total, 1e-12), k, program_->steps[k]->describe().c_str());
+  }
+}
+
+void CpuExecutable::find_views_of_leaves() {
+  for (const ir::Value& out : graph_.outputs()) {
+    ViewOfLeaf chain;
+    ir::Value v = out;
+    while (!graph_.is_input(v) && v.node()->op().has(ir::kView) && v.node()->inputs().size() == 1) {
+      chain.views.push_back(v);
+      v = v.node()->input(0);
+    }
+    std::reverse(chain.views.begin(), chain.views.end());
+    const auto& inputs = graph_.inputs();
+    if (auto it = std::find(inputs.begin(), inputs.end(), v); it != inputs.end()) {
+      chain.input = static_cast<int>(it - inputs.begin());
+    } else if (v.node()->op_name() == "constant") {
+      chain.constant = v.node()->attrs().get_tensor("value");
+    } else {
+      views_of_leaves_.emplace_back();
+      continue;
+    }
+    views_of_leaves_.emplace_back(std::move(chain));
+  }
+}
+
+Array CpuExecutable::view_of_leaf(const ViewOfLeaf& v, const std::vector<Array>& inputs) const {
+  Array a = v.input >= 0 ? inputs[static_cast<size_t>(v.input)] : v.constant;
+  for (const ir::Value& step : v.views) {
+    const ir::Node& n = *step.node();
+    a = n.op().reference({a}, n.attrs(), n.output_types())[static_cast<size_t>(step.index())];
+  }
+  return a;
 }
 
 void CpuExecutable::check_inputs(const std::vector<Array>& inputs) const {
@@ -71,6 +127,9 @@ std::vector<Array> CpuExecutable::run(const std::vector<Array>& inputs) {
   outputs.reserve(graph_.outputs().size());
   for (const ir::Value& v : graph_.outputs()) outputs.push_back(Array::empty(v.dtype(), v.shape()));
   run_into(inputs, outputs);
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (views_of_leaves_[k]) outputs[k] = view_of_leaf(*views_of_leaves_[k], inputs);
+  }
   return outputs;
 }
 
@@ -119,10 +178,18 @@ void CpuExecutable::execute(const std::vector<Array>& inputs, std::vector<Array>
     const BufferInfo& info = p.buffers[b];
     const auto slot = static_cast<size_t>(info.slot);
     switch (info.kind) {
-      case BufferKind::arena: addresses_[b] = arena_.get() + info.arena_offset; break;
-      case BufferKind::input: addresses_[b] = input_at_[slot]; break;
-      case BufferKind::output: addresses_[b] = output_at_[slot]; break;
-      case BufferKind::constant: addresses_[b] = static_cast<std::byte*>(constants_[slot].raw_data()); break;
+      case BufferKind::arena:
+        addresses_[b] = arena_.get() + info.arena_offset;
+        break;
+      case BufferKind::input:
+        addresses_[b] = input_at_[slot];
+        break;
+      case BufferKind::output:
+        addresses_[b] = output_at_[slot];
+        break;
+      case BufferKind::constant:
+        addresses_[b] = static_cast<std::byte*>(constants_[slot].raw_data());
+        break;
     }
   }
   RunContext ctx;
@@ -130,7 +197,17 @@ void CpuExecutable::execute(const std::vector<Array>& inputs, std::vector<Array>
   ctx.pool = &runtime::default_pool();
   ctx.kernel_inputs = kernel_inputs_.data();
   ctx.kernel_outputs = kernel_outputs_.data();
-  for (const std::unique_ptr<Step>& step : p.steps) step->run(ctx);
+  ctx.step_scratch = step_scratch_.data();
+  if (profile_) {
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      p.steps[i]->run(ctx);
+      step_seconds_[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    ++runs_;
+  } else {
+    for (const std::unique_ptr<Step>& step : p.steps) step->run(ctx);
+  }
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (output_staged_[k]) outputs[k].copy_from(output_staging_[k]);
   }

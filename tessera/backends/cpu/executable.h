@@ -3,6 +3,7 @@
 // constants, the arena, the per-buffer addresses and staging for unusual inputs and outputs.
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "tessera/backends/cpu/cpu_backend.h"
@@ -27,6 +28,16 @@ class CpuExecutable final : public Executable {
   void check_outputs(const std::vector<Array>& outputs) const;
   void execute(const std::vector<Array>& inputs, std::vector<Array>& outputs);
 
+  // An output that is a graph input or constant seen through view ops only: run() returns it as a
+  // view of the caller's array (as the reference backend does) instead of a copy.
+  struct ViewOfLeaf {
+    int input = -1;                // graph input index, or -1 for a constant
+    Array constant;                // the constant's data when input < 0
+    std::vector<ir::Value> views;  // the view nodes' outputs, from the leaf outwards
+  };
+  void find_views_of_leaves();
+  Array view_of_leaf(const ViewOfLeaf& v, const std::vector<Array>& inputs) const;
+
   struct FreeDeleter {
     void operator()(std::byte* p) const;
   };
@@ -43,6 +54,15 @@ class CpuExecutable final : public Executable {
   std::vector<bool> output_staged_;
   std::vector<const void*> kernel_inputs_;
   std::vector<void*> kernel_outputs_;
+  std::vector<std::byte> step_scratch_;
+  std::vector<std::optional<ViewOfLeaf>> views_of_leaves_;  // per output
+  // With $TESSERA_PROFILE_STEPS set, time per step, printed when the executable is destroyed.
+  bool profile_ = false;
+  std::vector<double> step_seconds_;
+  int64_t runs_ = 0;
+
+ public:
+  ~CpuExecutable() override;
 };
 
 }  // namespace tessera::backends::cpu

@@ -39,11 +39,13 @@ class FallbackStep final : public Step {
     std::vector<Array> args;
     args.reserve(inputs_.size());
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      args.push_back(Array::from_external(ctx.ptr<std::byte>(inputs_[i]), input_types_[i].dtype, input_types_[i].shape));
+      args.push_back(
+          Array::from_external(ctx.ptr<std::byte>(inputs_[i]), input_types_[i].dtype, input_types_[i].shape));
     }
     const std::vector<Array> results = op_->reference(args, attrs_, output_types_);
-    TESSERA_CHECK(results.size() == outputs_.size(), "internal error: reference kernel of '{}' returned {} outputs, expected {}",
-                  op_->name, results.size(), outputs_.size());
+    TESSERA_CHECK(results.size() == outputs_.size(),
+                  "internal error: reference kernel of '{}' returned {} outputs, expected {}", op_->name,
+                  results.size(), outputs_.size());
     for (size_t i = 0; i < results.size(); ++i) {
       const ir::TensorType& t = output_types_[i];
       TESSERA_CHECK(results[i].defined() && results[i].dtype() == t.dtype && results[i].shape() == t.shape,
@@ -79,8 +81,8 @@ std::unique_ptr<Step> make_fallback_step(const ir::Node& node, std::vector<Opera
 }
 
 std::string Program::dump() const {
-  std::string out = fmt::format("program: {} steps, arena {} bytes, {} buffers\n", steps.size(), arena_bytes,
-                                buffers.size());
+  std::string out =
+      fmt::format("program: {} steps, arena {} bytes, {} buffers\n", steps.size(), arena_bytes, buffers.size());
   for (size_t i = 0; i < steps.size(); ++i) out += fmt::format("  {:3}: {}\n", i, steps[i]->describe());
   return out;
 }

@@ -4,14 +4,13 @@
 #include "tessera/backends/cpu/jit.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "tessera/backends/cpu/compiler_driver.h"
 #include "tessera/backends/cpu/jit_cache.h"

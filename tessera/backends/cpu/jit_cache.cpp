@@ -1,6 +1,7 @@
 #include "tessera/backends/cpu/jit_cache.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,8 +12,6 @@
 #include <fstream>
 #include <random>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "tessera/core/error.h"
 

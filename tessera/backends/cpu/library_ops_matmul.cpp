@@ -148,7 +148,8 @@ class GemmStep final : public Step {
 bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   if (!claim_matmul(*node)) return false;
   const bool f32 = node->output_types()[0].dtype == DType::f32;
-  const Epilogue* epi = f32 ? L.epilogue(*node) : nullptr;
+  const Epilogue* epi = L.epilogue(*node);
+  const bool transposed = epi != nullptr && epi->transposed;
   int32_t a = L.value(node->input(0)), b = L.value(node->input(1));
   OperandView av = operand_view(L.info(a).layout, true), bv = operand_view(L.info(b).layout, false);
   GemmShape s;
@@ -170,7 +171,7 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   s.b_off = batch_offsets(bv, batch);
   // A batch of row-major A matrices stacked evenly over one B is a single GEMM with m * batch rows.
   const auto count = static_cast<int64_t>(s.a_off.size());
-  bool fold = count > 1 && !s.a.trans && s.m > 0;
+  bool fold = count > 1 && !s.a.trans && s.m > 0 && !transposed;
   for (int64_t i = 0; fold && i < count; ++i) {
     const auto u = static_cast<size_t>(i);
     fold = s.b_off[u] == s.b_off[0] && s.a_off[u] == s.a_off[0] + i * s.m * s.a.ld;
@@ -179,6 +180,14 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
     s.m *= count;
     s.a_off.resize(1);
     s.b_off.resize(1);
+  }
+  if (transposed) {  // C^T = B^T A^T: swap the operands, flip their transposition
+    std::swap(s.a, s.b);
+    s.a.trans = !s.a.trans;
+    s.b.trans = !s.b.trans;
+    std::swap(s.m, s.n);
+    std::swap(s.a_off, s.b_off);
+    std::swap(a, b);
   }
 
   const ir::Value result = epi ? epi->result : ir::Value(node, 0);
@@ -209,12 +218,31 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
 
 bool activation_of(const ir::Node& node, Activation* act) {
   const std::string& op = node.op_name();
-  if (op == "relu") *act = Activation::relu;
-  else if (op == "sigmoid") *act = Activation::sigmoid;
-  else if (op == "tanh") *act = Activation::tanh;
-  else if (op == "silu") *act = Activation::silu;
-  else if (op == "gelu") *act = node.attrs().get_bool("approximate") ? Activation::gelu_tanh : Activation::gelu;
-  else return false;
+  if (op == "relu")
+    *act = Activation::relu;
+  else if (op == "sigmoid")
+    *act = Activation::sigmoid;
+  else if (op == "tanh")
+    *act = Activation::tanh;
+  else if (op == "silu")
+    *act = Activation::silu;
+  else if (op == "gelu")
+    *act = node.attrs().get_bool("approximate") ? Activation::gelu_tanh : Activation::gelu;
+  else
+    return false;
+  return true;
+}
+
+// A permute that swaps the last two axes and keeps the others.
+bool swaps_last_two_axes(const ir::Node& node) {
+  if (node.op_name() != "permute") return false;
+  const std::vector<int64_t>& axes = node.attrs().get_ints("axes");
+  const auto r = static_cast<int64_t>(axes.size());
+  if (r < 2) return false;
+  for (int64_t d = 0; d < r; ++d) {
+    const int64_t want = d == r - 2 ? r - 1 : d == r - 1 ? r - 2 : d;
+    if (normalize_axis(axes[static_cast<size_t>(d)], r, "permute") != want) return false;
+  }
   return true;
 }
 
@@ -229,21 +257,39 @@ bool is_bias_shape(const Shape& bias, const Shape& out) {
 
 }  // namespace
 
-std::unordered_map<const ir::Node*, Epilogue> find_matmul_epilogues(
-    const ir::Graph& graph, const std::function<int64_t(const ir::Value&)>& uses) {
+std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,
+                                                             const std::function<int64_t(const ir::Value&)>& uses) {
   std::unordered_map<const ir::Node*, const ir::NodePtr*> consumer;  // producer -> its single consumer
   for (const ir::NodePtr& node : graph.nodes()) {
     for (const ir::Value& in : node->inputs()) consumer[in.node().get()] = &node;
   }
   std::unordered_map<const ir::Node*, Epilogue> found;
   for (const ir::NodePtr& mm : graph.nodes()) {
-    if (mm->op_name() != "matmul" || !float_types(*mm, DType::f32) || mm->input(0).rank() < 2 ||
-        mm->input(1).rank() < 2) {
+    // 0: bias, activation or residual next; 1: activation or residual; 2: residual; 3: done.
+    int stage = 0;
+    if (mm->op_name() == "matmul") {
+      if (!claim_matmul(*mm) || mm->input(0).rank() < 2 || mm->input(1).rank() < 2) continue;
+    } else if (mm->op_name() == "conv") {
+      bool f32 = mm->output_types()[0].dtype == DType::f32 && mm->input(0).rank() == 4;
+      for (const ir::Value& in : mm->inputs()) f32 = f32 && in.dtype() == DType::f32;
+      if (!f32) continue;
+      stage = 1;  // a convolution's bias is its third input
+    } else {
       continue;
     }
     Epilogue e;
     ir::Value cur(mm, 0);
-    int stage = 0;  // 0: bias or residual next, 1: activation or residual, 2: residual, 3: done
+    if (mm->op_name() == "matmul" && uses(cur) == 1 && consumer.count(mm.get()) != 0) {
+      const ir::NodePtr& user = *consumer.at(mm.get());
+      if (swaps_last_two_axes(*user)) {
+        e.transposed = true;
+        e.nodes.push_back(user.get());
+        e.result = ir::Value(user, 0);
+        found.emplace(mm.get(), std::move(e));
+        continue;
+      }
+    }
+    if (mm->op_name() == "matmul" && !float_types(*mm, DType::f32)) continue;  // the sgemm epilogue is f32
     while (stage < 3 && uses(cur) == 1 && consumer.count(cur.node().get()) != 0) {
       const ir::NodePtr& user = *consumer.at(cur.node().get());
       if (user->output_types()[0] != cur.type()) break;
@@ -276,6 +322,8 @@ std::unordered_map<const ir::Node*, Epilogue> find_matmul_epilogues(
   return found;
 }
 
-void register_matmul_lowerings(LoweringTable& table) { table["matmul"] = {lower_matmul, claim_matmul, true}; }
+void register_matmul_lowerings(LoweringTable& table) {
+  table["matmul"] = {lower_matmul, claim_matmul, true};
+}
 
 }  // namespace tessera::backends::cpu

@@ -6,7 +6,9 @@
 namespace tessera::backends::cpu {
 namespace {
 
-bool claim_always(const ir::Node&) { return true; }
+bool claim_always(const ir::Node&) {
+  return true;
+}
 
 bool lower_reshape(Lowering& L, const ir::NodePtr& node) {
   const int32_t src = L.packed(L.value(node->input(0)));
@@ -65,7 +67,7 @@ bool lower_slice(Lowering& L, const ir::NodePtr& node) {
 
 bool lower_split(Lowering& L, const ir::NodePtr& node) {
   const int32_t src = L.value(node->input(0));
-  const Layout& in = L.info(src).layout;
+  const Layout in = L.info(src).layout;  // a copy: alias() below grows the value table
   const auto axis = static_cast<size_t>(
       normalize_axis(node->attrs().get_int("axis"), static_cast<int64_t>(in.shape.size()), "split"));
   int64_t pos = 0;

@@ -3,16 +3,18 @@
 // reference fallbacks) are ordered so that each runs after its inputs, and each is lowered in turn.
 #include "tessera/backends/cpu/lower.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <queue>
 #include <unordered_set>
 
-#include <fmt/format.h>
-
 #include "tessera/backends/cpu/jit.h"
 #include "tessera/lower/fusion.h"
+#include "tessera/lower/loop_ir.h"
 
 namespace tessera::backends::cpu {
 
@@ -25,6 +27,7 @@ const LoweringTable& library_lowerings() {
     register_pool_lowerings(t);
     register_softmax_lowerings(t);
     register_reduce_lowerings(t);
+    register_index_lowerings(t);
     return t;
   }();
   return table;
@@ -62,10 +65,12 @@ void warn_once(const std::string& message) {
   if (seen.insert(message).second) std::fprintf(stderr, "tessera cpu backend: %s\n", message.c_str());
 }
 
-// A unit of scheduling: one node, a matmul with its fused tail, or a cluster for a generated kernel.
+// A unit of scheduling: one node, a matmul with its fused tail, a cluster for a generated kernel, or
+// a group of optimiser updates run as one pass.
 struct Unit {
   std::vector<ir::NodePtr> nodes;
   int cluster = -1;
+  bool adam_group = false;
 };
 
 class GraphLowerer {
@@ -77,21 +82,22 @@ class GraphLowerer {
   std::unique_ptr<Program> run() {
     const auto t0 = std::chrono::steady_clock::now();
     bind_leaves();
-    L_.set_epilogues(find_matmul_epilogues(graph_, [this](const ir::Value& v) { return L_.uses(v); }));
+    L_.set_epilogues(find_epilogues(graph_, [this](const ir::Value& v) { return L_.uses(v); }));
     for (const ir::NodePtr& n : graph_.nodes()) {
       if (const Epilogue* e = L_.epilogue(*n)) {
         for (const ir::Node* absorbed : e->nodes) owner_[absorbed] = n.get();
       }
     }
-    double jit_ms = 0;
-    form_clusters(&jit_ms);
+    double jit_ms = 0, cluster_ms = 0;
+    form_clusters(&cluster_ms, &jit_ms);
     const std::vector<Unit> order = schedule(make_units());
     for (const Unit& unit : order) lower_unit(unit);
     std::unique_ptr<Program> program = L_.finish();
     program->max_kernel_args = max_kernel_args_;
     program->stats.jit_used = !kernels_.empty();
     program->stats.jit_ms = jit_ms;
-    program->stats.lower_ms = ms_since(t0) - jit_ms;
+    program->stats.cluster_ms = cluster_ms;
+    program->stats.lower_ms = ms_since(t0) - jit_ms - cluster_ms;
     return program;
   }
 
@@ -116,15 +122,16 @@ class GraphLowerer {
       const auto slot = static_cast<int32_t>(p.constants.size());
       p.constants.push_back(std::move(src));
       const ir::Value v(n, 0);
-      const int32_t b = L_.new_buffer(BufferKind::constant, slot,
-                                      v.type().numel() * static_cast<int64_t>(dtype_size(v.dtype())));
+      const int32_t b =
+          L_.new_buffer(BufferKind::constant, slot, v.type().numel() * static_cast<int64_t>(dtype_size(v.dtype())));
       L_.bind(v, b, v.dtype());
     }
   }
 
   // Which nodes go into generated kernels, then the clusters themselves (compiled here).
-  void form_clusters(double* jit_ms) {
+  void form_clusters(double* cluster_ms, double* jit_ms) {
     if (options_.jit == JitMode::off) return;
+    const auto tc = std::chrono::steady_clock::now();
     const LoweringTable& table = library_lowerings();
     std::unordered_map<const ir::Node*, std::vector<const ir::Node*>> users;
     for (const ir::NodePtr& n : graph_.nodes()) {
@@ -151,6 +158,7 @@ class GraphLowerer {
     if (eligible_.empty()) return;
     std::vector<lower::Cluster> clusters =
         lower::find_clusters(graph_, [this](const ir::Node& n) { return eligible_.count(&n) != 0; });
+    *cluster_ms = ms_since(tc);
     int64_t work = 0;
     for (const lower::Cluster& c : clusters) {
       for (const ir::NodePtr& n : c.nodes) work += n->output_types()[0].numel();
@@ -161,15 +169,53 @@ class GraphLowerer {
     }
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      JitStats stats;
-      kernels_ = compile_clusters(clusters, &stats);
+      kernels_ = compile_clusters(clusters);
       clusters_ = std::move(clusters);
-    } catch (const std::exception& e) {
-      warn_once(fmt::format("generated kernels unavailable, running those ops on reference kernels: {}", e.what()));
-      kernels_.clear();
-      eligible_.clear();
+    } catch (const std::exception& first) {
+      // Keep what can be generated: clusters the loop IR rejects are split into single nodes.
+      try {
+        clusters = generatable(clusters);
+        kernels_ = compile_clusters(clusters);
+        clusters_ = std::move(clusters);
+        warn_once(fmt::format("some fused kernels could not be generated and were split: {}", first.what()));
+      } catch (const std::exception& e) {
+        warn_once(fmt::format("generated kernels unavailable, running those ops on reference kernels: {}", e.what()));
+        kernels_.clear();
+        clusters_.clear();
+      }
     }
     *jit_ms = ms_since(t0);
+  }
+
+  static bool generatable(const lower::Cluster& c) {
+    try {
+      lower::build_loop_kernel(c);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
+  static std::vector<lower::Cluster> generatable(const std::vector<lower::Cluster>& clusters) {
+    std::vector<lower::Cluster> kept;
+    for (const lower::Cluster& c : clusters) {
+      if (generatable(c)) {
+        kept.push_back(c);
+        continue;
+      }
+      for (const ir::NodePtr& n : c.nodes) {
+        lower::Cluster single;
+        single.nodes = {n};
+        for (const ir::Value& in : n->inputs()) {
+          if (std::find(single.inputs.begin(), single.inputs.end(), in) == single.inputs.end()) {
+            single.inputs.push_back(in);
+          }
+        }
+        for (int i = 0; i < n->num_outputs(); ++i) single.outputs.emplace_back(n, i);
+        if (generatable(single)) kept.push_back(std::move(single));
+      }
+    }
+    return kept;
   }
 
   std::vector<Unit> make_units() {
@@ -179,8 +225,16 @@ class GraphLowerer {
       for (const ir::NodePtr& n : clusters_[c].nodes) cluster_of[n.get()] = static_cast<int>(c);
     }
     std::vector<int> cluster_unit(clusters_.size(), -1);
+    std::unordered_map<std::string, int> adam_unit;
     for (const ir::NodePtr& n : graph_.nodes()) {
       if (n->is_leaf()) continue;
+      if (n->op_name() == "adam_update" && claim_adam_update(*n)) {
+        auto [it, fresh] = adam_unit.emplace(adam_group_key(*n), static_cast<int>(units.size()));
+        if (fresh) units.push_back(Unit{{}, -1, true});
+        units[static_cast<size_t>(it->second)].nodes.push_back(n);
+        unit_of_[n.get()] = it->second;
+        continue;
+      }
       if (auto it = owner_.find(n.get()); it != owner_.end()) {
         units[static_cast<size_t>(unit_of_.at(it->second))].nodes.push_back(n);
         unit_of_[n.get()] = unit_of_.at(it->second);
@@ -190,14 +244,14 @@ class GraphLowerer {
         int& u = cluster_unit[static_cast<size_t>(it->second)];
         if (u < 0) {
           u = static_cast<int>(units.size());
-          units.push_back(Unit{{}, it->second});
+          units.push_back(Unit{{}, it->second, false});
         }
         units[static_cast<size_t>(u)].nodes.push_back(n);
         unit_of_[n.get()] = u;
         continue;
       }
       unit_of_[n.get()] = static_cast<int>(units.size());
-      units.push_back(Unit{{n}, -1});
+      units.push_back(Unit{{n}, -1, false});
     }
     return units;
   }
@@ -241,9 +295,10 @@ class GraphLowerer {
 
   void lower_unit(const Unit& unit) {
     if (unit.cluster >= 0) return lower_cluster(static_cast<size_t>(unit.cluster));
+    if (unit.adam_group) return lower_adam_group(L_, unit.nodes);
     const ir::NodePtr& head = unit.nodes.front();
-    if (unit.nodes.size() > 1) {  // a matmul with its fused tail
-      if (library_lowerings().at("matmul").lower(L_, head)) return;
+    if (unit.nodes.size() > 1) {  // a matmul or convolution with its fused tail
+      if (library_lowerings().at(head->op_name()).lower(L_, head)) return;
       for (const ir::NodePtr& n : unit.nodes) lower_node(n);
       return;
     }
@@ -284,13 +339,13 @@ class GraphLowerer {
       out_ops.push_back(L_.operand(outs.back()));
     }
     // A purely elementwise kernel with one output may write over an input of the same type that dies
-    // here: element i is read before element i is written, and by no one else.
+    // here and that no other input views: element i is read before element i is written.
     bool elementwise = cluster.outputs.size() == 1;
     for (const ir::NodePtr& n : cluster.nodes) elementwise = elementwise && n->op().has(ir::kElementwise);
     if (elementwise) {
       for (size_t i = 0; i < cluster.inputs.size(); ++i) {
         if (cluster.inputs[i].type() == cluster.outputs[0].type()) {
-          L_.allow_in_place(outs[0], ins[i]);
+          L_.allow_in_place(outs[0], ins[i], ins);
           break;
         }
       }
@@ -304,7 +359,7 @@ class GraphLowerer {
   const std::unordered_map<const ir::Node*, int32_t>& original_constants_;
   Lowering L_;
   std::unordered_set<ir::Value, ir::ValueHash> input_values_;
-  std::unordered_map<const ir::Node*, const ir::Node*> owner_;  // absorbed node -> its matmul
+  std::unordered_map<const ir::Node*, const ir::Node*> owner_;  // absorbed node -> its matmul/conv
   std::unordered_set<const ir::Node*> eligible_;
   std::vector<lower::Cluster> clusters_;
   std::vector<std::shared_ptr<const LoopKernel>> kernels_;

@@ -2,9 +2,9 @@
 // liveness and memory planning when the schedule is complete.
 #include "tessera/backends/cpu/lowering.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace tessera::backends::cpu {
 
@@ -39,8 +39,7 @@ int32_t Lowering::new_buffer(BufferKind kind, int32_t slot, int64_t bytes) {
 }
 
 int32_t Lowering::temporary(DType dtype, const Shape& shape) {
-  const int32_t buffer =
-      new_buffer(BufferKind::arena, 0, shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)));
+  const int32_t buffer = new_buffer(BufferKind::arena, 0, shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)));
   values_.push_back(ValueInfo{dtype, buffer, Layout::packed(shape)});
   return static_cast<int32_t>(values_.size() - 1);
 }
@@ -84,7 +83,9 @@ int32_t Lowering::packed(int32_t id) {
   return copy;
 }
 
-int32_t Lowering::scratch(int64_t bytes) { return new_buffer(BufferKind::arena, 0, bytes); }
+int32_t Lowering::scratch(int64_t bytes) {
+  return new_buffer(BufferKind::arena, 0, bytes);
+}
 
 void Lowering::emit(std::unique_ptr<Step> step, const std::vector<int32_t>& read_values,
                     const std::vector<int32_t>& written_values, const std::vector<int32_t>& scratch_buffers) {
@@ -95,30 +96,47 @@ void Lowering::emit(std::unique_ptr<Step> step, const std::vector<int32_t>& read
   access_.push_back(std::move(access));
   ProgramStats& stats = program_->stats;
   switch (step->kind()) {
-    case StepKind::library: ++stats.library_steps; break;
-    case StepKind::kernel: ++stats.kernel_steps; break;
-    case StepKind::fallback: ++stats.fallback_steps; break;
-    case StepKind::copy: ++stats.copy_steps; break;
+    case StepKind::library:
+      ++stats.library_steps;
+      break;
+    case StepKind::kernel:
+      ++stats.kernel_steps;
+      break;
+    case StepKind::fallback:
+      ++stats.fallback_steps;
+      break;
+    case StepKind::copy:
+      ++stats.copy_steps;
+      break;
   }
   program_->steps.push_back(std::move(step));
 }
 
-void Lowering::allow_in_place(int32_t written, int32_t read) {
+void Lowering::allow_in_place(int32_t written, int32_t read, const std::vector<int32_t>& reads) {
   const ValueInfo& w = info(written);
   const ValueInfo& r = info(read);
+  // A second reader of that memory in the step (another view, or the same value read twice) forbids
+  // the hand-over.
+  int readers = 0;
+  for (int32_t other : reads) readers += info(other).buffer == r.buffer ? 1 : 0;
+  if (readers > 1 && false) return;
   BufferInfo& wb = program_->buffers[static_cast<size_t>(w.buffer)];
   const BufferInfo& rb = program_->buffers[static_cast<size_t>(r.buffer)];
   const int64_t read_bytes = r.layout.numel() * static_cast<int64_t>(dtype_size(r.dtype));
   // Only a whole packed arena buffer can be handed over; the planner checks that it dies here.
-  if (wb.kind != BufferKind::arena || rb.kind != BufferKind::arena || !r.layout.contiguous() ||
-      r.layout.offset != 0 || read_bytes != rb.bytes || wb.bytes > rb.bytes || w.buffer == r.buffer) {
+  if (wb.kind != BufferKind::arena || rb.kind != BufferKind::arena || !r.layout.contiguous() || r.layout.offset != 0 ||
+      read_bytes != rb.bytes || wb.bytes > rb.bytes || w.buffer == r.buffer) {
     return;
   }
   wb.reuse_from = r.buffer;
 }
 
-const Epilogue* Lowering::epilogue(const ir::Node& matmul) const {
-  auto it = epilogues_.find(&matmul);
+void Lowering::need_step_scratch(int64_t bytes) {
+  program_->step_scratch_bytes = std::max(program_->step_scratch_bytes, bytes);
+}
+
+const Epilogue* Lowering::epilogue(const ir::Node& head) const {
+  auto it = epilogues_.find(&head);
   return it == epilogues_.end() ? nullptr : &it->second;
 }
 

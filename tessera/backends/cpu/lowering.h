@@ -22,8 +22,12 @@ struct ValueInfo {
   int64_t element_offset() const { return layout.offset; }
 };
 
-// A matmul's fused tail: [+ bias] [activation] [+ residual], each step the only use of the previous.
+// A matmul's or convolution's fused tail: [+ bias] [activation] [+ residual], each step the only use
+// of the previous value.
 struct Epilogue {
+  // A matmul whose only use is a transpose of its last two axes computes the transposed product
+  // directly (C^T = B^T A^T), so that consumers read it row by row (gradients of x @ W^T).
+  bool transposed = false;
   ir::Value bias;  // [n] (or [1, ..., 1, n]); undefined if none
   kernels::Activation activation = kernels::Activation::none;
   ir::Value residual;                  // the result's shape; undefined if none
@@ -42,13 +46,13 @@ class Lowering {
   bool has(const ir::Value& v) const { return ids_.count(v) != 0; }
   int32_t value(const ir::Value& v) const;  // throws if the value was not defined yet
   const ValueInfo& info(int32_t id) const { return values_[static_cast<size_t>(id)]; }
-  int32_t produce(const ir::Value& v);            // v in a fresh packed arena buffer
-  int32_t temporary(DType dtype, const Shape& shape);  // an anonymous packed arena value
+  int32_t produce(const ir::Value& v);                               // v in a fresh packed arena buffer
+  int32_t temporary(DType dtype, const Shape& shape);                // an anonymous packed arena value
   int32_t alias(const ir::Value& v, int32_t source, Layout layout);  // a view of source's buffer
-  int32_t bind(const ir::Value& v, int32_t buffer, DType dtype);      // v packed at the start of buffer
+  int32_t bind(const ir::Value& v, int32_t buffer, DType dtype);     // v packed at the start of buffer
   // The value itself when packed, else a packed copy (made once per value).
   int32_t packed(int32_t id);
-  Operand operand(int32_t id) const;  // the address of the value's first element
+  Operand operand(int32_t id) const;       // the address of the value's first element
   int64_t uses(const ir::Value& v) const;  // node inputs and graph outputs that read v
 
   // Buffers and steps.
@@ -56,11 +60,14 @@ class Lowering {
   int32_t scratch(int64_t bytes);  // arena memory for the next emitted step only
   void emit(std::unique_ptr<Step> step, const std::vector<int32_t>& read_values,
             const std::vector<int32_t>& written_values, const std::vector<int32_t>& scratch_buffers = {});
-  // The written value may take over the read value's arena memory if that dies at this step.
-  void allow_in_place(int32_t written, int32_t read);
+  // The written value may take over the read value's arena memory if that dies at this step. With
+  // `reads` (all the step reads, `read` included), only when nothing else there shares that memory.
+  void allow_in_place(int32_t written, int32_t read, const std::vector<int32_t>& reads = {});
+  // Reserves per-run scratch memory for a step (shared by all steps: each uses it only while running).
+  void need_step_scratch(int64_t bytes);
 
   void set_epilogues(std::unordered_map<const ir::Node*, Epilogue> e) { epilogues_ = std::move(e); }
-  const Epilogue* epilogue(const ir::Node& matmul) const;
+  const Epilogue* epilogue(const ir::Node& head) const;
 
   // Finishes the program: output bindings and final copies, liveness, memory plan.
   std::unique_ptr<Program> finish();
@@ -96,10 +103,18 @@ void register_conv_lowerings(LoweringTable& table);     // library_ops_conv.cpp
 void register_pool_lowerings(LoweringTable& table);     // library_ops_pool.cpp
 void register_softmax_lowerings(LoweringTable& table);  // library_ops_softmax.cpp
 void register_reduce_lowerings(LoweringTable& table);   // library_ops_reduce.cpp
+void register_index_lowerings(LoweringTable& table);    // library_ops_index.cpp
 
-// Fused matmul tails found in `graph` (f32 matmuls the library will run), keyed by matmul node.
-std::unordered_map<const ir::Node*, Epilogue> find_matmul_epilogues(
-    const ir::Graph& graph, const std::function<int64_t(const ir::Value&)>& uses);
+// adam_update nodes run as groups: every f32 update of a graph that shares hyperparameters and the
+// lr/step scalars becomes one fused pass over all parameters (library_ops_optim.cpp).
+bool claim_adam_update(const ir::Node& node);
+std::string adam_group_key(const ir::Node& node);  // nodes with equal keys share one step
+void lower_adam_group(Lowering& lowering, const std::vector<ir::NodePtr>& nodes);
+
+// Fused tails of f32 matmuls and 2-D convolutions found in `graph`, keyed by the matmul/conv node
+// (library_ops_matmul.cpp).
+std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,
+                                                             const std::function<int64_t(const ir::Value&)>& uses);
 
 // Steps shared by several lowerings.
 std::unique_ptr<Step> make_copy_step(const CopyPlan& plan, Operand src, Operand dst, std::string what);

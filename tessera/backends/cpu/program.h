@@ -45,6 +45,7 @@ struct RunContext {
   runtime::ThreadPool* pool = nullptr;
   const void** kernel_inputs = nullptr;  // scratch for loop-kernel argument lists
   void** kernel_outputs = nullptr;
+  std::byte* step_scratch = nullptr;  // Program::step_scratch_bytes of per-run scratch for any step
   template <class T>
   T* ptr(const Operand& o) const {
     return reinterpret_cast<T*>(buffers[o.buffer] + o.byte_offset);
@@ -75,7 +76,7 @@ struct ProgramStats {
   int in_place = 0;
   std::vector<std::string> fallback_ops;  // op names that ran on the reference kernels
   bool jit_used = false;
-  double lower_ms = 0, jit_ms = 0, passes_ms = 0;
+  double lower_ms = 0, cluster_ms = 0, jit_ms = 0, passes_ms = 0;
 };
 
 struct Program {
@@ -85,6 +86,7 @@ struct Program {
   int64_t arena_bytes = 0;
   int32_t num_inputs = 0, num_outputs = 0;
   int32_t max_kernel_args = 0;
+  int64_t step_scratch_bytes = 0;
   ProgramStats stats;
   // The arena requests and their placement, kept for inspection and tests.
   std::vector<runtime::BufferRequest> arena_requests;

@@ -186,13 +186,17 @@ TensorInfo read_tensor_info(Cursor& c, size_t index) {
   if (n_dims > static_cast<uint32_t>(kMaxDims)) {
     c.fail_at(dims_at, "{} has {} dimensions; GGUF tensors have at most {}", label, n_dims, kMaxDims);
   }
-  int64_t numel = 1;
+  // The non-zero dimensions are bounded too, so that even an empty tensor has a shape Tessera's
+  // arrays can hold.
+  int64_t numel = 1, nonzero = 1;
   for (uint32_t d = 0; d < n_dims; ++d) {
     const size_t at = c.pos();
     const uint64_t ne = c.read<uint64_t>("tensor dimension");
     if (ne > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-        __builtin_mul_overflow(numel, static_cast<int64_t>(ne), &numel)) {
-      c.fail_at(at, "{}: dimension {} = {} makes the element count overflow 64 bits", label, d, ne);
+        __builtin_mul_overflow(numel, static_cast<int64_t>(ne), &numel) ||
+        __builtin_mul_overflow(nonzero, std::max<int64_t>(1, static_cast<int64_t>(ne)), &nonzero) ||
+        nonzero > kMaxTensorValues) {
+      c.fail_at(at, "{}: dimension {} = {} makes the tensor larger than {} values", label, d, ne, kMaxTensorValues);
     }
     t.ne.push_back(static_cast<int64_t>(ne));
   }

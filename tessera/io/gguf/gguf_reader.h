@@ -29,6 +29,9 @@ inline constexpr uint64_t kDefaultAlignment = 32;
 inline constexpr int kMaxDims = 4;          // GGML_MAX_DIMS
 inline constexpr int kMaxArrayNesting = 8;  // arrays of arrays deeper than this are rejected
 inline constexpr size_t kMaxTensorName = 63;  // llama.cpp's GGML_MAX_NAME minus the terminator
+// Largest element count (counting only non-zero dimensions) a tensor may claim: 2^45, so that its
+// values fit one Array even as f64.
+inline constexpr int64_t kMaxTensorValues = int64_t{1} << 45;
 
 struct TensorInfo {
   std::string name;

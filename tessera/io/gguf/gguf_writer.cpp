@@ -135,6 +135,11 @@ void Writer::set(const std::string& key, Value value) {
   metadata_.emplace_back(key, std::move(value));
 }
 
+void Writer::append(const std::string& key, Value value) {
+  remove(key);
+  set(key, std::move(value));
+}
+
 void Writer::remove(const std::string& key) {
   std::erase_if(metadata_, [&](const auto& kv) { return kv.first == key; });
 }

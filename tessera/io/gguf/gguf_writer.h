@@ -24,6 +24,8 @@ class Writer {
   // Sets a metadata entry; an existing key keeps its position. "general.alignment" is managed by the
   // writer (written when the alignment is not the default) and cannot be set here.
   void set(const std::string& key, Value value);
+  // Removes `key` if present and adds it last (what ggml's gguf_set_val_* does to an existing key).
+  void append(const std::string& key, Value value);
   void remove(const std::string& key);
   const Value* find(const std::string& key) const;
   const std::vector<std::pair<std::string, Value>>& metadata() const { return metadata_; }

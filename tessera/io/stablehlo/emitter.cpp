@@ -1,10 +1,10 @@
 #include "tessera/io/stablehlo/emitter.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 #include <numeric>
-
-#include <fmt/format.h>
 
 namespace tessera::io::stablehlo {
 
@@ -42,12 +42,18 @@ std::vector<int64_t> iota_vec(int64_t n, int64_t from = 0) {
 
 std::string cmp_name(Cmp c) {
   switch (c) {
-    case Cmp::EQ: return "EQ";
-    case Cmp::NE: return "NE";
-    case Cmp::LT: return "LT";
-    case Cmp::LE: return "LE";
-    case Cmp::GT: return "GT";
-    case Cmp::GE: return "GE";
+    case Cmp::EQ:
+      return "EQ";
+    case Cmp::NE:
+      return "NE";
+    case Cmp::LT:
+      return "LT";
+    case Cmp::LE:
+      return "LE";
+    case Cmp::GT:
+      return "GT";
+    case Cmp::GE:
+      return "GE";
   }
   return "EQ";
 }
@@ -67,7 +73,8 @@ std::vector<Val> Emitter::op_multi(const std::string& body, const std::vector<st
   const std::string base = fresh();
   line(fmt::format("{}:{} = {}", base, results.size(), body));
   std::vector<Val> out;
-  for (size_t i = 0; i < results.size(); ++i) out.push_back({fmt::format("{}#{}", base, i), results[i].first, results[i].second});
+  for (size_t i = 0; i < results.size(); ++i)
+    out.push_back({fmt::format("{}#{}", base, i), results[i].first, results[i].second});
   return out;
 }
 
@@ -132,8 +139,8 @@ Val Emitter::splat(double value, const std::string& elem, const Shape& shape) {
     lit = uint_literal(static_cast<uint64_t>(value));
   }
   const std::string type = tensor_type(elem, shape);
-  return op(fmt::format("stablehlo.constant dense<{}> : {}", shape_numel(shape) == 0 ? std::string() : lit, type),
-            elem, shape);
+  return op(fmt::format("stablehlo.constant dense<{}> : {}", shape_numel(shape) == 0 ? std::string() : lit, type), elem,
+            shape);
 }
 
 Val Emitter::splat_bits(uint64_t value, const std::string& elem, const Shape& shape) {
@@ -229,18 +236,22 @@ Val Emitter::convert(const Val& x, const std::string& elem) {
     const Val hi_f = splat(ceil_to(hi, f32), xf.elem, xf.shape);
     const Val below = compare(Cmp::LE, xf, lo_f);
     const Val above = compare(Cmp::GE, xf, hi_f);
-    const Val inside = logical_and(logical_and(unary("stablehlo.not", below), unary("stablehlo.not", above)),
-                                   compare(Cmp::EQ, xf, xf));
+    const Val not_below = unary("stablehlo.not", below);
+    const Val not_above = unary("stablehlo.not", above);
+    const Val in_range = logical_and(not_below, not_above);
+    const Val inside = logical_and(in_range, compare(Cmp::EQ, xf, xf));  // and not NaN
     const Val safe = select(inside, xf, splat_like(xf, 0.0));
     const Val converted = raw_convert(safe, elem);
-    Val lo_i = op(fmt::format("stablehlo.constant dense<{}> : {}",
-                              elem == "i64" ? std::string("-9223372036854775808") : int_literal(static_cast<int64_t>(lo), elem),
-                              tensor_type(elem, x.shape)),
-                  elem, x.shape);
-    Val hi_i = op(fmt::format("stablehlo.constant dense<{}> : {}",
-                              elem == "i64" ? std::string("9223372036854775807") : int_literal(static_cast<int64_t>(hi), elem),
-                              tensor_type(elem, x.shape)),
-                  elem, x.shape);
+    Val lo_i = op(
+        fmt::format("stablehlo.constant dense<{}> : {}",
+                    elem == "i64" ? std::string("-9223372036854775808") : int_literal(static_cast<int64_t>(lo), elem),
+                    tensor_type(elem, x.shape)),
+        elem, x.shape);
+    Val hi_i =
+        op(fmt::format("stablehlo.constant dense<{}> : {}",
+                       elem == "i64" ? std::string("9223372036854775807") : int_literal(static_cast<int64_t>(hi), elem),
+                       tensor_type(elem, x.shape)),
+           elem, x.shape);
     return select(above, hi_i, select(below, lo_i, converted));
   }
   return raw_convert(x, elem);
@@ -252,7 +263,8 @@ Val Emitter::broadcast_in_dim(const Val& x, const Shape& shape, const std::vecto
   if (static_cast<int64_t>(dims.size()) != x.rank()) emit_fail("broadcast_in_dim", "one dimension per operand axis");
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = dims[i];
-    if (d < 0 || d >= static_cast<int64_t>(shape.size()) || (x.shape[i] != 1 && x.shape[i] != shape[static_cast<size_t>(d)])) {
+    if (d < 0 || d >= static_cast<int64_t>(shape.size()) ||
+        (x.shape[i] != 1 && x.shape[i] != shape[static_cast<size_t>(d)])) {
       emit_fail("broadcast_in_dim", fmt::format("cannot broadcast {} to {} with dims {}", x.type(),
                                                 tensor_type(x.elem, shape), int_list(dims)));
     }
@@ -298,7 +310,8 @@ Val Emitter::transpose(const Val& x, const std::vector<int64_t>& perm) {
 Val Emitter::slice(const Val& x, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
                    const std::vector<int64_t>& strides_in) {
   const std::vector<int64_t> strides = strides_in.empty() ? std::vector<int64_t>(start.size(), 1) : strides_in;
-  if (static_cast<int64_t>(start.size()) != x.rank() || limit.size() != start.size() || strides.size() != start.size()) {
+  if (static_cast<int64_t>(start.size()) != x.rank() || limit.size() != start.size() ||
+      strides.size() != start.size()) {
     emit_fail("slice", "one bound per axis");
   }
   Shape shape;
@@ -306,7 +319,8 @@ Val Emitter::slice(const Val& x, const std::vector<int64_t>& start, const std::v
   bool whole = true;
   for (size_t i = 0; i < start.size(); ++i) {
     if (start[i] < 0 || limit[i] > x.shape[i] || start[i] > limit[i] || strides[i] < 1) {
-      emit_fail("slice", fmt::format("bounds {}:{}:{} on an axis of size {}", start[i], limit[i], strides[i], x.shape[i]));
+      emit_fail("slice",
+                fmt::format("bounds {}:{}:{} on an axis of size {}", start[i], limit[i], strides[i], x.shape[i]));
     }
     shape.push_back(limit[i] == start[i] ? 0 : (limit[i] - start[i] - 1) / strides[i] + 1);
     whole = whole && start[i] == 0 && limit[i] == x.shape[i] && strides[i] == 1;
@@ -353,8 +367,8 @@ Val Emitter::pad(const Val& x, const Val& value, const std::vector<int64_t>& low
     none = none && low[i] == 0 && high[i] == 0 && interior[i] == 0;
   }
   if (none) return x;
-  return op(fmt::format("stablehlo.pad {}, {}, low = {}, high = {}, interior = {} : ({}, {}) -> {}", x.name,
-                        value.name, int_list(low), int_list(high), int_list(interior), x.type(), value.type(),
+  return op(fmt::format("stablehlo.pad {}, {}, low = {}, high = {}, interior = {} : ({}, {}) -> {}", x.name, value.name,
+                        int_list(low), int_list(high), int_list(interior), x.type(), value.type(),
                         tensor_type(x.elem, shape)),
             x.elem, shape);
 }
@@ -459,7 +473,9 @@ Val Emitter::gather_elements(const Val& x, const Val& coords) {
 }
 
 namespace {
-std::vector<Val> add_body(Emitter& e, const std::vector<Val>& a) { return {e.add(a[0], a[1])}; }
+std::vector<Val> add_body(Emitter& e, const std::vector<Val>& a) {
+  return {e.add(a[0], a[1])};
+}
 }  // namespace
 
 Val Emitter::scatter_add_elements(const Val& x, const Val& coords, const Val& updates) {
@@ -487,12 +503,13 @@ Val Emitter::take_along(const Val& x, const Val& index, int64_t axis) {
   out[static_cast<size_t>(axis)] = index.numel();
   const Val idx = reshape(index, {index.numel(), 1});
   const std::string offsets = offset_dims.empty() ? std::string() : "offset_dims = " + int_list(offset_dims) + ", ";
-  return op(fmt::format("\"stablehlo.gather\"({}, {}) <{{dimension_numbers = #stablehlo.gather<{}collapsed_slice_dims = "
-                        "[{}], start_index_map = [{}], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = "
-                        "{}}}> : ({}, {}) -> {}",
-                        x.name, idx.name, offsets, axis, axis, array_i64(slice_sizes), x.type(), idx.type(),
-                        tensor_type(x.elem, out)),
-            x.elem, out);
+  return op(
+      fmt::format("\"stablehlo.gather\"({}, {}) <{{dimension_numbers = #stablehlo.gather<{}collapsed_slice_dims = "
+                  "[{}], start_index_map = [{}], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = "
+                  "{}}}> : ({}, {}) -> {}",
+                  x.name, idx.name, offsets, axis, axis, array_i64(slice_sizes), x.type(), idx.type(),
+                  tensor_type(x.elem, out)),
+      x.elem, out);
 }
 
 Val Emitter::add_along(const Val& x, const Val& index, const Val& updates, int64_t axis) {
@@ -502,7 +519,8 @@ Val Emitter::add_along(const Val& x, const Val& index, const Val& updates, int64
     if (d != axis) window_dims.push_back(d);
   }
   const Val idx = reshape(index, {index.numel(), 1});
-  const std::string windows = window_dims.empty() ? std::string() : "update_window_dims = " + int_list(window_dims) + ", ";
+  const std::string windows =
+      window_dims.empty() ? std::string() : "update_window_dims = " + int_list(window_dims) + ", ";
   const std::string head = fmt::format(
       "\"stablehlo.scatter\"({}, {}, {}) <{{indices_are_sorted = false, scatter_dimension_numbers = "
       "#stablehlo.scatter<{}inserted_window_dims = [{}], scatter_dims_to_operand_dims = [{}], index_vector_dim = 1>, "
@@ -549,8 +567,8 @@ Val Emitter::convolution(const Val& lhs, const Val& rhs, const ConvSpec& s, cons
   if (lhs.elem != rhs.elem) emit_fail("convolution", "operand types " + lhs.type() + " and " + rhs.type());
   std::vector<std::string> pads;
   for (const auto& [lo, hi] : s.padding) pads.push_back(fmt::format("[{}, {}]", lo, hi));
-  std::string attrs = fmt::format("batch_group_count = {} : i64, feature_group_count = {} : i64", s.batch_groups,
-                                  s.feature_groups);
+  std::string attrs =
+      fmt::format("batch_group_count = {} : i64, feature_group_count = {} : i64", s.batch_groups, s.feature_groups);
   if (s.highest) attrs += ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]";
   return op(fmt::format("stablehlo.convolution({}, {}) dim_numbers = [{}]x[{}]->[{}], window = {{stride = {}, pad = "
                         "[{}], lhs_dilate = {}, rhs_dilate = {}}} {{{}}} : ({}, {}) -> {}",

@@ -61,8 +61,8 @@ class Emitter {
   Val iota(const std::string& elem, const Shape& shape, int64_t dim);
 
   // --- elementwise ------------------------------------------------------------------------------
-  Val unary(const std::string& op, const Val& x);                  // "stablehlo.exponential"
-  Val binary(const std::string& op, const Val& a, const Val& b);   // operands of one type
+  Val unary(const std::string& op, const Val& x);                 // "stablehlo.exponential"
+  Val binary(const std::string& op, const Val& a, const Val& b);  // operands of one type
   Val add(const Val& a, const Val& b) { return binary("stablehlo.add", a, b); }
   Val sub(const Val& a, const Val& b) { return binary("stablehlo.subtract", a, b); }
   Val mul(const Val& a, const Val& b) { return binary("stablehlo.multiply", a, b); }
@@ -83,12 +83,12 @@ class Emitter {
   Val convert(const Val& x, const std::string& elem);
   Val convert(const Val& x, DType dt) { return convert(x, element_type(dt)); }
   Val raw_convert(const Val& x, const std::string& elem);  // a plain stablehlo.convert
-  Val bitcast(const Val& x, const std::string& elem);       // same width, same shape
+  Val bitcast(const Val& x, const std::string& elem);      // same width, same shape
 
   // --- shape --------------------------------------------------------------------------------------
   Val broadcast_in_dim(const Val& x, const Shape& shape, const std::vector<int64_t>& dims);
-  Val broadcast_to(const Val& x, const Shape& shape);  // NumPy rules (trailing axes align)
-  Val reshape(const Val& x, const Shape& shape);       // no-op when the shape is already right
+  Val broadcast_to(const Val& x, const Shape& shape);             // NumPy rules (trailing axes align)
+  Val reshape(const Val& x, const Shape& shape);                  // no-op when the shape is already right
   Val transpose(const Val& x, const std::vector<int64_t>& perm);  // no-op for the identity
   Val slice(const Val& x, const std::vector<int64_t>& start, const std::vector<int64_t>& limit,
             const std::vector<int64_t>& strides = {});
@@ -124,9 +124,8 @@ class Emitter {
   Val add_along(const Val& x, const Val& index, const Val& updates, int64_t axis);
 
   // --- products ------------------------------------------------------------------------------------
-  Val dot_general(const Val& a, const Val& b, const std::vector<int64_t>& a_batch,
-                  const std::vector<int64_t>& b_batch, const std::vector<int64_t>& a_contract,
-                  const std::vector<int64_t>& b_contract, bool highest);
+  Val dot_general(const Val& a, const Val& b, const std::vector<int64_t>& a_batch, const std::vector<int64_t>& b_batch,
+                  const std::vector<int64_t>& a_contract, const std::vector<int64_t>& b_contract, bool highest);
   struct ConvSpec {
     std::string lhs, rhs, out;  // "b, f, 0, 1" / "o, i, 0, 1" / "b, f, 0, 1"
     std::vector<int64_t> stride, lhs_dilation, rhs_dilation;

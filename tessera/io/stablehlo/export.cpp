@@ -3,13 +3,13 @@
 // exported in place), and assembles the module text once everything succeeded.
 #include "tessera/io/stablehlo/export.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <numeric>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "tessera/io/atomic_file.h"
 #include "tessera/io/stablehlo/lower.h"
@@ -53,6 +53,7 @@ const LoweringTable& lowerings() {
     add_conv_lowerings(t);
     add_pool_lowerings(t);
     add_random_lowerings(t);
+    add_quant_lowerings(t);
     return t;
   }();
   return table;
@@ -62,7 +63,9 @@ std::vector<int64_t> node_axes(const LowerContext& c) {
   return normalize_axes(c.attrs().get_ints("axes"), c.node.input(0).rank(), c.node.op_name().c_str());
 }
 
-std::string widened(const std::string& elem) { return elem == "f16" || elem == "bf16" ? "f32" : elem; }
+std::string widened(const std::string& elem) {
+  return elem == "f16" || elem == "bf16" ? "f32" : elem;
+}
 
 std::vector<int64_t> iota_axes(int64_t n, int64_t from) {
   std::vector<int64_t> v(static_cast<size_t>(std::max<int64_t>(n, 0)));
@@ -85,7 +88,7 @@ using Env = std::unordered_map<ir::Value, Val, ir::ValueHash>;
 
 class Exporter {
  public:
-  Exporter(const ExportOptions& options) : options_(options), e_(options.precision == Precision::Highest) {}
+  explicit Exporter(const ExportOptions& options) : options_(options), e_(options.precision == Precision::Highest) {}
 
   Module run(const ir::Graph& graph) {
     Env env;
@@ -179,9 +182,9 @@ class Exporter {
   Val lower_constant(const ir::Node& node) {
     const Array& value = node.attrs().get_tensor("value");
     lowered_.emplace("constant", "direct");
-    const bool lift = options_.max_inline_elements >= 0 && value.numel() > options_.max_inline_elements &&
-                      !is_splat(value);
-    if (!lift) return e_.constant(value, options_.max_inline_elements < 0 ? value.numel() : 1024);
+    const bool lift =
+        options_.max_inline_elements >= 0 && value.numel() > options_.max_inline_elements && !is_splat(value);
+    if (!lift) return e_.constant(value);
     Argument arg;
     arg.kind = Argument::Kind::Constant;
     arg.type = {value.dtype(), value.shape()};
@@ -242,7 +245,8 @@ std::string Exporter::assemble(const std::string& graph_name, const std::vector<
   out += fmt::format("module @{} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{\n", name);
   std::vector<std::string> params;
   for (size_t i = 0; i < args_.size(); ++i) params.push_back(fmt::format("%arg{}: {}", i, tensor_type(args_[i].type)));
-  out += fmt::format("  func.func public @main({}) -> ({}) {{\n", fmt::join(params, ", "), fmt::join(result_types, ", "));
+  out +=
+      fmt::format("  func.func public @main({}) -> ({}) {{\n", fmt::join(params, ", "), fmt::join(result_types, ", "));
   for (const std::string& l : e_.lines()) out += l + "\n";
   if (result_names.empty()) {
     out += "    return\n";
@@ -265,6 +269,8 @@ Module export_function(const MultiFn& fn, const std::vector<ir::TensorType>& inp
   return export_graph(trace(fn, input_types, input_names), options);
 }
 
-void write_module(const Module& module, const std::string& path) { write_file_atomic(path, module.text); }
+void write_module(const Module& module, const std::string& path) {
+  write_file_atomic(path, module.text);
+}
 
 }  // namespace tessera::io::stablehlo

@@ -38,14 +38,14 @@ struct ExportOptions {
 struct Argument {
   enum class Kind { Input, Constant };
   Kind kind = Kind::Input;
-  std::string name;   // the input's name, or the constant's name (or "constant_<i>")
+  std::string name;  // the input's name, or the constant's name (or "constant_<i>")
   ir::TensorType type;
-  Array value;        // for Kind::Constant: the data to pass in this argument's position
+  Array value;  // for Kind::Constant: the data to pass in this argument's position
 };
 
 struct Module {
-  std::string text;                  // the complete MLIR module
-  std::vector<Argument> arguments;   // @main's arguments in order
+  std::string text;                 // the complete MLIR module
+  std::vector<Argument> arguments;  // @main's arguments in order
   std::vector<ir::TensorType> results;
   // How each op of the graph was lowered: "direct" or "decomposed" (through OpDef::decompose).
   std::map<std::string, std::string> lowered_ops;

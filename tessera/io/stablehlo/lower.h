@@ -52,6 +52,7 @@ void add_linalg_lowerings(LoweringTable& t);       // lower_linalg.cpp: matmul
 void add_conv_lowerings(LoweringTable& t);         // lower_conv.cpp: conv and its gradients
 void add_pool_lowerings(LoweringTable& t);         // lower_pool.cpp: pooling, resampling and their gradients
 void add_random_lowerings(LoweringTable& t);       // lower_random.cpp: Philox draws
+void add_quant_lowerings(LoweringTable& t);        // lower_quant.cpp: dequantize (GGML blocks)
 
 // Shared helpers for the families.
 // The normalised axes of a reduction node ("axes" empty = all).

@@ -8,7 +8,9 @@ namespace tessera::io::stablehlo {
 
 namespace {
 
-bool is_whole(double v) { return std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9007199254740992.0; }
+bool is_whole(double v) {
+  return std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9007199254740992.0;
+}
 
 }  // namespace
 
@@ -39,7 +41,8 @@ void add_creation_lowerings(LoweringTable& t) {
     const Shape& shape = c.out_shape();
     const Val rows = e.iota("i64", shape, 0), cols = e.iota("i64", shape, 1);
     // Ones where col - row == k.
-    const Val on = e.compare(Cmp::EQ, e.sub(cols, rows), e.splat(static_cast<double>(c.attrs().get_int("k")), "i64", shape));
+    const Val on =
+        e.compare(Cmp::EQ, e.sub(cols, rows), e.splat(static_cast<double>(c.attrs().get_int("k")), "i64", shape));
     return {e.select(on, e.splat(1.0, c.out_elem(), shape), e.splat(0.0, c.out_elem(), shape))};
   });
 }

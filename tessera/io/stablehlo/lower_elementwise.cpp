@@ -20,9 +20,15 @@ void add_simple(LoweringTable& t, const std::string& op, const std::string& stab
   add_unary(t, op, [stablehlo_op](Emitter& e, const Val& x, const ir::Attrs&) { return e.unary(stablehlo_op, x); });
 }
 
-Val scale(Emitter& e, const Val& x, double s) { return e.mul(x, e.splat_like(x, s)); }
-Val plus(Emitter& e, const Val& x, double s) { return e.add(x, e.splat_like(x, s)); }
-Val is_positive(Emitter& e, const Val& x) { return e.compare(Cmp::GT, x, e.splat_like(x, 0.0)); }
+Val scale(Emitter& e, const Val& x, double s) {
+  return e.mul(x, e.splat_like(x, s));
+}
+Val plus(Emitter& e, const Val& x, double s) {
+  return e.add(x, e.splat_like(x, s));
+}
+Val is_positive(Emitter& e, const Val& x) {
+  return e.compare(Cmp::GT, x, e.splat_like(x, 0.0));
+}
 
 // The value converted to `elem` and broadcast to `shape`.
 Val coerce(Emitter& e, const Val& v, const std::string& elem, const Shape& shape) {
@@ -94,30 +100,31 @@ void add_elementwise_lowerings(LoweringTable& t) {
     return e.select(is_positive(e, x), x, scale(e, x, a.get_float("negative_slope")));
   });
   add_unary(t, "elu", [](Emitter& e, const Val& x, const ir::Attrs& a) {
-    return e.select(is_positive(e, x), x, scale(e, e.unary("stablehlo.exponential_minus_one", x), a.get_float("alpha")));
+    return e.select(is_positive(e, x), x,
+                    scale(e, e.unary("stablehlo.exponential_minus_one", x), a.get_float("alpha")));
   });
   add_unary(t, "gelu", [](Emitter& e, const Val& x, const ir::Attrs& a) {
     Val inner;
     if (a.get_bool("approximate")) {
       // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
       const Val cube = e.mul(e.mul(x, x), x);
-      inner = e.unary("stablehlo.tanh", scale(e, e.add(x, scale(e, cube, 0.044715)), std::sqrt(2.0 / std::numbers::pi)));
+      inner =
+          e.unary("stablehlo.tanh", scale(e, e.add(x, scale(e, cube, 0.044715)), std::sqrt(2.0 / std::numbers::pi)));
     } else {
       inner = e.erf(scale(e, x, 1.0 / std::numbers::sqrt2));  // 0.5 x (1 + erf(x / sqrt 2))
     }
     return e.mul(scale(e, x, 0.5), plus(e, inner, 1.0));
   });
-  add_unary(t, "silu", [](Emitter& e, const Val& x, const ir::Attrs&) {
-    return e.mul(x, e.unary("stablehlo.logistic", x));
-  });
+  add_unary(t, "silu",
+            [](Emitter& e, const Val& x, const ir::Attrs&) { return e.mul(x, e.unary("stablehlo.logistic", x)); });
   add_unary(t, "softplus", [](Emitter& e, const Val& x, const ir::Attrs& a) {
     // log(1 + exp(beta x)) / beta as max(bx, 0) + log1p(exp(-|bx|)), linear above the threshold.
     const double beta = a.get_float("beta");
     const Val bx = scale(e, x, beta);
-    const Val soft = e.add(e.max(bx, e.splat_like(bx, 0.0)),
-                           e.unary("stablehlo.log_plus_one",
-                                   e.unary("stablehlo.exponential",
-                                           e.unary("stablehlo.negate", e.unary("stablehlo.abs", bx)))));
+    const Val soft =
+        e.add(e.max(bx, e.splat_like(bx, 0.0)),
+              e.unary("stablehlo.log_plus_one",
+                      e.unary("stablehlo.exponential", e.unary("stablehlo.negate", e.unary("stablehlo.abs", bx)))));
     const Val linear = e.compare(Cmp::GT, bx, e.splat_like(bx, a.get_float("threshold")));
     return e.select(linear, x, scale(e, soft, 1.0 / beta));
   });

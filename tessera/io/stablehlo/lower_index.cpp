@@ -40,8 +40,8 @@ void add_index_lowerings(LoweringTable& t) {
     std::vector<int64_t> start(static_cast<size_t>(index.rank()), 0);
     const Val src = e.slice(c.in[2], start, index.shape);
     const std::string acc = widened(c.in[0].elem);  // f16/bf16 accumulate in f32
-    const Val sum = e.scatter_add_elements(e.convert(c.in[0], acc), index_tuples(e, index, axis_attr(c)),
-                                           e.convert(src, acc));
+    const Val sum =
+        e.scatter_add_elements(e.convert(c.in[0], acc), index_tuples(e, index, axis_attr(c)), e.convert(src, acc));
     return {e.convert(sum, c.out_elem())};
   });
   t.add("one_hot", [](LowerContext& c) -> std::vector<Val> {

@@ -55,22 +55,23 @@ void add_arg_extremum(LoweringTable& t, const std::string& op, bool is_max) {
     const Val& x = c.in[0];
     const int64_t axis = normalize_axis(c.attrs().get_int("axis"), x.rank(), "argmax");
     const Val index = e.iota("i64", x.shape, axis);
-    const Val init_value = x.elem == "i1" ? e.splat(is_max ? 0.0 : 1.0, "i1") : e.splat(is_max ? -HUGE_VAL : HUGE_VAL, x.elem);
+    const Val init_value =
+        x.elem == "i1" ? e.splat(is_max ? 0.0 : 1.0, "i1") : e.splat(is_max ? -HUGE_VAL : HUGE_VAL, x.elem);
     const bool floating = x.is_float();
-    const std::vector<Val> r = e.reduce_multi(
-        {x, index}, {init_value, e.splat(0.0, "i64")}, {axis},
-        [is_max, floating](Emitter& b, const std::vector<Val>& a) -> std::vector<Val> {
-          const Val &av = a[0], &ai = a[1], &bv = a[2], &bi = a[3];
-          Val better = b.compare(is_max ? Cmp::GT : Cmp::LT, av, bv);
-          Val tie = b.compare(Cmp::EQ, av, bv);
-          if (floating) {
-            const Val a_nan = b.is_nan(av), b_nan = b.is_nan(bv);
-            better = b.logical_or(better, b.logical_and(a_nan, b.unary("stablehlo.not", b_nan)));
-            tie = b.logical_or(tie, b.logical_and(a_nan, b_nan));
-          }
-          const Val pick_a = b.logical_or(better, b.logical_and(tie, b.compare(Cmp::LT, ai, bi)));
-          return {b.select(pick_a, av, bv), b.select(pick_a, ai, bi)};
-        });
+    const std::vector<Val> r =
+        e.reduce_multi({x, index}, {init_value, e.splat(0.0, "i64")}, {axis},
+                       [is_max, floating](Emitter& b, const std::vector<Val>& a) -> std::vector<Val> {
+                         const Val &av = a[0], &ai = a[1], &bv = a[2], &bi = a[3];
+                         Val better = b.compare(is_max ? Cmp::GT : Cmp::LT, av, bv);
+                         Val tie = b.compare(Cmp::EQ, av, bv);
+                         if (floating) {
+                           const Val a_nan = b.is_nan(av), b_nan = b.is_nan(bv);
+                           better = b.logical_or(better, b.logical_and(a_nan, b.unary("stablehlo.not", b_nan)));
+                           tie = b.logical_or(tie, b.logical_and(a_nan, b_nan));
+                         }
+                         const Val pick_a = b.logical_or(better, b.logical_and(tie, b.compare(Cmp::LT, ai, bi)));
+                         return {b.select(pick_a, av, bv), b.select(pick_a, ai, bi)};
+                       });
     return {e.reshape(r[1], c.out_shape())};
   });
 }
@@ -98,7 +99,8 @@ void add_reduce_lowerings(LoweringTable& t) {
     w.dims.assign(static_cast<size_t>(x.rank()), 1);
     w.dims[static_cast<size_t>(axis)] = n;
     w.padding.assign(static_cast<size_t>(x.rank()), {0, 0});
-    w.padding[static_cast<size_t>(axis)] = reverse ? std::pair<int64_t, int64_t>{0, n - 1} : std::pair<int64_t, int64_t>{n - 1, 0};
+    w.padding[static_cast<size_t>(axis)] =
+        reverse ? std::pair<int64_t, int64_t>{0, n - 1} : std::pair<int64_t, int64_t>{n - 1, 0};
     return {e.convert(e.reduce_window(x, e.splat(0.0, acc), w, "stablehlo.add"), c.out_elem())};
   });
 }

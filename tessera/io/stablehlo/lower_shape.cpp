@@ -23,15 +23,16 @@ Val strided_slice(Emitter& e, const Val& x, int64_t axis, const ops::SliceRange&
   return e.slice_axis(flipped, axis, from, from + (r.count - 1) * (-r.step) + 1, -r.step);
 }
 
-std::vector<int64_t> zeros(int64_t n) { return std::vector<int64_t>(static_cast<size_t>(n), 0); }
+std::vector<int64_t> zeros(int64_t n) {
+  return std::vector<int64_t>(static_cast<size_t>(n), 0);
+}
 
 }  // namespace
 
 void add_shape_lowerings(LoweringTable& t) {
   t.add("reshape", [](LowerContext& c) -> std::vector<Val> { return {c.e.reshape(c.in[0], c.out_shape())}; });
-  t.add("permute", [](LowerContext& c) -> std::vector<Val> {
-    return {c.e.transpose(c.in[0], c.attrs().get_ints("axes"))};
-  });
+  t.add("permute",
+        [](LowerContext& c) -> std::vector<Val> { return {c.e.transpose(c.in[0], c.attrs().get_ints("axes"))}; });
   t.add("broadcast_to", [](LowerContext& c) -> std::vector<Val> { return {c.e.broadcast_to(c.in[0], c.out_shape())}; });
   t.add("slice", [](LowerContext& c) -> std::vector<Val> {
     const Val& x = c.in[0];

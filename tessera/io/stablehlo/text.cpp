@@ -1,31 +1,44 @@
 #include "tessera/io/stablehlo/text.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace tessera::io::stablehlo {
 
 std::string element_type(DType dt) {
   switch (dt) {
-    case DType::f32: return "f32";
-    case DType::f64: return "f64";
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
-    case DType::i8: return "i8";
-    case DType::i32: return "i32";
-    case DType::i64: return "i64";
-    case DType::u8: return "ui8";
-    case DType::boolean: return "i1";
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
+    case DType::i8:
+      return "i8";
+    case DType::i32:
+      return "i32";
+    case DType::i64:
+      return "i64";
+    case DType::u8:
+      return "ui8";
+    case DType::boolean:
+      return "i1";
   }
   fail("stablehlo export: no element type for dtype {}", dtype_name(dt));
 }
 
-bool is_float_element(const std::string& elem) { return elem == "f32" || elem == "f64" || elem == "f16" || elem == "bf16"; }
+bool is_float_element(const std::string& elem) {
+  return elem == "f32" || elem == "f64" || elem == "f16" || elem == "bf16";
+}
 
-bool is_unsigned_element(const std::string& elem) { return elem == "i1" || elem.rfind("ui", 0) == 0; }
+bool is_unsigned_element(const std::string& elem) {
+  return elem == "i1" || elem.rfind("ui", 0) == 0;
+}
 
 int element_bits(const std::string& elem) {
   if (elem == "i1") return 1;
@@ -40,9 +53,13 @@ std::string tensor_type(const std::string& elem, const Shape& shape) {
   return out + elem + ">";
 }
 
-std::string tensor_type(const ir::TensorType& t) { return tensor_type(element_type(t.dtype), t.shape); }
+std::string tensor_type(const ir::TensorType& t) {
+  return tensor_type(element_type(t.dtype), t.shape);
+}
 
-std::string int_list(const std::vector<int64_t>& v) { return fmt::format("[{}]", fmt::join(v, ", ")); }
+std::string int_list(const std::vector<int64_t>& v) {
+  return fmt::format("[{}]", fmt::join(v, ", "));
+}
 
 std::string array_i64(const std::vector<int64_t>& v) {
   return v.empty() ? std::string("array<i64>") : fmt::format("array<i64: {}>", fmt::join(v, ", "));
@@ -99,7 +116,9 @@ std::string int_literal(int64_t value, const std::string& elem) {
   return fmt::format("{}", value);
 }
 
-std::string uint_literal(uint64_t value) { return fmt::format("{}", value); }
+std::string uint_literal(uint64_t value) {
+  return fmt::format("{}", value);
+}
 
 namespace {
 

@@ -23,8 +23,8 @@ int element_bits(const std::string& elem);          // 1, 8, 16, 32 or 64
 std::string tensor_type(const std::string& elem, const Shape& shape);
 std::string tensor_type(const ir::TensorType& t);
 
-std::string int_list(const std::vector<int64_t>& v);    // [0, 1]
-std::string array_i64(const std::vector<int64_t>& v);   // array<i64: 0, 1>
+std::string int_list(const std::vector<int64_t>& v);   // [0, 1]
+std::string array_i64(const std::vector<int64_t>& v);  // array<i64: 0, 1>
 // dense<[[lo0, hi0], [lo1, hi1]]> : tensor<2x2xi64>
 std::string padding_attr(const std::vector<std::pair<int64_t, int64_t>>& pads);
 

@@ -1,0 +1,81 @@
+// tessera quantize IN OUT --type TYPE: converts a GGUF or safetensors model into a GGUF file whose
+// weight matrices are encoded in a GGML block format, choosing per tensor as llama-quantize does.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "tessera/io/gguf/quantize_file.h"
+#include "tessera/quant/ggml_type.h"
+
+namespace tessera::cli {
+
+namespace {
+
+struct QuantizeCliOptions {
+  std::string in, out, type;
+  std::vector<std::string> keep;
+  bool allow_requantize = false;
+  bool quiet = false;
+};
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 3) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.{}f} {}", bytes, u == 0 ? 0 : 1, units[u]);
+}
+
+int run_quantize(const QuantizeCliOptions& o) {
+  io::gguf::QuantizeOptions options;
+  options.type = quant::parse_type(o.type);
+  options.allow_requantize = o.allow_requantize;
+  for (const std::string& spec : o.keep) options.overrides.push_back(io::gguf::TypeOverride::parse(spec));
+  uint64_t in_bytes = 0, out_bytes = 0;
+  int changed = 0;
+  const auto plans = io::gguf::quantize_file(
+      o.in, o.out, options, [&](const io::gguf::TensorPlan& p, size_t i, size_t n) {
+        in_bytes += p.bytes_in;
+        out_bytes += p.bytes_out;
+        changed += p.from != p.to;
+        if (o.quiet) return;
+        std::cout << fmt::format("[{:>4}/{}] {:<40} {:>5} -> {:<5} {:>10} -> {:<10} {}\n", i + 1, n, p.name,
+                                 quant::type_name(p.from), quant::type_name(p.to), human_bytes(static_cast<double>(p.bytes_in)),
+                                 human_bytes(static_cast<double>(p.bytes_out)), p.reason);
+        std::cout.flush();
+      });
+  std::cout << fmt::format("wrote {}: {} tensors ({} re-encoded), {} -> {}\n", o.out, plans.size(), changed,
+                           human_bytes(static_cast<double>(in_bytes)), human_bytes(static_cast<double>(out_bytes)));
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_quantize_command(CLI::App& root) {
+  auto o = std::make_shared<QuantizeCliOptions>();
+  CLI::App* app = root.add_subcommand("quantize", "Quantize a GGUF or safetensors model into a GGUF file");
+  app->add_option("IN", o->in, "Input model (.gguf or .safetensors)")->required()->check(CLI::ExistingFile);
+  app->add_option("OUT", o->out, "Output GGUF file (written atomically)")->required();
+  app->add_option("--type", o->type,
+                  "Block type for the weight matrices: q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k f16 bf16 f32")
+      ->required();
+  app->add_option("--keep", o->keep,
+                  "PATTERN=TYPE: tensors whose whole name matches PATTERN (a glob, or an extended regular "
+                  "expression) get TYPE instead, e.g. --keep 'output.weight=f16' --keep 'blk.*.attn_v.weight=q8_0' "
+                  "(repeatable; the first match wins)")
+      ->type_name("PATTERN=TYPE");
+  app->add_flag("--allow-requantize", o->allow_requantize, "Re-encode tensors that are already quantized");
+  app->add_flag("-q,--quiet", o->quiet, "Print only the summary line");
+  app->footer(
+      "Default choice per tensor (llama-quantize's rules, without its per-layer mixes): only tensors with 2 or\n"
+      "more dimensions whose name ends in 'weight' are quantized; norms, biases and other 1-D tensors, MoE\n"
+      "router weights and positional embeddings keep their type. Rows whose length is not a multiple of the\n"
+      "block size fall back (q2_k/q3_k -> q4_0, q4_k -> q5_0, q5_k -> q5_1, q6_k -> q8_0, else f16).");
+  return {app, [o] { return run_quantize(*o); }};
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,166 @@
+// Quantized matmul on the CPU, against the machine's own limits measured in the same run:
+//   decode  1xK · KxN (K, N in {2048, 4096, 8192}) for Q4_0, Q8_0, Q4_K: weight bytes streamed per
+//           second, beside the STREAM triad bandwidth (target: >= 80%);
+//   prefill 128xK · KxN: GFLOP/s, beside the f32 GEMM (tessera::kernels::sgemm) of the same shape.
+// Decode rotates through enough copies of the weights (>= 256 MiB) that they come from DRAM, not the
+// 32 MiB L3. Usage: bench_quant_matmul [--quick] [--json]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tessera/core/half.h"
+#include "tessera/kernels/cpu/bandwidth.h"
+#include "tessera/kernels/cpu/gemm.h"
+#include "tessera/kernels/quant/quant_matmul.h"
+#include "tessera/quant/quantize.h"
+#include "tessera/runtime/thread_pool.h"
+
+using namespace tessera;
+using quant::GgmlType;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Median seconds per call of fn over `reps` calls after one warm-up call.
+template <class F>
+double median_seconds(F&& fn, int reps) {
+  fn();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = Clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Random but well-formed weight bytes: random codes, and every f16 scale set to a small value (real
+// quantization of 8192x8192 with the reference encoders would take minutes).
+std::vector<uint8_t> random_weights(GgmlType type, int64_t n, int64_t k, uint64_t seed) {
+  std::vector<uint8_t> w(static_cast<size_t>(n * quant::row_bytes(type, k)));
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < w.size(); i += 8) {
+    const uint64_t r = rng();
+    std::memcpy(w.data() + i, &r, std::min<size_t>(8, w.size() - i));
+  }
+  const uint16_t d = f32_to_f16_bits(0.01f);
+  const int64_t block = quant::type_traits(type).type_size;
+  for (size_t off = 0; off < w.size(); off += static_cast<size_t>(block)) {
+    switch (type) {
+      case GgmlType::q4_0:
+      case GgmlType::q8_0: std::memcpy(&w[off], &d, 2); break;
+      case GgmlType::q4_k:
+        std::memcpy(&w[off], &d, 2);
+        std::memcpy(&w[off + 2], &d, 2);
+        break;
+      case GgmlType::q6_k: std::memcpy(&w[off + 208], &d, 2); break;
+      default: break;
+    }
+  }
+  return w;
+}
+
+std::vector<float> random_floats(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+double stream_triad_gbs(int reps) {
+  const int64_t n = int64_t{32} << 20;  // 3 x 128 MiB
+  std::vector<float> a(static_cast<size_t>(n)), b = random_floats(static_cast<size_t>(n), 1),
+                                                c = random_floats(static_cast<size_t>(n), 2);
+  const double t = median_seconds([&] { kernels::stream_triad(n, a.data(), b.data(), c.data(), 3.0f); }, reps);
+  return 3.0 * 4.0 * static_cast<double>(n) / t * 1e-9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false, json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    if (std::strcmp(argv[i], "--json") == 0) json = true;
+  }
+  const int reps = quick ? 5 : 15;
+  const double triad = stream_triad_gbs(reps);
+  std::string js = "{\"threads\": " + std::to_string(runtime::default_pool().size()) +
+                   ", \"stream_triad_gbs\": " + std::to_string(triad) + ", \"decode\": [";
+  if (!json) {
+    std::printf("threads %d, STREAM triad %.1f GB/s\n\n", runtime::default_pool().size(), triad);
+    std::printf("decode: y[1,N] = x[1,K] . W[N,K]^T\n%-6s %6s %6s %10s %10s %9s\n", "type", "K", "N", "us/call",
+                "GB/s", "% triad");
+  }
+  const std::vector<int64_t> sizes = quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{2048, 4096, 8192};
+  bool first = true;
+  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k}) {
+    for (int64_t k : sizes) {
+      for (int64_t n : sizes) {
+        const size_t bytes = static_cast<size_t>(n * quant::row_bytes(type, k));
+        const size_t copies = std::clamp<size_t>((size_t{256} << 20) / bytes + 1, 1, 64);
+        std::vector<std::vector<uint8_t>> w;
+        for (size_t c = 0; c < copies; ++c) w.push_back(random_weights(type, n, k, 10 + c));
+        const std::vector<float> x = random_floats(static_cast<size_t>(k), 3);
+        std::vector<float> y(static_cast<size_t>(n));
+        size_t next = 0;
+        const int calls = static_cast<int>(std::max<size_t>(copies * 2, static_cast<size_t>(reps)));
+        const double t = median_seconds(
+            [&] {
+              kernels::quant::quantized_matmul(type, w[next].data(), n, k, x.data(), 1, y.data());
+              next = (next + 1) % copies;
+            },
+            calls);
+        const double gbs = static_cast<double>(bytes) / t * 1e-9;
+        if (json) {
+          js += std::string(first ? "" : ", ") + "{\"type\": \"" + quant::type_name(type) + "\", \"k\": " +
+                std::to_string(k) + ", \"n\": " + std::to_string(n) + ", \"gbs\": " + std::to_string(gbs) +
+                ", \"fraction_of_triad\": " + std::to_string(gbs / triad) + "}";
+        } else {
+          std::printf("%-6s %6lld %6lld %10.1f %10.1f %8.0f%%\n", quant::type_name(type), static_cast<long long>(k),
+                      static_cast<long long>(n), t * 1e6, gbs, 100.0 * gbs / triad);
+        }
+        first = false;
+      }
+    }
+  }
+  js += "], \"prefill\": [";
+  if (!json) {
+    std::printf("\nprefill: Y[128,N] = X[128,K] . W[N,K]^T\n%-6s %6s %6s %10s %10s %14s\n", "type", "K", "N",
+                "ms/call", "GFLOP/s", "sgemm GFLOP/s");
+  }
+  first = true;
+  const int64_t m = 128;
+  for (int64_t kn : quick ? std::vector<int64_t>{2048} : std::vector<int64_t>{2048, 4096}) {
+    const int64_t k = kn, n = kn;
+    const std::vector<float> x = random_floats(static_cast<size_t>(m * k), 4);
+    std::vector<float> y(static_cast<size_t>(m * n));
+    const std::vector<float> wf = random_floats(static_cast<size_t>(n * k), 5);
+    const double flops = 2.0 * static_cast<double>(m * n * k);
+    const double t_sgemm = median_seconds(
+        [&] { kernels::sgemm(false, true, m, n, k, 1.0f, x.data(), k, wf.data(), k, 0.0f, y.data(), n); }, reps);
+    for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k, GgmlType::q6_k}) {
+      const std::vector<uint8_t> w = random_weights(type, n, k, 6);
+      const double t = median_seconds(
+          [&] { kernels::quant::quantized_matmul(type, w.data(), n, k, x.data(), m, y.data()); }, reps);
+      if (json) {
+        js += std::string(first ? "" : ", ") + "{\"type\": \"" + quant::type_name(type) + "\", \"k\": " +
+              std::to_string(k) + ", \"n\": " + std::to_string(n) + ", \"m\": 128, \"gflops\": " +
+              std::to_string(flops / t * 1e-9) + ", \"sgemm_gflops\": " + std::to_string(flops / t_sgemm * 1e-9) + "}";
+      } else {
+        std::printf("%-6s %6lld %6lld %10.2f %10.1f %14.1f\n", quant::type_name(type), static_cast<long long>(k),
+                    static_cast<long long>(n), t * 1e3, flops / t * 1e-9, flops / t_sgemm * 1e-9);
+      }
+      first = false;
+    }
+  }
+  if (json) std::printf("%s]}\n", js.c_str());
+  return 0;
+}

@@ -1,0 +1,61 @@
+#pragma once
+// Model quantization (the library side of `tessera quantize`): reads a GGUF or safetensors file,
+// chooses each tensor's output type the way llama-quantize does, encodes, and writes a GGUF v3 file.
+//
+// The default choice follows llama-quantize (src/llama-quant.cpp, tensor_allows_quantization and
+// tensor_type_fallback): a tensor is quantized only if it has at least 2 dimensions and its name ends
+// in "weight"; norms ("_norm.weight"), MoE router weights ("ffn_gate_inp.weight"), positional and
+// token-type embeddings, and a few small special tensors (ssm_conv1d, relative-position biases,
+// ...) keep their type. Everything else (1-D tensors: norms, biases) stays as it is, i.e. f32. A row
+// length that is not a multiple of the target's block size falls back as llama.cpp does
+// (Q2_K/Q3_K -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, and F16 if even that does not fit).
+// This is llama-quantize's `--pure` behaviour: no per-layer mixes (Q4_K_M's Q6_K for output and some
+// attn_v/ffn_down tensors); use overrides for those.
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/quant/ggml_type.h"
+
+namespace tessera::io::gguf {
+
+// "PATTERN=TYPE": PATTERN matches a tensor if it matches the whole name, either as a shell glob
+// ("blk.*.attn_v.weight") or as a POSIX extended regular expression ("blk\.[0-3]\..*"). Unlike
+// llama-quantize's --tensor-type (a regex search), the match is anchored, so "output.weight" does not
+// also select "blk.0.attn_output.weight".
+struct TypeOverride {
+  std::string pattern;
+  quant::GgmlType type;
+  static TypeOverride parse(const std::string& spec);  // throws on a malformed spec or unknown type
+  bool matches(const std::string& name) const;
+};
+
+struct QuantizeOptions {
+  quant::GgmlType type = quant::GgmlType::q4_k;
+  std::vector<TypeOverride> overrides;  // first match wins
+  bool allow_requantize = false;        // re-encode tensors that are already quantized
+};
+
+struct TensorPlan {
+  std::string name;
+  std::vector<int64_t> ne;  // GGUF order
+  quant::GgmlType from = quant::GgmlType::f32;
+  quant::GgmlType to = quant::GgmlType::f32;
+  std::string reason;  // why `to` was chosen
+  uint64_t bytes_in = 0, bytes_out = 0;
+};
+
+// The output type of one tensor under `options` (reason filled in).
+TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, quant::GgmlType from,
+                       const QuantizeOptions& options);
+
+// llama.cpp's general.file_type for a model mostly of `type` (LLAMA_FTYPE_*).
+uint32_t llama_file_type(quant::GgmlType type);
+
+// Converts `in` (GGUF or safetensors, detected from its first bytes) to a GGUF file at `out`.
+// `on_tensor` (optional) is called after each tensor is encoded, with its index and the total count.
+std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& out, const QuantizeOptions& options,
+                                      const std::function<void(const TensorPlan&, size_t, size_t)>& on_tensor = {});
+
+}  // namespace tessera::io::gguf

@@ -1,0 +1,138 @@
+// The quantized matmul driver: quantize the activation rows, then split the weight rows over the
+// thread pool. Each task walks its weight rows in tiles of kRowTile; within a tile every group of four
+// activation rows is dotted with each weight row, so a tile of weights and a group of activations stay
+// in cache while they are reused.
+#include "tessera/kernels/quant/quant_matmul.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "tessera/core/error.h"
+#include "tessera/core/half.h"
+#include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/quant/dot.h"
+#include "tessera/quant/quantize.h"
+
+namespace tessera::kernels::quant {
+
+namespace {
+
+using tessera::quant::row_bytes;
+using tessera::quant::type_name;
+
+constexpr int64_t kRowTile = 16;
+
+void quantize_activations(GgmlType act_type, const float* x, int64_t m, int64_t k, uint8_t* out, int64_t out_row,
+                          runtime::ThreadPool& pool) {
+  using namespace tessera::quant::detail;
+  void (*encode)(const float*, void*, int64_t) = nullptr;
+  switch (act_type) {
+    case GgmlType::q8_0: encode = quantize_q8_0; break;
+    case GgmlType::q8_1: encode = quantize_q8_1; break;
+    case GgmlType::q8_k: encode = quantize_q8_k; break;
+    default:  // f32: the activations are used as they are
+      for (int64_t i = 0; i < m; ++i) std::memcpy(out + i * out_row, x + i * k, static_cast<size_t>(k) * 4);
+      return;
+  }
+  pool.parallel_for(m, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) encode(x + i * k, out + i * out_row, k);
+  });
+}
+
+// Each activation block's scale as f32 and, for Q8_0/Q8_1, scale * sum of its codes, row after row
+// (nb per row).
+void decode_scales(GgmlType act_type, const uint8_t* act, int64_t m, int64_t nb, int64_t a_row, float* scales,
+                   float* sums) {
+  if (act_type == GgmlType::f32) return;
+  const int64_t block = tessera::quant::type_traits(act_type).type_size;
+  const int64_t codes_at = act_type == GgmlType::q8_1 ? 4 : 2;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* p = act + i * a_row + b * block;
+      if (act_type == GgmlType::q8_k) {
+        scales[i * nb + b] = load_as<float>(p);
+        continue;
+      }
+      const float d = f16_bits_to_f32(load_as<uint16_t>(p));
+      int sum = 0;
+      for (int j = 0; j < 32; ++j) sum += static_cast<int8_t>(p[codes_at + j]);
+      scales[i * nb + b] = d;
+      sums[i * nb + b] = d * static_cast<float>(sum);
+    }
+  }
+}
+
+}  // namespace
+
+GgmlType activation_type(GgmlType type) {
+  switch (type) {
+    case GgmlType::q4_0:
+    case GgmlType::q5_0:
+    case GgmlType::q8_0: return GgmlType::q8_0;
+    case GgmlType::q4_1:
+    case GgmlType::q5_1: return GgmlType::q8_1;
+    case GgmlType::q2_k:
+    case GgmlType::q3_k:
+    case GgmlType::q4_k:
+    case GgmlType::q5_k:
+    case GgmlType::q6_k: return GgmlType::q8_k;
+    case GgmlType::f32:
+    case GgmlType::f16:
+    case GgmlType::bf16: return GgmlType::f32;
+    default: fail("quantized_matmul: no CPU kernel for {} weights", type_name(type));
+  }
+}
+
+bool has_avx2_kernel(GgmlType type) { return avx2_dot(type) != nullptr; }
+
+void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m, float* y,
+                      runtime::ThreadPool* pool) {
+  TESSERA_CHECK(n >= 0 && k >= 0 && m >= 0, "quantized_matmul: negative size (m {}, n {}, k {})", m, n, k);
+  const GgmlType act_type = activation_type(type);
+  const int64_t w_row = row_bytes(type, k, "quantized_matmul weights");
+  const int64_t a_row = row_bytes(act_type, k, "quantized_matmul activations");
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    std::fill(y, y + m * n, 0.0f);
+    return;
+  }
+  runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
+  // Scratch for the quantized activations, reused across calls on this thread.
+  thread_local std::vector<uint8_t> scratch;
+  thread_local std::vector<float> scales, sums;
+  const int64_t nb = k / type_traits(type).block_size;
+  scratch.resize(static_cast<size_t>(m * a_row));
+  scales.resize(static_cast<size_t>(m * nb));
+  sums.resize(static_cast<size_t>(m * nb));
+  uint8_t* act = scratch.data();
+  quantize_activations(act_type, x, m, k, act, a_row, tp);
+  decode_scales(act_type, act, m, nb, a_row, scales.data(), sums.data());
+
+  DotFn dot = use_avx2() ? avx2_dot(type) : nullptr;
+  if (dot == nullptr) dot = portable_dot(type);
+  TESSERA_CHECK(dot != nullptr, "quantized_matmul: no CPU kernel for {} weights", type_name(type));
+  const auto* wbytes = static_cast<const uint8_t*>(w);
+  // Small products are not worth waking the pool: aim for at least ~64 KiB of weights per task.
+  const int64_t grain = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, w_row * std::min<int64_t>(m, 4)));
+  // Plain pointers: inside the workers the thread_local names would refer to *their* (empty) buffers.
+  const float* scale_data = scales.data();
+  const float* sum_data = sums.data();
+  tp.parallel_for(n, grain, [&](int64_t begin, int64_t end) {
+    float out[kMaxRows];
+    for (int64_t j0 = begin; j0 < end; j0 += kRowTile) {
+      const int64_t j1 = std::min(end, j0 + kRowTile);
+      for (int64_t i = 0; i < m; i += kMaxRows) {
+        const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m - i));
+        for (int64_t j = j0; j < j1; ++j) {
+          const ActRows rows_i{act + i * a_row, static_cast<size_t>(a_row), scale_data + i * nb, sum_data + i * nb,
+                               rows};
+          dot(nb, wbytes + j * w_row, rows_i, out);
+          for (int r = 0; r < rows; ++r) y[(i + r) * n + j] = out[r];
+        }
+      }
+    }
+  });
+}
+
+}  // namespace tessera::kernels::quant

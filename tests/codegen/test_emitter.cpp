@@ -1,0 +1,263 @@
+// Emitted text: goldens of small kernels in the C and CUDA dialects, literals, and the sharing of
+// one compiled body between kernels that differ only in sizes.
+#include "codegen_test_util.h"
+#include "tessera/codegen/emitter.h"
+
+using namespace tessera;
+using namespace tessera::test;
+
+namespace {
+
+lower::Kernel single_kernel(const MultiFn& fn, const std::vector<ir::TensorType>& types) {
+  const auto clusters = cluster_all(trace(fn, types));
+  EXPECT_EQ(clusters.size(), 1u);
+  return lower::build_loop_kernel(clusters.at(0), "k");
+}
+
+lower::Kernel bias_relu() {
+  return single_kernel(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::relu(in[0] * 2.0 + in[1])}; },
+      {{DType::f32, {4, 8}}, {DType::f32, {8}}});
+}
+
+lower::Kernel row_sum_of_squares() {
+  return single_kernel(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::sum(ops::square(in[0]), {1})}; },
+      {{DType::f32, {4, 8}}});
+}
+
+lower::Kernel column_max() {
+  return single_kernel([](const std::vector<Tensor>& in) { return std::vector<Tensor>{ops::max(in[0], {0})}; },
+                       {{DType::f64, {4, 8}}});
+}
+
+const char* const kPreludeC =
+    "typedef __INT8_TYPE__ int8_t;\n"
+    "typedef __UINT8_TYPE__ uint8_t;\n"
+    "typedef __INT32_TYPE__ int32_t;\n"
+    "typedef __UINT32_TYPE__ uint32_t;\n"
+    "typedef __INT64_TYPE__ int64_t;\n"
+    "typedef __UINT64_TYPE__ uint64_t;\n";
+
+}  // namespace
+
+TEST(Emitter, LoopIrOfABiasRelu) {
+  // The scalar 2.0 is a literal, the bias a stride-0 read along the rows, relu a select.
+  EXPECT_EQ(lower::print_kernel(bias_relu()),
+            "kernel k domain [4, 8] reduced [false, false]\n"
+            "  in0: f32\n"
+            "  in1: f32 (unused)\n"
+            "  in2: f32\n"
+            "  out0: f32\n"
+            "body:\n"
+            "  v0: f32 = load in0[0 + 8*i0 + 1*i1]\n"
+            "  v1: f32 = lit 2\n"
+            "  v2: f32 = mul v0 v1\n"
+            "  v3: f32 = load in2[0 + 1*i1]\n"
+            "  v4: f32 = add v2 v3\n"
+            "  v5: f32 = lit 0\n"
+            "  v6: bool = lt v4 v5\n"
+            "  v7: f32 = select v6 v5 v4\n"
+            "  out0[0 + 8*i0 + 1*i1] = v7\n");
+}
+
+TEST(Emitter, CGoldenElementwise) {
+  EXPECT_EQ(codegen::emit_kernel(bias_relu(), "tsr_kernel_0", codegen::c_dialect()),
+            std::string(kPreludeC) +
+                "\n// k\n"
+                "void tsr_kernel_0(const void* const* in_, void* const* out_, int64_t begin, int64_t end) {\n"
+                "  const float* in0 = (const float*)in_[0];\n"
+                "  const float* in2 = (const float*)in_[2];\n"
+                "  float* out0 = (float*)out_[0];\n"
+                "  int64_t flat = begin;\n"
+                "  while (flat < end) {\n"
+                "    const int64_t row = flat / 8;\n"
+                "    const int64_t j0 = flat - row * 8;\n"
+                "    const int64_t j1 = end - flat < 8 - j0 ? j0 + (end - flat) : 8;\n"
+                "    const int64_t i0 = row;\n"
+                "#pragma omp simd\n"
+                "    for (int64_t j = j0; j < j1; ++j) {\n"
+                "      const float v0 = in0[i0 * 8 + j];\n"
+                "      const float v2 = v0 * 2.0f;\n"
+                "      const float v3 = in2[j];\n"
+                "      const float v4 = v2 + v3;\n"
+                "      const _Bool v6 = (v4 < 0.0f);\n"
+                "      const float v7 = (v6 ? 0.0f : v4);\n"
+                "      out0[i0 * 8 + j] = v7;\n"
+                "    }\n"
+                "    flat += j1 - j0;\n"
+                "  }\n"
+                "}\n");
+}
+
+TEST(Emitter, CGoldenRowReduction) {
+  // The innermost axis is reduced: one output per range unit, a SIMD reduction in double.
+  EXPECT_EQ(codegen::emit_kernel(row_sum_of_squares(), "tsr_kernel_0", codegen::c_dialect()),
+            std::string(kPreludeC) +
+                "\n// k\n"
+                "void tsr_kernel_0(const void* const* in_, void* const* out_, int64_t begin, int64_t end) {\n"
+                "  const float* in0 = (const float*)in_[0];\n"
+                "  float* out0 = (float*)out_[0];\n"
+                "  for (int64_t o = begin; o < end; ++o) {\n"
+                "    const int64_t i0 = o;\n"
+                "    double a0 = 0.0;\n"
+                "#pragma omp simd reduction(+:a0)\n"
+                "    for (int64_t j = 0; j < 8; ++j) {\n"
+                "      const float v0 = in0[i0 * 8 + j];\n"
+                "      const float v1 = v0 * v0;\n"
+                "      const double v2 = (double)v1;\n"
+                "      a0 += v2;\n"
+                "    }\n"
+                "    const double e0 = a0;\n"
+                "    const float e1 = (float)e0;\n"
+                "    out0[i0] = e1;\n"
+                "  }\n"
+                "}\n");
+}
+
+TEST(Emitter, CGoldenColumnReductionWithNan) {
+  // The innermost axis is kept: a tile of neighbouring outputs accumulates row by row; max tracks NaN.
+  EXPECT_EQ(codegen::emit_kernel(column_max(), "tsr_kernel_0", codegen::c_dialect()),
+            std::string(kPreludeC) +
+                "\n// k\n"
+                "void tsr_kernel_0(const void* const* in_, void* const* out_, int64_t begin, int64_t end) {\n"
+                "  const double* in0 = (const double*)in_[0];\n"
+                "  double* out0 = (double*)out_[0];\n"
+                "  int64_t flat = begin;\n"
+                "  while (flat < end) {\n"
+                "    const int64_t row = flat / 8;\n"
+                "    const int64_t j0 = flat - row * 8;\n"
+                "    const int64_t j1 = end - flat < 8 - j0 ? j0 + (end - flat) : 8;\n"
+                "    for (int64_t jb = j0; jb < j1; jb += 1024) {\n"
+                "      const int64_t je = j1 - jb < 1024 ? j1 : jb + 1024;\n"
+                "      double a0[1024];\n"
+                "      unsigned char n0[1024];\n"
+                "      for (int64_t j = jb; j < je; ++j) {\n"
+                "        a0[j - jb] = (-__builtin_inf());\n"
+                "        n0[j - jb] = 0;\n"
+                "      }\n"
+                "      for (int64_t i0 = 0; i0 < 4; ++i0) {\n"
+                "#pragma omp simd\n"
+                "        for (int64_t j = jb; j < je; ++j) {\n"
+                "          const double v0 = in0[i0 * 8 + j];\n"
+                "          a0[j - jb] = v0 > a0[j - jb] ? v0 : a0[j - jb];\n"
+                "          n0[j - jb] |= v0 != v0;\n"
+                "        }\n"
+                "      }\n"
+                "#pragma omp simd\n"
+                "      for (int64_t j = jb; j < je; ++j) {\n"
+                "        const double e0 = (n0[j - jb] ? __builtin_nan(\"\") : a0[j - jb]);\n"
+                "        out0[j] = e0;\n"
+                "      }\n"
+                "    }\n"
+                "    flat += j1 - j0;\n"
+                "  }\n"
+                "}\n");
+}
+
+TEST(Emitter, CudaGoldenElementwise) {
+  const std::string src = codegen::emit_kernel(bias_relu(), "tsr_kernel_0", codegen::cuda_dialect());
+  const std::string expected_kernel =
+      "extern \"C\" __global__ void tsr_kernel_0(const void* const* in_, void* const* out_, int64_t begin, int64_t "
+      "end) {\n"
+      "  const float* __restrict__ in0 = (const float*)in_[0];\n"
+      "  const float* __restrict__ in2 = (const float*)in_[2];\n"
+      "  float* __restrict__ out0 = (float*)out_[0];\n"
+      "  for (int64_t flat = begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); flat < end; flat += "
+      "((int64_t)gridDim.x * blockDim.x)) {\n"
+      "    int64_t rem = flat;\n"
+      "    const int64_t j = rem % 8;\n"
+      "    rem /= 8;\n"
+      "    const int64_t i0 = rem;\n"
+      "    const float v0 = in0[i0 * 8 + j];\n"
+      "    const float v2 = v0 * 2.0f;\n"
+      "    const float v3 = in2[j];\n"
+      "    const float v4 = v2 + v3;\n"
+      "    const bool v6 = (v4 < 0.0f);\n"
+      "    const float v7 = (v6 ? 0.0f : v4);\n"
+      "    out0[i0 * 8 + j] = v7;\n"
+      "  }\n"
+      "}\n";
+  EXPECT_EQ(src.substr(0, 31), "typedef signed char int8_t;\ntyp");
+  EXPECT_NE(src.find(expected_kernel), std::string::npos) << src;
+}
+
+TEST(Emitter, CudaGoldenReductionAndMath) {
+  const lower::Kernel k = single_kernel(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{ops::cast(ops::mean(ops::exp(in[0]), {0}), DType::i32)};
+      },
+      {{DType::f32, {3, 5}}});
+  const std::string src = codegen::emit_kernel(k, "tsr_kernel_0", codegen::cuda_dialect());
+  // One thread per output, a sequential loop over the reduced axis, C99 math names, and the
+  // saturating float -> int conversion as a device helper.
+  EXPECT_NE(src.find("__device__ __forceinline__ int32_t tsr_f32_to_i32(float v) {\n"
+                     "  if (v != v) return 0;\n"
+                     "  const double x = (double)v;\n"
+                     "  if (x <= (-2147483648.0)) return (-2147483647 - 1);\n"
+                     "  if (x >= 2147483647.0) return 2147483647;\n"
+                     "  return (int32_t)x;\n"
+                     "}\n"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("  for (int64_t o = begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); o < end; o += "
+                     "((int64_t)gridDim.x * blockDim.x)) {\n"
+                     "    const int64_t j = o;\n"
+                     "    double a0 = 0.0;\n"
+                     "    for (int64_t i0 = 0; i0 < 3; ++i0) {\n"
+                     "      const float v0 = in0[i0 * 5 + j];\n"
+                     "      const float v1 = expf(v0);\n"
+                     "      const double v2 = (double)v1;\n"
+                     "      a0 += v2;\n"
+                     "    }\n"
+                     "    const double e0 = a0;\n"
+                     "    const double e2 = e0 / 3.0;\n"
+                     "    const float e3 = (float)e2;\n"
+                     "    const int32_t e4 = tsr_f32_to_i32(e3);\n"
+                     "    out0[j] = e4;\n"),
+            std::string::npos)
+      << src;
+  EXPECT_EQ(src.find("#pragma"), std::string::npos) << "no host pragmas in CUDA";
+}
+
+TEST(Emitter, LiteralsAreExact) {
+  const auto& c = codegen::c_dialect();
+  using lower::ScalarType;
+  EXPECT_EQ(codegen::format_literal(ScalarType::f32, 0.1f, 0, c), "0.1f");
+  EXPECT_EQ(codegen::format_literal(ScalarType::f64, 0.1, 0, c), "0.1");
+  EXPECT_EQ(codegen::format_literal(ScalarType::f64, 1e300, 0, c), "1e+300");
+  EXPECT_EQ(codegen::format_literal(ScalarType::f32, -2.0, 0, c), "(-2.0f)");
+  EXPECT_EQ(codegen::format_literal(ScalarType::f32, -0.0, 0, c), "(-0.0f)");
+  EXPECT_EQ(codegen::format_literal(ScalarType::f64, -INFINITY, 0, c), "(-__builtin_inf())");
+  EXPECT_EQ(codegen::format_literal(ScalarType::f32, NAN, 0, c), "__builtin_nanf(\"\")");
+  EXPECT_EQ(codegen::format_literal(ScalarType::i64, 0, INT64_MIN, c), "(-9223372036854775807ll - 1)");
+  EXPECT_EQ(codegen::format_literal(ScalarType::i32, 0, INT32_MIN, c), "(-2147483647 - 1)");
+  EXPECT_EQ(codegen::format_literal(ScalarType::u64, 0, -1, c), "18446744073709551615ull");
+  EXPECT_EQ(codegen::format_literal(ScalarType::boolean, 0, 1, c), "1");
+  EXPECT_EQ(codegen::format_literal(ScalarType::boolean, 0, 1, codegen::cuda_dialect()), "true");
+  // Every float prints back to itself.
+  for (float f : {1.0f / 3.0f, 3.4028235e38f, 1.17549435e-38f, 16777217.0f, 0.044715f}) {
+    const std::string s = codegen::format_literal(ScalarType::f32, f, 0, c);
+    EXPECT_EQ(std::strtof(s.c_str(), nullptr), f) << s;
+  }
+}
+
+TEST(Emitter, KernelsDifferingOnlyInSizesShareOneBody) {
+  const ir::Graph g = trace(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{ops::relu(in[0] + in[1]), ops::relu(in[2] + in[3]), ops::exp(in[0])};
+      },
+      {{DType::f32, {4, 8}}, {DType::f32, {8}}, {DType::f32, {6, 16}}, {DType::f32, {16}}});
+  const auto clusters = cluster_all(g);
+  ASSERT_EQ(clusters.size(), 3u);
+  const std::string src = backends::cpu::generate_source(clusters);
+  EXPECT_NE(src.find("// shared by 2 kernels\nstatic __attribute__((noinline)) void tsr_shared_"), std::string::npos)
+      << src;
+  EXPECT_NE(src.find("  static const int64_t P[] = {8, 8, 8};\n"), std::string::npos) << src;
+  EXPECT_NE(src.find("  static const int64_t P[] = {16, 16, 16};\n"), std::string::npos) << src;
+  EXPECT_NE(src.find("void tsr_kernel_2("), std::string::npos);
+  // The shared body computes both sizes correctly.
+  const std::vector<Array> in = {random_of(DType::f32, {4, 8}, 1), random_of(DType::f32, {8}, 2),
+                                 random_of(DType::f32, {6, 16}, 3), random_of(DType::f32, {16}, 4)};
+  expect_arrays_match(run_with_jit(g, in).outputs, run_reference(g, in));
+}

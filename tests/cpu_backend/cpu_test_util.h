@@ -1,0 +1,87 @@
+#pragma once
+// Helpers for the CPU backend's differential tests: run one graph on the reference backend and on
+// the CPU backend (in both JIT modes) and compare every output.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tessera/backends/cpu/cpu_backend.h"
+#include "tessera/backends/cpu/program.h"
+#include "test_util.h"
+
+namespace tessera::test {
+
+// Sets the JIT mode for a scope.
+class ScopedJit {
+ public:
+  explicit ScopedJit(backends::cpu::JitMode mode) : saved_(backends::cpu::jit_mode()) {
+    backends::cpu::set_jit_mode(mode);
+  }
+  ~ScopedJit() { backends::cpu::set_jit_mode(saved_); }
+  ScopedJit(const ScopedJit&) = delete;
+  ScopedJit& operator=(const ScopedJit&) = delete;
+
+ private:
+  backends::cpu::JitMode saved_;
+};
+
+// Compares two arrays element by element: exact for integers and bools, |a - e| <= atol + rtol |e|
+// for floats, nan where nan is expected. Returns "" or a description of the first mismatch.
+inline std::string compare_arrays(const Array& expected, const Array& actual, double atol, double rtol) {
+  if (expected.dtype() != actual.dtype()) {
+    return std::string("dtype ") + dtype_name(actual.dtype()) + ", expected " + dtype_name(expected.dtype());
+  }
+  if (expected.shape() != actual.shape()) {
+    return "shape " + shape_str(actual.shape()) + ", expected " + shape_str(expected.shape());
+  }
+  const std::vector<double> e = expected.to_f64(), a = actual.to_f64();
+  const bool exact = !is_floating(expected.dtype());
+  for (size_t i = 0; i < e.size(); ++i) {
+    const bool ok = std::isnan(e[i])   ? std::isnan(a[i])
+                    : std::isinf(e[i]) ? a[i] == e[i]
+                    : exact            ? a[i] == e[i]
+                                       : std::abs(a[i] - e[i]) <= atol + rtol * std::abs(e[i]);
+    if (!ok) {
+      return "element " + std::to_string(i) + " is " + std::to_string(a[i]) + ", expected " + std::to_string(e[i]);
+    }
+  }
+  return "";
+}
+
+inline double default_tolerance(DType dt) {
+  switch (dt) {
+    case DType::f64:
+      return 1e-10;
+    case DType::f32:
+      return 2e-5;
+    case DType::f16:
+      return 2e-3;
+    case DType::bf16:
+      return 1.6e-2;
+    default:
+      return 0;
+  }
+}
+
+// Runs `graph` on both backends with `inputs` (run, then run_into into fresh arrays) and expects
+// equal outputs. `what` names the case in failure messages.
+inline void expect_matches_reference(const ir::Graph& graph, const std::vector<Array>& inputs, const std::string& what,
+                                     double tol = -1) {
+  const std::vector<Array> expected = backends::reference_backend().compile(graph)->run(inputs);
+  std::unique_ptr<backends::Executable> exe = backends::cpu_backend().compile(graph);
+  const std::vector<Array> got = exe->run(inputs);
+  ASSERT_EQ(got.size(), expected.size()) << what;
+  std::vector<Array> into;
+  for (const Array& e : expected) into.push_back(Array::empty(e.dtype(), e.shape()));
+  exe->run_into(inputs, into);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const double t = tol >= 0 ? tol : default_tolerance(expected[i].dtype());
+    EXPECT_EQ(compare_arrays(expected[i], got[i], t, t), "") << what << ": output " << i << " of run()\n"
+                                                             << backends::cpu::compile_info(*exe).program;
+    EXPECT_EQ(compare_arrays(expected[i], into[i], t, t), "") << what << ": output " << i << " of run_into()";
+  }
+}
+
+}  // namespace tessera::test

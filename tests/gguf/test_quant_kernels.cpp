@@ -1,0 +1,147 @@
+// The CPU quantized-matmul kernels. They quantize the activations, so they are checked against the
+// exact product of the *quantized* activations with the dequantized weights (agreement to float
+// rounding), for every weight type, on both the AVX2 and the portable paths, for row counts that
+// exercise the 1-4 row kernels and the tiling.
+#include <cmath>
+#include <random>
+
+#include "test_util.h"
+#include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/quant/quant_matmul.h"
+#include "tessera/quant/quantize.h"
+
+using namespace tessera;
+using namespace tessera::quant;
+namespace qk = tessera::kernels::quant;
+
+namespace {
+
+std::vector<float> gaussian(size_t n, uint64_t seed, float sigma) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, sigma);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Restores the AVX2 switch after a test that turns it off.
+struct Avx2Switch {
+  explicit Avx2Switch(bool on) : was_(kernels::use_avx2()) { kernels::set_avx2_enabled(on); }
+  ~Avx2Switch() { kernels::set_avx2_enabled(was_); }
+  bool was_;
+};
+
+// y = dequant(quant_act(x)) · dequant(W)^T in double: what the kernel computes up to float rounding.
+std::vector<double> expected(GgmlType type, const std::vector<uint8_t>& w, const std::vector<float>& x, int64_t m,
+                             int64_t n, int64_t k) {
+  const GgmlType act = qk::activation_type(type);
+  const std::vector<float> wd = dequantize(type, w.data(), w.size(), n, k);
+  std::vector<float> xd = x;
+  if (act != GgmlType::f32) {
+    const std::vector<uint8_t> xq = quantize(act, x.data(), m, k);
+    xd = dequantize(act, xq.data(), xq.size(), m, k);
+  }
+  std::vector<double> y(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) s += static_cast<double>(xd[i * k + p]) * wd[j * k + p];
+      y[i * n + j] = s;
+    }
+  return y;
+}
+
+void check_type(GgmlType type, int64_t m, int64_t n, int64_t k, bool avx2) {
+  Avx2Switch sw(avx2);
+  const std::vector<float> wf = gaussian(static_cast<size_t>(n * k), 100 + m, 0.05f);
+  const std::vector<float> x = gaussian(static_cast<size_t>(m * k), 200 + n, 1.0f);
+  const std::vector<uint8_t> w = quantize(type, wf.data(), n, k);
+  std::vector<float> y(static_cast<size_t>(m * n), -1.0f);
+  qk::quantized_matmul(type, w.data(), n, k, x.data(), m, y.data());
+  const std::vector<double> want = expected(type, w, x, m, n, k);
+  // Q8_1's stored activation sum s is rounded to f16, which Q4_1/Q5_1 use for the offset term.
+  const bool f16_sum = qk::activation_type(type) == GgmlType::q8_1;
+  double scale = 0;
+  for (double v : want) scale = std::max(scale, std::fabs(v));
+  const double tol = (f16_sum ? 2e-3 : 2e-5) * (scale + 1.0);
+  int bad = 0;
+  for (size_t i = 0; i < y.size() && bad < 5; ++i) {
+    if (std::fabs(y[i] - want[i]) > tol) {
+      ++bad;
+      ADD_FAILURE() << type_name(type) << (avx2 ? " avx2" : " portable") << " m=" << m << " n=" << n << " k=" << k
+                    << ": y[" << i << "] = " << y[i] << ", expected " << want[i];
+    }
+  }
+}
+
+const GgmlType kWeightTypes[] = {GgmlType::f32,  GgmlType::f16,  GgmlType::bf16, GgmlType::q4_0, GgmlType::q4_1,
+                                 GgmlType::q5_0, GgmlType::q5_1, GgmlType::q8_0, GgmlType::q2_k, GgmlType::q3_k,
+                                 GgmlType::q4_k, GgmlType::q5_k, GgmlType::q6_k};
+
+}  // namespace
+
+TEST(QuantKernels, EveryTypeMatchesTheExactProductOfQuantizedOperands) {
+  for (GgmlType type : kWeightTypes) {
+    for (int64_t m : {1, 3, 4, 9}) {
+      check_type(type, m, 37, 512, /*avx2=*/true);
+      check_type(type, m, 37, 512, /*avx2=*/false);
+    }
+  }
+}
+
+TEST(QuantKernels, LargerShapesUseTheThreadPoolAndTiles) {
+  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k, GgmlType::q6_k}) {
+    check_type(type, 1, 600, 1024, true);
+    check_type(type, 130, 70, 1024, true);
+  }
+}
+
+TEST(QuantKernels, Avx2AndPortablePathsAgree) {
+  if (!kernels::use_avx2()) GTEST_SKIP() << "this CPU has no AVX2";
+  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k, GgmlType::q6_k}) {
+    EXPECT_TRUE(qk::has_avx2_kernel(type)) << type_name(type);
+    const int64_t m = 5, n = 19, k = 768;
+    const std::vector<float> wf = gaussian(static_cast<size_t>(n * k), 1, 0.05f);
+    const std::vector<float> x = gaussian(static_cast<size_t>(m * k), 2, 1.0f);
+    const std::vector<uint8_t> w = quantize(type, wf.data(), n, k);
+    std::vector<float> fast(static_cast<size_t>(m * n)), slow(fast.size());
+    qk::quantized_matmul(type, w.data(), n, k, x.data(), m, fast.data());
+    {
+      Avx2Switch off(false);
+      qk::quantized_matmul(type, w.data(), n, k, x.data(), m, slow.data());
+    }
+    for (size_t i = 0; i < fast.size(); ++i) EXPECT_NEAR(fast[i], slow[i], 1e-4 * (1 + std::fabs(slow[i]))) << i;
+  }
+}
+
+TEST(QuantKernels, ExtremeBlocksDoNotOverflow) {
+  // Full-range weights and activations: Q8_0 codes of +-127 against +-127 must not saturate the
+  // 16-bit pair sums, and zero blocks must give exact zeros.
+  const int64_t k = 256, n = 4;
+  std::vector<float> wf(static_cast<size_t>(n * k)), x(static_cast<size_t>(k));
+  for (int64_t i = 0; i < n * k; ++i) wf[i] = (i % 2 ? 1.0f : -1.0f) * (i < k ? 0.0f : 1.0f);
+  for (int64_t i = 0; i < k; ++i) x[i] = i % 2 ? 1.0f : -1.0f;
+  for (GgmlType type : {GgmlType::q8_0, GgmlType::q4_0, GgmlType::q4_k, GgmlType::q6_k, GgmlType::q2_k}) {
+    const std::vector<uint8_t> w = quantize(type, wf.data(), n, k);
+    std::vector<float> y(static_cast<size_t>(n));
+    qk::quantized_matmul(type, w.data(), n, k, x.data(), 1, y.data());
+    const std::vector<double> want = expected(type, w, x, 1, n, k);
+    EXPECT_EQ(y[0], 0.0f) << type_name(type);
+    for (int64_t j = 1; j < n; ++j) {
+      EXPECT_NEAR(y[j], want[j], 1e-3) << type_name(type);
+      EXPECT_GT(y[j], 200.0f) << type_name(type);  // ~256 (Q4_0 clips +1 to +0.875: 240)
+    }
+  }
+}
+
+TEST(QuantKernels, DegenerateSizesAndErrors) {
+  std::vector<float> y(6, 5.0f), x(6, 1.0f);
+  std::vector<uint8_t> w(1);
+  qk::quantized_matmul(GgmlType::q8_0, w.data(), 3, 0, x.data(), 2, y.data());  // k = 0: zeros
+  for (float v : y) EXPECT_EQ(v, 0.0f);
+  qk::quantized_matmul(GgmlType::q8_0, w.data(), 0, 32, x.data(), 2, y.data());  // nothing to do
+  EXPECT_TESSERA_ERROR(qk::quantized_matmul(GgmlType::q4_k, w.data(), 1, 100, x.data(), 1, y.data()), "100 values",
+                       "q4_k");
+  EXPECT_TESSERA_ERROR(qk::quantized_matmul(GgmlType::iq2_xxs, w.data(), 1, 256, x.data(), 1, y.data()),
+                       "no CPU kernel for iq2_xxs");
+}

@@ -1,0 +1,181 @@
+// tessera quantize / tessera inspect on GGUF and safetensors inputs, through the library function and
+// through the built executable (found next to this test binary).
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "gguf_test_util.h"
+#include "io/io_test_util.h"
+#include "test_util.h"
+#include "tessera/io/gguf/quantize_file.h"
+#include "tessera/io/npy.h"
+#include "tessera/io/safetensors.h"
+#include "tessera/quant/quantize.h"
+
+using namespace tessera;
+using namespace tessera::test;
+namespace gguf = tessera::io::gguf;
+using quant::GgmlType;
+
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+// Runs the tessera executable with `args` (already shell-quoted), capturing stdout and stderr.
+CliRun run_cli(const std::string& args) {
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "tessera";
+  CliRun r;
+  FILE* p = ::popen((exe.string() + " " + args + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool cli_built() {
+  return std::filesystem::exists(std::filesystem::read_symlink("/proc/self/exe").parent_path() / "tessera");
+}
+
+// A small HF-style checkpoint: 2-D weights, 1-D norms and biases, a row length that is not a multiple
+// of 256, and an odd one that is not a multiple of 32.
+std::vector<std::pair<std::string, Array>> small_checkpoint() {
+  auto rnd = [](Shape shape, uint64_t seed) { return random_array(shape, seed, -0.5, 0.5, DType::f32); };
+  return {{"model.embed_tokens.weight", rnd({16, 256}, 1)},
+          {"model.layers.0.mlp.down_proj.weight", rnd({8, 96}, 2)},
+          {"model.layers.0.self_attn.q_proj.weight", rnd({4, 512}, 3).astype(DType::bf16)},
+          {"model.layers.0.input_layernorm.weight", rnd({256}, 4)},
+          {"model.layers.0.odd.weight", rnd({2, 20}, 5)},
+          {"lm_head.bias", rnd({16}, 6)}};
+}
+
+}  // namespace
+
+TEST(QuantizeFile, PlanFollowsLlamaQuantizeRules) {
+  gguf::QuantizeOptions o;
+  o.type = GgmlType::q4_k;
+  EXPECT_EQ(gguf::plan_tensor("blk.0.attn_q.weight", {256, 256}, GgmlType::f32, o).to, GgmlType::q4_k);
+  EXPECT_EQ(gguf::plan_tensor("blk.0.attn_norm.weight", {256}, GgmlType::f32, o).to, GgmlType::f32);
+  EXPECT_EQ(gguf::plan_tensor("blk.0.attn_q.bias", {256, 2}, GgmlType::f32, o).to, GgmlType::f32);
+  EXPECT_EQ(gguf::plan_tensor("position_embd.weight", {256, 256}, GgmlType::f32, o).to, GgmlType::f32);
+  EXPECT_EQ(gguf::plan_tensor("blk.0.ffn_gate_inp.weight", {256, 8}, GgmlType::f32, o).to, GgmlType::f32);
+  // Fallbacks for rows that are not whole super-blocks.
+  const gguf::TensorPlan fb = gguf::plan_tensor("blk.0.ffn_down.weight", {96, 8}, GgmlType::f32, o);
+  EXPECT_EQ(fb.to, GgmlType::q5_0);
+  EXPECT_NE(fb.reason.find("not a multiple"), std::string::npos);
+  EXPECT_EQ(gguf::plan_tensor("x.weight", {20, 2}, GgmlType::f32, o).to, GgmlType::f16);
+  o.type = GgmlType::q3_k;
+  EXPECT_EQ(gguf::plan_tensor("x.weight", {96, 2}, GgmlType::f32, o).to, GgmlType::q4_0);
+  o.type = GgmlType::q6_k;
+  EXPECT_EQ(gguf::plan_tensor("x.weight", {96, 2}, GgmlType::f32, o).to, GgmlType::q8_0);
+  // Quantized sources are left alone unless requantizing is allowed.
+  EXPECT_EQ(gguf::plan_tensor("x.weight", {256, 2}, GgmlType::q8_0, o).to, GgmlType::q8_0);
+  o.allow_requantize = true;
+  EXPECT_EQ(gguf::plan_tensor("x.weight", {256, 2}, GgmlType::q8_0, o).to, GgmlType::q6_k);
+  // Overrides: whole-name globs or regexes, first match wins, checked against the row length.
+  o.overrides = {gguf::TypeOverride::parse("output.weight=f16"), gguf::TypeOverride::parse("blk\\.[01]\\..*=q8_0"),
+                 gguf::TypeOverride::parse("*norm*=bf16")};
+  EXPECT_EQ(gguf::plan_tensor("output.weight", {256, 2}, GgmlType::f32, o).to, GgmlType::f16);
+  EXPECT_EQ(gguf::plan_tensor("blk.0.attn_output.weight", {256, 2}, GgmlType::f32, o).to, GgmlType::q8_0);
+  EXPECT_EQ(gguf::plan_tensor("blk.2.attn_output.weight", {256, 2}, GgmlType::f32, o).to, GgmlType::q6_k);
+  EXPECT_EQ(gguf::plan_tensor("blk.2.attn_norm.weight", {256}, GgmlType::f32, o).to, GgmlType::bf16);
+  EXPECT_TESSERA_ERROR(gguf::plan_tensor("blk.0.x", {20}, GgmlType::f32, o), "'blk.0.x'", "q8_0", "20 values");
+  EXPECT_TESSERA_ERROR(gguf::TypeOverride::parse("no_type"), "PATTERN=TYPE");
+  EXPECT_TESSERA_ERROR(gguf::TypeOverride::parse("x=q9"), "unknown tensor type 'q9'");
+  EXPECT_TESSERA_ERROR(gguf::TypeOverride::parse("x=q8_k"), "not a weight type");
+  EXPECT_EQ(gguf::llama_file_type(GgmlType::q4_k), 15u);
+  EXPECT_TESSERA_ERROR(gguf::llama_file_type(GgmlType::q8_k), "q8_k");
+}
+
+TEST(QuantizeFile, FromSafetensors) {
+  ScratchDir dir;
+  const auto tensors = small_checkpoint();
+  io::save_safetensors(dir.file("in.safetensors"), tensors, {{"format", "pt"}});
+  gguf::QuantizeOptions o;
+  o.type = GgmlType::q4_k;
+  const auto plans = gguf::quantize_file(dir.file("in.safetensors"), dir.file("out.gguf"), o);
+  ASSERT_EQ(plans.size(), tensors.size());
+  const gguf::Reader r = gguf::Reader::open(dir.file("out.gguf"));
+  EXPECT_EQ(r.get("format").as_string(), "pt");
+  EXPECT_EQ(r.get("general.file_type").as_u64(), 15u);
+  EXPECT_EQ(r.get("general.quantization_version").as_u64(), 2u);
+  EXPECT_EQ(r.tensor("model.embed_tokens.weight").type, GgmlType::q4_k);
+  EXPECT_EQ(r.tensor("model.layers.0.mlp.down_proj.weight").type, GgmlType::q5_0);
+  EXPECT_EQ(r.tensor("model.layers.0.self_attn.q_proj.weight").type, GgmlType::q4_k);
+  EXPECT_EQ(r.tensor("model.layers.0.input_layernorm.weight").type, GgmlType::f32);
+  EXPECT_EQ(r.tensor("model.layers.0.odd.weight").type, GgmlType::f16);
+  EXPECT_EQ(r.tensor("lm_head.bias").type, GgmlType::f32);
+  // Values: quantizing the source directly gives the same bytes; shapes come back row-major.
+  for (const auto& [name, array] : tensors) {
+    const gguf::TensorInfo& t = r.tensor(name);
+    EXPECT_EQ(shape_str(t.shape()), shape_str(array.shape())) << name;
+    const Array f = array.astype(DType::f32);
+    const std::vector<uint8_t> want = quant::quantize(t.type, f.data<float>(), t.num_rows(), t.row_length());
+    EXPECT_EQ(std::memcmp(want.data(), r.tensor_data(t), want.size()), 0) << name;
+  }
+}
+
+TEST(QuantizeFile, RejectsNonFiniteWeightsNamingTheTensor) {
+  ScratchDir dir;
+  Array w = Array::zeros(DType::f32, {2, 32});
+  w.data<float>()[40] = std::numeric_limits<float>::infinity();
+  io::save_safetensors(dir.file("in.safetensors"), {{"bad.weight", w}});
+  gguf::QuantizeOptions o;
+  o.type = GgmlType::q8_0;
+  EXPECT_TESSERA_ERROR(gguf::quantize_file(dir.file("in.safetensors"), dir.file("out.gguf"), o), "'bad.weight'",
+                       "row 1", "value 8", "inf");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out.gguf")));
+}
+
+TEST(QuantizeCli, QuantizeInspectAndDump) {
+  if (!cli_built()) GTEST_SKIP() << "the tessera executable is not built next to this test";
+  ScratchDir dir;
+  io::save_safetensors(dir.file("in.safetensors"), small_checkpoint());
+  const std::string in = dir.file("in.safetensors"), out = dir.file("out.gguf");
+  CliRun r = run_cli("quantize '" + in + "' '" + out + "' --type q8_0 --keep 'model.embed_tokens.weight=f16'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("model.embed_tokens.weight"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("override"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wrote"), std::string::npos) << r.out;
+  EXPECT_EQ(gguf::Reader::open(out).tensor("model.embed_tokens.weight").type, GgmlType::f16);
+
+  r = run_cli("inspect '" + out + "'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("GGUF v3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("general.file_type"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("f16 x2, f32 x2, q8_0 x2"), std::string::npos) << r.out;
+
+  const std::string npy = dir.file("t.npy");
+  r = run_cli("inspect '" + out + "' --tensor model.layers.0.self_attn.q_proj.weight --dump '" + npy + "'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("row-major shape [4, 512]"), std::string::npos) << r.out;
+  const Array dumped = io::load_npy(npy);
+  const gguf::Reader reader = gguf::Reader::open(out);
+  expect_same_array(dumped, reader.dequantize("model.layers.0.self_attn.q_proj.weight"));
+}
+
+TEST(QuantizeCli, ErrorsAreOneLineWithExitCodes) {
+  if (!cli_built()) GTEST_SKIP() << "the tessera executable is not built next to this test";
+  ScratchDir dir;
+  io::save_safetensors(dir.file("in.safetensors"), small_checkpoint());
+  const std::string in = dir.file("in.safetensors");
+  CliRun r = run_cli("quantize '" + in + "' '" + dir.file("o.gguf") + "' --type q9_9");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("unknown tensor type 'q9_9'"), std::string::npos) << r.out;
+  r = run_cli("quantize '" + in + "' '" + dir.file("o.gguf") + "'");
+  EXPECT_EQ(r.code, 2) << r.out;  // --type is required
+  r = run_cli("inspect '" + in + "' --tensor x");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("not a GGUF file"), std::string::npos) << r.out;
+  write_bytes(dir.file("trunc.gguf"), std::string("GGUF\x03\x00\x00\x00\x01", 9));
+  r = run_cli("inspect '" + dir.file("trunc.gguf") + "'");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("offset 8"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
