@@ -43,8 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const tessera::Error&) {
     return 0;  // the writer is stricter than the reader (e.g. names over llama.cpp's 63 bytes)
   }
-  const gguf::Reader again = gguf::Reader::from_memory(reinterpret_cast<const uint8_t*>(first.data()), first.size(),
-                                                       "round trip");
+  const gguf::Reader again =
+      gguf::Reader::from_memory(reinterpret_cast<const uint8_t*>(first.data()), first.size(), "round trip");
   if (again.metadata().size() != r->metadata().size() || again.tensors().size() != r->tensors().size()) {
     __builtin_trap();
   }

@@ -12,10 +12,10 @@
 
 #include "command.h"
 #include "file_io.h"
-#include "tessera/ir/graph.h"
-#include "tessera/ir/op_def.h"
 #include "tessera/io/gguf/gguf_summary.h"
 #include "tessera/io/npy.h"
+#include "tessera/ir/graph.h"
+#include "tessera/ir/op_def.h"
 
 namespace tessera::cli {
 

@@ -1,9 +1,9 @@
 // tessera quantize IN OUT --type TYPE: converts a GGUF or safetensors model into a GGUF file whose
 // weight matrices are encoded in a GGML block format, choosing per tensor as llama-quantize does.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "command.h"
 #include "tessera/io/gguf/quantize_file.h"
@@ -37,14 +37,15 @@ int run_quantize(const QuantizeCliOptions& o) {
   for (const std::string& spec : o.keep) options.overrides.push_back(io::gguf::TypeOverride::parse(spec));
   uint64_t in_bytes = 0, out_bytes = 0;
   int changed = 0;
-  const auto plans = io::gguf::quantize_file(
-      o.in, o.out, options, [&](const io::gguf::TensorPlan& p, size_t i, size_t n) {
+  const auto plans =
+      io::gguf::quantize_file(o.in, o.out, options, [&](const io::gguf::TensorPlan& p, size_t i, size_t n) {
         in_bytes += p.bytes_in;
         out_bytes += p.bytes_out;
         changed += p.from != p.to;
         if (o.quiet) return;
         std::cout << fmt::format("[{:>4}/{}] {:<40} {:>5} -> {:<5} {:>10} -> {:<10} {}\n", i + 1, n, p.name,
-                                 quant::type_name(p.from), quant::type_name(p.to), human_bytes(static_cast<double>(p.bytes_in)),
+                                 quant::type_name(p.from), quant::type_name(p.to),
+                                 human_bytes(static_cast<double>(p.bytes_in)),
                                  human_bytes(static_cast<double>(p.bytes_out)), p.reason);
         std::cout.flush();
       });

@@ -6,6 +6,7 @@
 #include "tessera/lower/fusion.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <queue>
 #include <unordered_map>
@@ -17,6 +18,10 @@
 namespace tessera::lower {
 
 namespace {
+
+// A kernel this large gains nothing more from fusion, while its C source, compile time and the
+// recursive lowering of its expression tree keep growing: longer chains are cut into several kernels.
+constexpr size_t kMaxClusterNodes = 256;
 
 class Clusterer {
  public:
@@ -85,12 +90,21 @@ class Clusterer {
     });
     for (int c : producer_clusters) attempts.push_back({c});
     for (const auto& attempt : attempts) {
-      std::vector<int> merged = {i};
-      for (int c : attempt)
-        merged.insert(merged.end(), members_[static_cast<size_t>(c)].begin(), members_[static_cast<size_t>(c)].end());
-      std::sort(merged.begin(), merged.end());
+      size_t size = 1;
+      for (int c : attempt) size += members_[static_cast<size_t>(c)].size();
+      if (size > kMaxClusterNodes) continue;
       const bool stays_uniform = plain_elementwise(i) && all_uniform(attempt, node_shape(i));
-      if (acyclic(merged) && (stays_uniform || lowers(merged))) {
+      if (!acyclic(i, attempt)) continue;
+      // Members stay sorted: each cluster's list is, and i comes after every node placed so far.
+      std::vector<int> merged;
+      for (int c : attempt) {
+        const auto& m = members_[static_cast<size_t>(c)];
+        std::vector<int> both;
+        std::merge(merged.begin(), merged.end(), m.begin(), m.end(), std::back_inserter(both));
+        merged.swap(both);
+      }
+      merged.push_back(i);
+      if (stays_uniform || lowers(merged)) {
         commit(merged, attempt, stays_uniform);
         return;
       }
@@ -161,20 +175,30 @@ class Clusterer {
     return c >= 0 ? members_[static_cast<size_t>(c)] : std::vector<int>{node};
   }
 
-  // No path may leave `set` and come back: walk backwards from its inputs through other units
-  // (whole clusters at a time) and fail on reaching a unit that consumes from `set`.
-  bool acyclic(const std::vector<int>& set) const {
-    const int lo = set.front();
-    std::unordered_set<int> in_set(set.begin(), set.end()), visited;
+  // Whether node i joined with the clusters `attempt` closes no cycle: no path may leave the merged
+  // set and come back. Walk backwards from the set's outside inputs through other units (whole
+  // clusters at a time) and fail on reaching a unit that consumes from the set. With one cluster only
+  // i's inputs can start such a path (the cluster alone was acyclic), which keeps chains linear.
+  bool acyclic(int i, const std::vector<int>& attempt) const {
+    auto in_set = [&](int p) {
+      const int c = cluster_of_[static_cast<size_t>(p)];
+      return p == i || (c >= 0 && std::find(attempt.begin(), attempt.end(), c) != attempt.end());
+    };
+    int lo = i;
+    for (int c : attempt) lo = std::min(lo, members_[static_cast<size_t>(c)].front());
+    std::unordered_set<int> visited;
     std::vector<int> stack;
-    auto push_inputs = [&](const std::vector<int>& unit) {
-      for (int m : unit) {
-        for (int p : producers_[static_cast<size_t>(m)]) {
-          if (!in_set.count(p) && !visited.count(p)) stack.push_back(p);
-        }
+    auto push_inputs = [&](int m) {
+      for (int p : producers_[static_cast<size_t>(m)]) {
+        if (!in_set(p) && !visited.count(p)) stack.push_back(p);
       }
     };
-    push_inputs(set);
+    push_inputs(i);
+    if (attempt.size() > 1) {
+      for (int c : attempt) {
+        for (int m : members_[static_cast<size_t>(c)]) push_inputs(m);
+      }
+    }
     while (!stack.empty()) {
       const int x = stack.back();
       stack.pop_back();
@@ -184,10 +208,10 @@ class Clusterer {
       if (unit.back() < lo) continue;  // entirely before the set: cannot depend on it
       for (int m : unit) {
         for (int p : producers_[static_cast<size_t>(m)]) {
-          if (in_set.count(p)) return false;
+          if (in_set(p)) return false;
         }
       }
-      push_inputs(unit);
+      for (int m : unit) push_inputs(m);
     }
     return true;
   }
@@ -280,7 +304,7 @@ class Clusterer {
   std::vector<std::vector<int>> producers_, consumers_;
   std::vector<bool> eligible_;
   std::vector<int> cluster_of_;
-  std::vector<std::vector<int>> members_;  // by cluster id; emptied when absorbed
+  std::vector<std::vector<int>> members_;      // by cluster id; emptied when absorbed
   std::vector<std::optional<Shape>> uniform_;  // by cluster id: the shape of an all-plain-elementwise cluster
   std::unordered_set<ir::Value, ir::ValueHash> graph_outputs_;
 };

@@ -1,17 +1,15 @@
 // The quantized-weight ops: dequantize and quantized_matmul. The reference kernels decode the blocks
 // exactly (tessera/quant) and multiply in double, so they are the oracle for the integer-dot CPU
 // kernels in tessera/kernels/quant, which also quantize the activations.
-#include "tessera/ops/quant.h"
-
 #include <cstring>
 
 #include "tessera/ir/op_def.h"
 #include "tessera/ops/ops.h"
+#include "tessera/ops/quant.h"
 #include "tessera/ops/register.h"
 #include "tessera/quant/quantize.h"
 
 namespace tessera::ops {
-
 
 namespace {
 using ir::Attrs;
@@ -138,8 +136,8 @@ Array quantize_array(const Array& values, const std::string& type) {
 Array dequantize_array(const Array& blocks, const std::string& type) {
   const quant::GgmlType t = quant::parse_type(type);
   TESSERA_CHECK(blocks.dtype() == DType::u8 && blocks.rank() >= 1,
-                "dequantize_array: expected u8 blocks with at least one dimension, got {}{}", dtype_name(blocks.dtype()),
-                shape_str(blocks.shape()));
+                "dequantize_array: expected u8 blocks with at least one dimension, got {}{}",
+                dtype_name(blocks.dtype()), shape_str(blocks.shape()));
   return decode(blocks, t, quant::row_values(t, blocks.shape().back(), "dequantize_array"));
 }
 
@@ -160,8 +158,8 @@ void register_quant_ops(ir::OpRegistry& r) {
         shape.back() = k;
         return {{DType::f32, shape}};
       },
-      .reference = [](const std::vector<Array>& in, const Attrs& a, const std::vector<TensorType>& out)
-          -> std::vector<Array> {
+      .reference = [](const std::vector<Array>& in, const Attrs& a,
+                      const std::vector<TensorType>& out) -> std::vector<Array> {
         return {decode(in[0], quant::parse_type(a.get_string("type")), out[0].shape.back())};
       },
   });
@@ -174,8 +172,8 @@ void register_quant_ops(ir::OpRegistry& r) {
         const QMatmulDims d = qmatmul_dims(in, block_type("quantized_matmul", in, a));
         return {{in[0].dtype, qmatmul_out_shape(in[0], d.n)}};
       },
-      .reference = [](const std::vector<Array>& in, const Attrs& a, const std::vector<TensorType>& out)
-          -> std::vector<Array> {
+      .reference = [](const std::vector<Array>& in, const Attrs& a,
+                      const std::vector<TensorType>& out) -> std::vector<Array> {
         const std::vector<TensorType> types{{in[0].dtype(), in[0].shape()}, {in[1].dtype(), in[1].shape()}};
         const quant::GgmlType type = block_type("quantized_matmul", types, a);
         return {qmatmul_reference(in[0], in[1], type, qmatmul_dims(types, type), out[0])};

@@ -12,7 +12,9 @@ namespace tessera::quant {
 
 namespace {
 
-float h2f(uint16_t bits) { return f16_bits_to_f32(bits); }
+float h2f(uint16_t bits) {
+  return f16_bits_to_f32(bits);
+}
 
 // Blocks are copied out with memcpy: a file's tensor data need only be aligned to the file's
 // alignment, which may be 1, so a block may sit at any address.
@@ -221,39 +223,81 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
   const int64_t nb = n / t.block_size;
   const auto as_float = [](auto v) { return static_cast<float>(v); };
   switch (type) {
-    case GgmlType::f32: dequant_scalar<float>(src, dst, n, as_float); return;
-    case GgmlType::f16: dequant_scalar<uint16_t>(src, dst, n, [](uint16_t v) { return f16_bits_to_f32(v); }); return;
-    case GgmlType::bf16: dequant_scalar<uint16_t>(src, dst, n, [](uint16_t v) { return bf16_bits_to_f32(v); }); return;
-    case GgmlType::f64: dequant_scalar<double>(src, dst, n, as_float); return;
-    case GgmlType::i8: dequant_scalar<int8_t>(src, dst, n, as_float); return;
-    case GgmlType::i16: dequant_scalar<int16_t>(src, dst, n, as_float); return;
-    case GgmlType::i32: dequant_scalar<int32_t>(src, dst, n, as_float); return;
-    case GgmlType::i64: dequant_scalar<int64_t>(src, dst, n, as_float); return;
-    case GgmlType::q4_0: dequant_q4_0(src, dst, nb); return;
-    case GgmlType::q4_1: dequant_q4_1(src, dst, nb); return;
-    case GgmlType::q5_0: dequant_q5_0(src, dst, nb); return;
-    case GgmlType::q5_1: dequant_q5_1(src, dst, nb); return;
-    case GgmlType::q8_0: dequant_q8_0(src, dst, nb); return;
-    case GgmlType::q8_1: dequant_q8_1(src, dst, nb); return;
-    case GgmlType::q2_k: dequant_q2_k(src, dst, nb); return;
-    case GgmlType::q3_k: dequant_q3_k(src, dst, nb); return;
-    case GgmlType::q4_k: dequant_q4_k(src, dst, nb); return;
-    case GgmlType::q5_k: dequant_q5_k(src, dst, nb); return;
-    case GgmlType::q6_k: dequant_q6_k(src, dst, nb); return;
-    case GgmlType::q8_k: dequant_q8_k(src, dst, nb); return;
-    default: break;
+    case GgmlType::f32:
+      dequant_scalar<float>(src, dst, n, as_float);
+      return;
+    case GgmlType::f16:
+      dequant_scalar<uint16_t>(src, dst, n, [](uint16_t v) { return f16_bits_to_f32(v); });
+      return;
+    case GgmlType::bf16:
+      dequant_scalar<uint16_t>(src, dst, n, [](uint16_t v) { return bf16_bits_to_f32(v); });
+      return;
+    case GgmlType::f64:
+      dequant_scalar<double>(src, dst, n, as_float);
+      return;
+    case GgmlType::i8:
+      dequant_scalar<int8_t>(src, dst, n, as_float);
+      return;
+    case GgmlType::i16:
+      dequant_scalar<int16_t>(src, dst, n, as_float);
+      return;
+    case GgmlType::i32:
+      dequant_scalar<int32_t>(src, dst, n, as_float);
+      return;
+    case GgmlType::i64:
+      dequant_scalar<int64_t>(src, dst, n, as_float);
+      return;
+    case GgmlType::q4_0:
+      dequant_q4_0(src, dst, nb);
+      return;
+    case GgmlType::q4_1:
+      dequant_q4_1(src, dst, nb);
+      return;
+    case GgmlType::q5_0:
+      dequant_q5_0(src, dst, nb);
+      return;
+    case GgmlType::q5_1:
+      dequant_q5_1(src, dst, nb);
+      return;
+    case GgmlType::q8_0:
+      dequant_q8_0(src, dst, nb);
+      return;
+    case GgmlType::q8_1:
+      dequant_q8_1(src, dst, nb);
+      return;
+    case GgmlType::q2_k:
+      dequant_q2_k(src, dst, nb);
+      return;
+    case GgmlType::q3_k:
+      dequant_q3_k(src, dst, nb);
+      return;
+    case GgmlType::q4_k:
+      dequant_q4_k(src, dst, nb);
+      return;
+    case GgmlType::q5_k:
+      dequant_q5_k(src, dst, nb);
+      return;
+    case GgmlType::q6_k:
+      dequant_q6_k(src, dst, nb);
+      return;
+    case GgmlType::q8_k:
+      dequant_q8_k(src, dst, nb);
+      return;
+    default:
+      break;
   }
-  fail("dequantize: Tessera cannot decode {} tensors (supported: f32, f16, bf16, f64, i8-i64, q4_0, q4_1, q5_0, "
-       "q5_1, q8_0, q8_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k)",
-       t.name);
+  fail(
+      "dequantize: Tessera cannot decode {} tensors (supported: f32, f16, bf16, f64, i8-i64, q4_0, q4_1, q5_0, "
+      "q5_1, q8_0, q8_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k)",
+      t.name);
 }
 
 std::vector<float> dequantize(GgmlType type, const void* src, size_t src_bytes, int64_t rows, int64_t n_per_row) {
   const int64_t rb = row_bytes(type, n_per_row, "dequantize");
   TESSERA_CHECK(rows >= 0, "dequantize: negative row count {}", rows);
   if (rb > 0 && static_cast<uint64_t>(rows) > src_bytes / static_cast<uint64_t>(rb)) {
-    fail("dequantize: {} rows of {} {} values need {} bytes per row, but only {} bytes were given", rows,
-         n_per_row, type_name(type), rb, src_bytes);
+    fail("dequantize: {} rows of {} {} values need {} bytes per row, but only {} bytes were given", rows, n_per_row,
+         type_name(type), rb, src_bytes);
   }
   std::vector<float> out(static_cast<size_t>(rows * n_per_row));
   for (int64_t r = 0; r < rows; ++r) {

@@ -66,7 +66,9 @@ const TypeTraits& type_traits(GgmlType type) {
   return *t;
 }
 
-const char* type_name(GgmlType type) { return type_traits(type).name; }
+const char* type_name(GgmlType type) {
+  return type_traits(type).name;
+}
 
 GgmlType parse_type(std::string_view name) {
   const std::string key = lower(name);

@@ -46,9 +46,9 @@ enum class GgmlType : uint32_t {
 
 struct TypeTraits {
   GgmlType type;
-  const char* name;    // lower case, e.g. "q4_k"
-  int64_t block_size;  // values per block (1 for scalars)
-  int64_t type_size;   // bytes per block
+  const char* name;     // lower case, e.g. "q4_k"
+  int64_t block_size;   // values per block (1 for scalars)
+  int64_t type_size;    // bytes per block
   bool can_dequantize;  // Tessera decodes it to f32
   bool can_quantize;    // Tessera encodes f32 into it
 };
@@ -62,7 +62,9 @@ GgmlType parse_type(std::string_view name);
 // Every type Tessera can quantize into, in id order.
 std::vector<GgmlType> quantizable_types();
 
-inline bool is_block_type(GgmlType type) { return type_traits(type).block_size > 1; }
+inline bool is_block_type(GgmlType type) {
+  return type_traits(type).block_size > 1;
+}
 
 // Bytes of one row of `n` values; throws unless n is a non-negative multiple of the block size
 // (`what` names the tensor in the message).

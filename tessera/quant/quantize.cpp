@@ -1,10 +1,10 @@
 // Dispatch from a GgmlType to its encoder, whole-tensor helpers, and the round-trip error report.
 #include "tessera/quant/quantize.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "tessera/core/error.h"
 #include "tessera/core/half.h"
@@ -17,19 +17,32 @@ using Encoder = void (*)(const float*, void*, int64_t);
 
 Encoder block_encoder(GgmlType type) {
   switch (type) {
-    case GgmlType::q4_0: return detail::quantize_q4_0;
-    case GgmlType::q4_1: return detail::quantize_q4_1;
-    case GgmlType::q5_0: return detail::quantize_q5_0;
-    case GgmlType::q5_1: return detail::quantize_q5_1;
-    case GgmlType::q8_0: return detail::quantize_q8_0;
-    case GgmlType::q8_1: return detail::quantize_q8_1;
-    case GgmlType::q2_k: return detail::quantize_q2_k;
-    case GgmlType::q3_k: return detail::quantize_q3_k;
-    case GgmlType::q4_k: return detail::quantize_q4_k;
-    case GgmlType::q5_k: return detail::quantize_q5_k;
-    case GgmlType::q6_k: return detail::quantize_q6_k;
-    case GgmlType::q8_k: return detail::quantize_q8_k;
-    default: return nullptr;
+    case GgmlType::q4_0:
+      return detail::quantize_q4_0;
+    case GgmlType::q4_1:
+      return detail::quantize_q4_1;
+    case GgmlType::q5_0:
+      return detail::quantize_q5_0;
+    case GgmlType::q5_1:
+      return detail::quantize_q5_1;
+    case GgmlType::q8_0:
+      return detail::quantize_q8_0;
+    case GgmlType::q8_1:
+      return detail::quantize_q8_1;
+    case GgmlType::q2_k:
+      return detail::quantize_q2_k;
+    case GgmlType::q3_k:
+      return detail::quantize_q3_k;
+    case GgmlType::q4_k:
+      return detail::quantize_q4_k;
+    case GgmlType::q5_k:
+      return detail::quantize_q5_k;
+    case GgmlType::q6_k:
+      return detail::quantize_q6_k;
+    case GgmlType::q8_k:
+      return detail::quantize_q8_k;
+    default:
+      return nullptr;
   }
 }
 
@@ -47,10 +60,17 @@ void encode_scalar(const float* src, void* dst, int64_t n, Convert convert) {
 void quantize_row(GgmlType type, const float* src, void* dst, int64_t n) {
   row_bytes(type, n, "quantize");
   switch (type) {
-    case GgmlType::f32: std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float)); return;
-    case GgmlType::f16: encode_scalar(src, dst, n, [](float v) { return f32_to_f16_bits(v); }); return;
-    case GgmlType::bf16: encode_scalar(src, dst, n, detail::f32_to_bf16_ggml); return;
-    default: break;
+    case GgmlType::f32:
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+      return;
+    case GgmlType::f16:
+      encode_scalar(src, dst, n, [](float v) { return f32_to_f16_bits(v); });
+      return;
+    case GgmlType::bf16:
+      encode_scalar(src, dst, n, detail::f32_to_bf16_ggml);
+      return;
+    default:
+      break;
   }
   const Encoder encode = block_encoder(type);
   if (encode == nullptr) fail("quantize: Tessera cannot encode {} tensors", type_name(type));
@@ -98,8 +118,8 @@ RoundTripError round_trip_error(GgmlType type, const float* src, int64_t rows, i
 }
 
 std::string round_trip_report(const float* src, int64_t rows, int64_t n_per_row) {
-  std::string out = fmt::format("{:<6} {:>9} {:>11} {:>11} {:>10}\n", "type", "bits/val", "rmse", "max |err|",
-                                "rmse/rms");
+  std::string out =
+      fmt::format("{:<6} {:>9} {:>11} {:>11} {:>10}\n", "type", "bits/val", "rmse", "max |err|", "rmse/rms");
   for (GgmlType type : quantizable_types()) {
     if (n_per_row % type_traits(type).block_size != 0) continue;
     const RoundTripError e = round_trip_error(type, src, rows, n_per_row);

@@ -17,8 +17,12 @@ namespace {
 
 constexpr float kGroupMaxEps = 1e-15f;
 
-float h2f(uint16_t bits) { return f16_bits_to_f32(bits); }
-int clampi(int v, int lo, int hi) { return std::max(lo, std::min(hi, v)); }
+float h2f(uint16_t bits) {
+  return f16_bits_to_f32(bits);
+}
+int clampi(int v, int lo, int hi) {
+  return std::max(lo, std::min(hi, v));
+}
 
 // Symmetric codes in [-nmax, nmax-1] for n values, weighted by x^2, with a search over 18 nearby
 // scales (ggml's make_qx_quants with rmse_type 1). Writes L as codes + nmax; returns the scale.
@@ -121,8 +125,8 @@ float fit_q3(int n, int nmax, const float* x, int8_t* L) {
 // Asymmetric codes in [0, nmax] with x ~ scale * L - the_min (ggml's make_qkx2_quants): starts from the
 // min/max fit, then tries nstep+1 scales around it, solving the weighted least-squares scale and min
 // for each candidate code assignment. Error is weighted |diff| (use_mad) or diff^2.
-float fit_asymmetric(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min,
-                     uint8_t* Laux, float rmin, float rdelta, int nstep, bool use_mad) {
+float fit_asymmetric(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, uint8_t* Laux,
+                     float rmin, float rdelta, int nstep, bool use_mad) {
   float min = x[0], max = x[0];
   float sum_w = weights[0];
   float sum_x = sum_w * x[0];
@@ -226,8 +230,10 @@ void encode_k4_scales(const float* x, Block& b, uint8_t* L, int nmax, float rmin
   const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
   std::memset(b.scales, 0, sizeof(b.scales));
   for (int j = 0; j < kQKK / 32; ++j) {
-    const auto ls = static_cast<uint8_t>(std::min(63, static_cast<int>(static_cast<uint8_t>(nearest_int(inv_scale * scales[j])))));
-    const auto lm = static_cast<uint8_t>(std::min(63, static_cast<int>(static_cast<uint8_t>(nearest_int(inv_min * mins[j])))));
+    const auto ls =
+        static_cast<uint8_t>(std::min(63, static_cast<int>(static_cast<uint8_t>(nearest_int(inv_scale * scales[j])))));
+    const auto lm =
+        static_cast<uint8_t>(std::min(63, static_cast<int>(static_cast<uint8_t>(nearest_int(inv_min * mins[j])))));
     pack_k4_scale_min(j, ls, lm, b.scales);
   }
   b.d = f32_to_f16_bits(max_scale / 63.f);

@@ -176,8 +176,8 @@ TEST(JitCache, DumpKernelsPrintsTheSource) {
   EXPECT_EQ(err.find(backends::cpu::generate_source(clusters)) == std::string::npos, false);
 }
 
-// Run as a child process by ConcurrentProcessesShareTheCache.
-TEST(JitCache, ChildCompile) {
+// Run as a child process by ConcurrentProcessesShareTheCache (Tool* suites are not registered with ctest).
+TEST(ToolJitCache, ChildCompile) {
   if (!std::getenv("TESSERA_CODEGEN_CHILD")) GTEST_SKIP() << "only run as a child process";
   const auto kernels = backends::cpu::compile_clusters(cluster_all(unique_graph(6.25)));
   EXPECT_EQ(kernels.size(), 1u);
@@ -192,7 +192,7 @@ TEST(JitCache, ConcurrentProcessesShareTheCache) {
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::string exe = fs::read_symlink("/proc/self/exe").string(), filter = "--gtest_filter=JitCache.ChildCompile";
+  std::string exe = fs::read_symlink("/proc/self/exe").string(), filter = "--gtest_filter=ToolJitCache.ChildCompile";
   std::vector<pid_t> pids;
   posix_spawn_file_actions_t quiet;  // the children's gtest banners would clutter this test's output
   posix_spawn_file_actions_init(&quiet);

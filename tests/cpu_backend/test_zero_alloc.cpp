@@ -1,6 +1,6 @@
 // A compiled step covered by library calls, generated kernels and views allocates nothing in steady
-// state: this binary counts every operator new, and (outside sanitizer builds, which own malloc)
-// every malloc-family call too, while the counter is armed.
+// state: this binary counts every operator new and malloc-family call while the counter is armed
+// (through AddressSanitizer's allocation hooks in sanitizer builds).
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -19,6 +19,19 @@ void note_allocation() {
 }
 }  // namespace
 
+#if defined(__SANITIZE_ADDRESS__)
+// Under AddressSanitizer, which owns malloc and operator new, its allocation hooks do the counting.
+// Declared in compiler-rt's sanitizer/allocator_interface.h, which GCC does not ship.
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, std::size_t),
+                                                         void (*free_hook)(const volatile void*));
+namespace {
+void malloc_hook(const volatile void*, std::size_t) {
+  note_allocation();
+}
+void free_hook(const volatile void*) {}
+[[maybe_unused]] const int g_hooks_installed = __sanitizer_install_malloc_and_free_hooks(malloc_hook, free_hook);
+}  // namespace
+#else
 void* operator new(std::size_t n) {
   note_allocation();
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
@@ -61,7 +74,7 @@ void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
   std::free(p);
 }
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && defined(__GLIBC__)
+#if !defined(__SANITIZE_THREAD__) && defined(__GLIBC__)
 // glibc's own entry points, so that the wrappers below can count and forward.
 extern "C" {
 void* __libc_malloc(std::size_t);
@@ -90,6 +103,7 @@ int posix_memalign(void** out, std::size_t alignment, std::size_t n) {
   return *out != nullptr || n == 0 ? 0 : 12;  // ENOMEM
 }
 }
+#endif
 #endif
 
 namespace tessera::test {

@@ -27,12 +27,12 @@ inline std::optional<std::filesystem::path> testdata_dir() {
   return std::nullopt;
 }
 
-#define TESSERA_REQUIRE_TESTDATA(dir)                                                                      \
-  const auto dir##_opt = ::tessera::test::testdata_dir();                                                  \
-  if (!dir##_opt) {                                                                                        \
+#define TESSERA_REQUIRE_TESTDATA(dir)                                                                    \
+  const auto dir##_opt = ::tessera::test::testdata_dir();                                                \
+  if (!dir##_opt) {                                                                                      \
     GTEST_SKIP() << "llama.cpp test data not found: set TESSERA_TESTDATA or provide ../shared/testdata " \
-                    "next to the repository (see its README)";                                             \
-  }                                                                                                        \
+                    "next to the repository (see its README)";                                           \
+  }                                                                                                      \
   const std::filesystem::path dir = *dir##_opt
 
 }  // namespace tessera::test

@@ -20,7 +20,8 @@ TEST(GgufCorpus, SeedsLoadOrAreRejectedAsNamed) {
     std::ifstream in(e.path(), std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), {});
     try {
-      const gguf::Reader r = gguf::Reader::from_memory(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), name);
+      const gguf::Reader r =
+          gguf::Reader::from_memory(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), name);
       EXPECT_NE(name.rfind("broken_", 0), 0u) << name << " should have been rejected";
       valid += name.rfind("valid_", 0) == 0;
       gguf::Writer w(r.alignment());
@@ -32,7 +33,8 @@ TEST(GgufCorpus, SeedsLoadOrAreRejectedAsNamed) {
         w.add_tensor(t.name, t.type, t.ne, std::span<const uint8_t>(r.tensor_data(t), t.nbytes));
       }
       const std::string again = w.serialize();
-      const gguf::Reader r2 = gguf::Reader::from_memory(reinterpret_cast<const uint8_t*>(again.data()), again.size(), name);
+      const gguf::Reader r2 =
+          gguf::Reader::from_memory(reinterpret_cast<const uint8_t*>(again.data()), again.size(), name);
       EXPECT_EQ(r2.tensors().size(), r.tensors().size()) << name;
     } catch (const Error& err) {
       EXPECT_NE(name.rfind("valid_", 0), 0u) << name << " should load but threw: " << err.what();

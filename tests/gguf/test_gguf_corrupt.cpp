@@ -6,8 +6,8 @@
 #include <random>
 
 #include "gguf_test_util.h"
-#include "test_util.h"
 #include "tessera/quant/quantize.h"
+#include "test_util.h"
 
 using namespace tessera;
 using namespace tessera::io::gguf;
@@ -30,7 +30,9 @@ struct Image {
     b.append(static_cast<const char*>(p), n);
     return *this;
   }
-  Image& header(uint64_t tensors, uint64_t kvs, uint32_t version = 3) { return u32(kMagic).u32(version).u64(tensors).u64(kvs); }
+  Image& header(uint64_t tensors, uint64_t kvs, uint32_t version = 3) {
+    return u32(kMagic).u32(version).u64(tensors).u64(kvs);
+  }
   Image& kv_u32(const std::string& key, uint32_t v) { return str(key).u32(4).u32(v); }
   // A tensor info record.
   Image& tensor(const std::string& name, std::vector<uint64_t> ne, uint32_t type, uint64_t offset) {
@@ -166,7 +168,8 @@ TEST(GgufCorrupt, BadTensorInfos) {
   EXPECT_TESSERA_ERROR(parse(one_tensor({1, 1, 1, 1, 1}, 0, 0)), "5 dimensions", "at most 4");
   EXPECT_TESSERA_ERROR(parse(one_tensor({uint64_t{1} << 63}, 0, 0)), "dimension 0", "larger than");
   EXPECT_TESSERA_ERROR(parse(one_tensor({uint64_t{1} << 40, uint64_t{1} << 40}, 0, 0)), "dimension 1", "larger than");
-  EXPECT_TESSERA_ERROR(parse(one_tensor({uint64_t{1} << 46, 0}, 0, 0)), "dimension 0", "larger than");  // empty, but absurd
+  EXPECT_TESSERA_ERROR(parse(one_tensor({uint64_t{1} << 46, 0}, 0, 0)), "dimension 0",
+                       "larger than");  // empty, but absurd
   EXPECT_TESSERA_ERROR(parse(one_tensor({uint64_t{1} << 44}, 0, 0)), "past the end");
   EXPECT_TESSERA_ERROR(parse(one_tensor({100}, 12, 0)), "ne[0] = 100", "q4_k block size 256");
   EXPECT_TESSERA_ERROR(parse(one_tensor({4}, 0, 16)), "data offset 16", "alignment 32");

@@ -4,8 +4,8 @@
 
 #include "gguf_test_util.h"
 #include "io/io_test_util.h"
-#include "test_util.h"
 #include "tessera/quant/quantize.h"
+#include "test_util.h"
 
 using namespace tessera;
 using namespace tessera::test;
@@ -37,8 +37,7 @@ Writer writer_with_every_value_type() {
   w.set("a.f64", Value::f64_array({}));
   w.set("a.bool", Value::bool_array({true, false, true}));
   w.set("a.string", Value::string_array({"a", "", "ccc"}));
-  w.set("a.nested", Value::array_of_arrays({Value::signed_array(ValueType::i32, {1, 2}),
-                                            Value::string_array({"x"}),
+  w.set("a.nested", Value::array_of_arrays({Value::signed_array(ValueType::i32, {1, 2}), Value::string_array({"x"}),
                                             Value::array_of_arrays({Value::f32_array({3.0f})})}));
   return w;
 }
@@ -64,7 +63,8 @@ TEST(GgufRoundTrip, EveryMetadataTypeSurvives) {
   EXPECT_EQ(r.get("a.i16").as_i64s(), (std::vector<int64_t>{-32768, 0, 32767}));
   EXPECT_EQ(r.get("a.f64").elem_type(), ValueType::f64);
   EXPECT_EQ(r.get("a.f64").array_size(), 0u);
-  EXPECT_EQ(r.get("a.nested").to_string(), "[array x 3] [[i32 x 2] [1, 2], [string x 1] [\"x\"], [array x 1] [[f32 x 1] [3]]]");
+  EXPECT_EQ(r.get("a.nested").to_string(),
+            "[array x 3] [[i32 x 2] [1, 2], [string x 1] [\"x\"], [array x 1] [[f32 x 1] [3]]]");
   // Serializing what was read gives the same bytes.
   Writer again;
   again.copy_metadata(r);
@@ -104,8 +104,8 @@ TEST(GgufRoundTrip, TensorsOfEveryTypeAndTheirViews) {
     SCOPED_TRACE(name);
     EXPECT_EQ(t.offset % 32, 0u);
     EXPECT_EQ(shape_str(t.shape()), "[2, 256]");
-    const std::vector<float> want = quant::dequantize(t.type, quant::quantize(t.type, values.data(), 2, 256).data(),
-                                                      t.nbytes, 2, 256);
+    const std::vector<float> want =
+        quant::dequantize(t.type, quant::quantize(t.type, values.data(), 2, 256).data(), t.nbytes, 2, 256);
     const Array got = r.dequantize(t);
     EXPECT_EQ(std::memcmp(got.data<float>(), want.data(), want.size() * 4), 0);
   }

@@ -19,8 +19,8 @@ using quant::GgmlType;
 
 namespace {
 
-const char* kQuantizedTypes[] = {"f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1",
-                                 "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"};
+const char* kQuantizedTypes[] = {"f16",  "bf16", "q8_0", "q4_0", "q4_1", "q5_0",
+                                 "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k"};
 
 // Quantizes `source` (an f32 tensor of the f32 model) as `type` and counts differing bytes against
 // the same tensor in `target`.
@@ -44,7 +44,8 @@ TEST(LlamaCppCompat, DequantizationMatchesGgufPyBitForBit) {
   TESSERA_REQUIRE_TESTDATA(data);
   for (const char* type : kQuantizedTypes) {
     SCOPED_TRACE(type);
-    const gguf::Reader model = gguf::Reader::open((data / "gguf" / ("tiny-llama-" + std::string(type) + ".gguf")).string());
+    const gguf::Reader model =
+        gguf::Reader::open((data / "gguf" / ("tiny-llama-" + std::string(type) + ".gguf")).string());
     const Array ours = model.dequantize("blk.0.attn_k.weight");
     const Array ref = io::load_npy((data / "dequant" / (std::string(type) + ".blk.0.attn_k.weight.npy")).string());
     ASSERT_EQ(shape_str(ours.shape()), shape_str(ref.shape()));
@@ -58,7 +59,8 @@ TEST(LlamaCppCompat, QuantizingTheF32SourceReproducesLlamaQuantize) {
   TESSERA_REQUIRE_TESTDATA(data);
   const gguf::Reader f32_model = gguf::Reader::open((data / "gguf" / "tiny-llama-f32.gguf").string());
   for (const char* type : kQuantizedTypes) {
-    const gguf::Reader model = gguf::Reader::open((data / "gguf" / ("tiny-llama-" + std::string(type) + ".gguf")).string());
+    const gguf::Reader model =
+        gguf::Reader::open((data / "gguf" / ("tiny-llama-" + std::string(type) + ".gguf")).string());
     int tensors = 0;
     for (const gguf::TensorInfo& t : model.tensors()) {
       if (t.type == GgmlType::f32) continue;  // norms stay f32
@@ -200,7 +202,8 @@ TEST(LlamaCppCompat, QuantizingTheNpySourceMatchesEveryFile) {
   const Array src = io::load_npy((data / "dequant" / "blk.0.attn_k.weight.f32.npy").string()).contiguous();
   ASSERT_EQ(shape_str(src.shape()), "[64, 256]");
   for (const char* type : kQuantizedTypes) {
-    const gguf::Reader model = gguf::Reader::open((data / "gguf" / ("tiny-llama-" + std::string(type) + ".gguf")).string());
+    const gguf::Reader model =
+        gguf::Reader::open((data / "gguf" / ("tiny-llama-" + std::string(type) + ".gguf")).string());
     const gguf::TensorInfo& t = model.tensor("blk.0.attn_k.weight");
     const std::vector<uint8_t> ours = quant::quantize(t.type, src.data<float>(), 64, 256);
     ASSERT_EQ(ours.size(), t.nbytes) << type;

@@ -5,10 +5,10 @@
 #include <cstring>
 #include <random>
 
-#include "test_util.h"
 #include "tessera/core/half.h"
 #include "tessera/quant/blocks.h"
 #include "tessera/quant/quantize.h"
+#include "test_util.h"
 
 using namespace tessera;
 using namespace tessera::quant;
@@ -34,7 +34,8 @@ std::vector<float> decode(GgmlType type, const std::vector<uint8_t>& bytes, int6
 
 void expect_values(const std::vector<float>& got, const std::vector<double>& want) {
   ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6 * (1 + std::fabs(want[i]))) << "value " << i;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-6 * (1 + std::fabs(want[i]))) << "value " << i;
 }
 
 std::vector<float> gaussian(size_t n, uint64_t seed, float sigma = 1.0f) {
@@ -169,8 +170,10 @@ TEST(QuantLayouts, Q3_K) {
   uint8_t sc[12] = {};
   for (int g = 0; g < 16; ++g) {
     const int v = (2 * g - 16) + 32;  // stored biased by 32, 6 bits
-    if (g < 8) sc[g] |= v & 0xF;
-    else sc[g - 8] |= (v & 0xF) << 4;
+    if (g < 8)
+      sc[g] |= v & 0xF;
+    else
+      sc[g - 8] |= (v & 0xF) << 4;
     sc[8 + g % 4] |= (v >> 4) << (2 * (g / 4));
   }
   for (uint8_t x : sc) b.u8(x);
@@ -265,8 +268,8 @@ TEST(QuantRoundTrip, ErrorPerTypeIsWithinItsBudget) {
   // llama.cpp's encoders reach on such data.
   const std::vector<float> src = gaussian(64 * 512, 7, 0.0625f);
   const std::vector<std::pair<GgmlType, double>> budgets = {
-      {GgmlType::f16, 3e-4},  {GgmlType::bf16, 3e-3}, {GgmlType::q8_0, 0.008}, {GgmlType::q4_0, 0.1},
-      {GgmlType::q4_1, 0.095}, {GgmlType::q5_0, 0.05}, {GgmlType::q5_1, 0.047}, {GgmlType::q2_k, 0.36},
+      {GgmlType::f16, 3e-4},   {GgmlType::bf16, 3e-3},  {GgmlType::q8_0, 0.008}, {GgmlType::q4_0, 0.1},
+      {GgmlType::q4_1, 0.095}, {GgmlType::q5_0, 0.05},  {GgmlType::q5_1, 0.047}, {GgmlType::q2_k, 0.36},
       {GgmlType::q3_k, 0.18},  {GgmlType::q4_k, 0.085}, {GgmlType::q5_k, 0.044}, {GgmlType::q6_k, 0.022},
       {GgmlType::q8_k, 0.008}, {GgmlType::f32, 0.0}};
   for (const auto& [type, budget] : budgets) {

@@ -1,14 +1,16 @@
 // The CPU quantized-matmul kernels. They quantize the activations, so they are checked against the
 // exact product of the *quantized* activations with the dequantized weights (agreement to float
 // rounding), for every weight type, on both the AVX2 and the portable paths, for row counts that
-// exercise the 1-4 row kernels and the tiling.
+// exercise the 1-4 row kernels, the four-stripe decode kernels and the tiling.
 #include <cmath>
 #include <random>
 
-#include "test_util.h"
+#include "tessera/core/half.h"
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/quant/quant_matmul.h"
+#include "tessera/quant/blocks.h"
 #include "tessera/quant/quantize.h"
+#include "test_util.h"
 
 using namespace tessera;
 using namespace tessera::quant;
@@ -38,7 +40,9 @@ std::vector<double> expected(GgmlType type, const std::vector<uint8_t>& w, const
   const std::vector<float> wd = dequantize(type, w.data(), w.size(), n, k);
   std::vector<float> xd = x;
   if (act != GgmlType::f32) {
-    const std::vector<uint8_t> xq = quantize(act, x.data(), m, k);
+    std::vector<uint8_t> xq(static_cast<size_t>(m * row_bytes(act, k)));
+    for (int64_t i = 0; i < m; ++i)
+      qk::quantize_activation_row(act, x.data() + i * k, xq.data() + i * row_bytes(act, k), k);
     xd = dequantize(act, xq.data(), xq.size(), m, k);
   }
   std::vector<double> y(static_cast<size_t>(m * n), 0.0);
@@ -132,6 +136,39 @@ TEST(QuantKernels, ExtremeBlocksDoNotOverflow) {
       EXPECT_GT(y[j], 200.0f) << type_name(type);  // ~256 (Q4_0 clips +1 to +0.875: 240)
     }
   }
+}
+
+TEST(QuantKernels, ActivationQuantizationFollowsLlamaCppsCpuBackend) {
+  // Q8_0 activations as llama.cpp's CPU backend makes them: d = amax / 127 (f16) and codes rounded half
+  // to even. With amax = 127 the codes are the values themselves, so the ties show: 2.5 -> 2,
+  // -0.5 -> 0 (ggml's reference encoder, which rounds half away from zero, gives 3 and -1).
+  std::vector<float> x(64, 0.0f);
+  x[0] = 127.0f;
+  x[1] = 2.5f;
+  x[2] = 3.5f;
+  x[3] = -0.5f;
+  x[4] = -1.5f;
+  for (int i = 32; i < 64; ++i) x[i] = static_cast<float>(i) * 0.25f;
+  std::vector<uint8_t> fast(68), slow(68);
+  qk::quantize_activation_row(GgmlType::q8_0, x.data(), fast.data(), 64);
+  {
+    Avx2Switch off(false);
+    qk::quantize_activation_row(GgmlType::q8_0, x.data(), slow.data(), 64);
+  }
+  EXPECT_EQ(fast, slow);
+  BlockQ8_0 b;
+  std::memcpy(&b, fast.data(), sizeof(b));
+  EXPECT_EQ(f16_bits_to_f32(b.d), 1.0f);
+  EXPECT_EQ(std::vector<int>(b.qs, b.qs + 6), (std::vector<int>{127, 2, 4, 0, -2, 0}));
+  std::vector<uint8_t> ref(68);
+  quantize_row(GgmlType::q8_0, x.data(), ref.data(), 64);
+  EXPECT_EQ(static_cast<int8_t>(ref[2 + 1]), 3);
+  // Q8_1 adds s = d * sum(codes).
+  std::vector<uint8_t> q81(72);
+  qk::quantize_activation_row(GgmlType::q8_1, x.data(), q81.data(), 64);
+  BlockQ8_1 b1;
+  std::memcpy(&b1, q81.data(), sizeof(b1));
+  EXPECT_EQ(f16_bits_to_f32(b1.s), 131.0f);
 }
 
 TEST(QuantKernels, DegenerateSizesAndErrors) {

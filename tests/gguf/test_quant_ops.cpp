@@ -1,8 +1,8 @@
 // The graph ops on quantized weights: dequantize and quantized_matmul (values against independent
 // formulas, shape/dtype/attribute errors, gradients in x including a second derivative).
-#include "test_util.h"
 #include "tessera/ops/quant.h"
 #include "tessera/quant/quantize.h"
+#include "test_util.h"
 
 using namespace tessera;
 using namespace tessera::test;
@@ -16,7 +16,8 @@ Array random_f32(const Shape& shape, uint64_t seed, double scale = 1.0) {
 }
 
 // Independent oracle: y[i, j] = sum_p x[i, p] * w[j, p] in double.
-std::vector<double> linear(const std::vector<double>& x, const std::vector<double>& w, int64_t m, int64_t n, int64_t k) {
+std::vector<double> linear(const std::vector<double>& x, const std::vector<double>& w, int64_t m, int64_t n,
+                           int64_t k) {
   std::vector<double> y(static_cast<size_t>(m * n), 0.0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)
@@ -110,11 +111,11 @@ TEST(QuantOps, QuantizedMatmulErrors) {
   const Tensor x = Tensor(Array::zeros(DType::f32, {2, 32}));
   EXPECT_TESSERA_ERROR(ops::quantized_matmul(x, wq, "q4_0"), "quantized_matmul", "f32[2, 32]", "u8[4, 36]",
                        "x has 32 columns", "hold 64 values");
-  EXPECT_TESSERA_ERROR(ops::quantized_matmul(Tensor(Array::zeros(DType::i32, {2, 64})), wq, "q4_0"),
-                       "quantized_matmul", "i32[2, 64]", "x must be floating");
-  EXPECT_TESSERA_ERROR(ops::quantized_matmul(Tensor(Array::zeros(DType::f32, {64})), Tensor(Array::zeros(DType::u8, {36})),
-                                             "q4_0"),
-                       "quantized_matmul", "u8[36]", "[N, row_bytes]");
+  EXPECT_TESSERA_ERROR(ops::quantized_matmul(Tensor(Array::zeros(DType::i32, {2, 64})), wq, "q4_0"), "quantized_matmul",
+                       "i32[2, 64]", "x must be floating");
+  EXPECT_TESSERA_ERROR(
+      ops::quantized_matmul(Tensor(Array::zeros(DType::f32, {64})), Tensor(Array::zeros(DType::u8, {36})), "q4_0"),
+      "quantized_matmul", "u8[36]", "[N, row_bytes]");
   EXPECT_TESSERA_ERROR(ops::quantized_matmul(Tensor(Array::zeros(DType::f32, {64})), wq, "q4_k"), "quantized_matmul",
                        "36 bytes", "q4_k");
   EXPECT_TESSERA_ERROR(ops::quantized_matmul(Tensor(Array::scalar(1.0)), wq, "q4_0"), "quantized_matmul",

@@ -7,11 +7,11 @@
 
 #include "gguf_test_util.h"
 #include "io/io_test_util.h"
-#include "test_util.h"
 #include "tessera/io/gguf/quantize_file.h"
 #include "tessera/io/npy.h"
 #include "tessera/io/safetensors.h"
 #include "tessera/quant/quantize.h"
+#include "test_util.h"
 
 using namespace tessera;
 using namespace tessera::test;

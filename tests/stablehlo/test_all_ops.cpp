@@ -92,7 +92,7 @@ TEST(StablehloOps, CoverageSummary) {
 
 // TESSERA_STABLEHLO_DUMP=DIR writes every op case (and the proof programs, at small sizes) as export
 // bundles with Tessera's outputs, for tools/xla/check_ops.py.
-TEST(StablehloOps, DumpBundlesForXla) {
+TEST(ToolStablehlo, DumpBundlesForXla) {
   const char* dir = std::getenv("TESSERA_STABLEHLO_DUMP");
   if (!dir) GTEST_SKIP() << "set TESSERA_STABLEHLO_DUMP=DIR to write the op bundles";
   for (const auto& c : test::op_cases()) {

@@ -119,7 +119,7 @@ void Lowering::allow_in_place(int32_t written, int32_t read, const std::vector<i
   // the hand-over.
   int readers = 0;
   for (int32_t other : reads) readers += info(other).buffer == r.buffer ? 1 : 0;
-  if (readers > 1 && false) return;
+  if (readers > 1) return;
   BufferInfo& wb = program_->buffers[static_cast<size_t>(w.buffer)];
   const BufferInfo& rb = program_->buffers[static_cast<size_t>(r.buffer)];
   const int64_t read_bytes = r.layout.numel() * static_cast<int64_t>(dtype_size(r.dtype));

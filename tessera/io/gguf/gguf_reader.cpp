@@ -122,16 +122,26 @@ Value read_array(Cursor& c, int depth) {
     c.fail_at(at, "array of {} {} values cannot fit in the {} bytes left", count, value_type_name(elem), c.left());
   }
   switch (elem) {
-    case ValueType::u8: return Value::unsigned_array(elem, read_numbers<uint64_t, uint8_t>(c, count));
-    case ValueType::u16: return Value::unsigned_array(elem, read_numbers<uint64_t, uint16_t>(c, count));
-    case ValueType::u32: return Value::unsigned_array(elem, read_numbers<uint64_t, uint32_t>(c, count));
-    case ValueType::u64: return Value::unsigned_array(elem, read_numbers<uint64_t, uint64_t>(c, count));
-    case ValueType::i8: return Value::signed_array(elem, read_numbers<int64_t, int8_t>(c, count));
-    case ValueType::i16: return Value::signed_array(elem, read_numbers<int64_t, int16_t>(c, count));
-    case ValueType::i32: return Value::signed_array(elem, read_numbers<int64_t, int32_t>(c, count));
-    case ValueType::i64: return Value::signed_array(elem, read_numbers<int64_t, int64_t>(c, count));
-    case ValueType::f32: return Value::f32_array(read_numbers<float, float>(c, count));
-    case ValueType::f64: return Value::f64_array(read_numbers<double, double>(c, count));
+    case ValueType::u8:
+      return Value::unsigned_array(elem, read_numbers<uint64_t, uint8_t>(c, count));
+    case ValueType::u16:
+      return Value::unsigned_array(elem, read_numbers<uint64_t, uint16_t>(c, count));
+    case ValueType::u32:
+      return Value::unsigned_array(elem, read_numbers<uint64_t, uint32_t>(c, count));
+    case ValueType::u64:
+      return Value::unsigned_array(elem, read_numbers<uint64_t, uint64_t>(c, count));
+    case ValueType::i8:
+      return Value::signed_array(elem, read_numbers<int64_t, int8_t>(c, count));
+    case ValueType::i16:
+      return Value::signed_array(elem, read_numbers<int64_t, int16_t>(c, count));
+    case ValueType::i32:
+      return Value::signed_array(elem, read_numbers<int64_t, int32_t>(c, count));
+    case ValueType::i64:
+      return Value::signed_array(elem, read_numbers<int64_t, int64_t>(c, count));
+    case ValueType::f32:
+      return Value::f32_array(read_numbers<float, float>(c, count));
+    case ValueType::f64:
+      return Value::f64_array(read_numbers<double, double>(c, count));
     case ValueType::boolean: {
       std::vector<bool> v(static_cast<size_t>(count));
       for (size_t i = 0; i < v.size(); ++i) v[i] = read_value(c, ValueType::boolean, depth).as_bool();
@@ -154,24 +164,36 @@ Value read_array(Cursor& c, int depth) {
 
 Value read_value(Cursor& c, ValueType type, int depth) {
   switch (type) {
-    case ValueType::u8: return Value::u8(c.read<uint8_t>("u8 value"));
-    case ValueType::i8: return Value::i8(c.read<int8_t>("i8 value"));
-    case ValueType::u16: return Value::u16(c.read<uint16_t>("u16 value"));
-    case ValueType::i16: return Value::i16(c.read<int16_t>("i16 value"));
-    case ValueType::u32: return Value::u32(c.read<uint32_t>("u32 value"));
-    case ValueType::i32: return Value::i32(c.read<int32_t>("i32 value"));
-    case ValueType::u64: return Value::u64(c.read<uint64_t>("u64 value"));
-    case ValueType::i64: return Value::i64(c.read<int64_t>("i64 value"));
-    case ValueType::f32: return Value::f32(c.read<float>("f32 value"));
-    case ValueType::f64: return Value::f64(c.read<double>("f64 value"));
+    case ValueType::u8:
+      return Value::u8(c.read<uint8_t>("u8 value"));
+    case ValueType::i8:
+      return Value::i8(c.read<int8_t>("i8 value"));
+    case ValueType::u16:
+      return Value::u16(c.read<uint16_t>("u16 value"));
+    case ValueType::i16:
+      return Value::i16(c.read<int16_t>("i16 value"));
+    case ValueType::u32:
+      return Value::u32(c.read<uint32_t>("u32 value"));
+    case ValueType::i32:
+      return Value::i32(c.read<int32_t>("i32 value"));
+    case ValueType::u64:
+      return Value::u64(c.read<uint64_t>("u64 value"));
+    case ValueType::i64:
+      return Value::i64(c.read<int64_t>("i64 value"));
+    case ValueType::f32:
+      return Value::f32(c.read<float>("f32 value"));
+    case ValueType::f64:
+      return Value::f64(c.read<double>("f64 value"));
     case ValueType::boolean: {
       const size_t at = c.pos();
       const uint8_t b = c.read<uint8_t>("bool value");
       if (b > 1) c.fail_at(at, "bool value is {}, expected 0 or 1", b);
       return Value::boolean(b == 1);
     }
-    case ValueType::string: return Value::string(c.read_string("string value"));
-    case ValueType::array: return read_array(c, depth);
+    case ValueType::string:
+      return Value::string(c.read_string("string value"));
+    case ValueType::array:
+      return read_array(c, depth);
   }
   c.fail_at(c.pos(), "unreachable value type");
 }
@@ -211,8 +233,8 @@ TensorInfo read_tensor_info(Cursor& c, size_t index) {
   }
   // nbytes = numel / block_size * type_size, computed without overflow.
   uint64_t nbytes = 0;
-  if (__builtin_mul_overflow(static_cast<uint64_t>(numel / traits->block_size), static_cast<uint64_t>(traits->type_size),
-                             &nbytes)) {
+  if (__builtin_mul_overflow(static_cast<uint64_t>(numel / traits->block_size),
+                             static_cast<uint64_t>(traits->type_size), &nbytes)) {
     c.fail_at(type_at, "{}: its size in bytes overflows 64 bits", label);
   }
   t.nbytes = nbytes;
@@ -316,7 +338,9 @@ void parse(Reader::State& s) {
   }
 }
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 std::shared_ptr<Bytes> map_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -370,13 +394,27 @@ Reader Reader::from_memory(const uint8_t* data, size_t size, const std::string& 
   return Reader(std::make_shared<const State>(parse_bytes(std::move(bytes), what)));
 }
 
-const std::string& Reader::source() const { return state_->source; }
-uint32_t Reader::version() const { return state_->version; }
-uint64_t Reader::alignment() const { return state_->alignment; }
-uint64_t Reader::data_offset() const { return state_->data_offset; }
-uint64_t Reader::file_size() const { return state_->bytes->size; }
-const std::vector<std::pair<std::string, Value>>& Reader::metadata() const { return state_->metadata; }
-const std::vector<TensorInfo>& Reader::tensors() const { return state_->tensors; }
+const std::string& Reader::source() const {
+  return state_->source;
+}
+uint32_t Reader::version() const {
+  return state_->version;
+}
+uint64_t Reader::alignment() const {
+  return state_->alignment;
+}
+uint64_t Reader::data_offset() const {
+  return state_->data_offset;
+}
+uint64_t Reader::file_size() const {
+  return state_->bytes->size;
+}
+const std::vector<std::pair<std::string, Value>>& Reader::metadata() const {
+  return state_->metadata;
+}
+const std::vector<TensorInfo>& Reader::tensors() const {
+  return state_->tensors;
+}
 
 const Value* Reader::find(const std::string& key) const {
   auto it = state_->key_index.find(key);
@@ -396,7 +434,8 @@ const TensorInfo* Reader::find_tensor(const std::string& name) const {
 
 const TensorInfo& Reader::tensor(const std::string& name) const {
   const TensorInfo* t = find_tensor(name);
-  if (t == nullptr) fail("{}: no tensor named '{}' ({} tensors in the file)", state_->source, name, state_->tensors.size());
+  if (t == nullptr)
+    fail("{}: no tensor named '{}' ({} tensors in the file)", state_->source, name, state_->tensors.size());
   return *t;
 }
 
@@ -410,19 +449,35 @@ int64_t TensorInfo::numel() const {
   return n;
 }
 
-int64_t TensorInfo::num_rows() const { return ne.empty() || ne[0] == 0 ? 0 : numel() / ne[0]; }
+int64_t TensorInfo::num_rows() const {
+  return ne.empty() || ne[0] == 0 ? 0 : numel() / ne[0];
+}
 
 Array Reader::view(const TensorInfo& info) const {
   DType dtype = DType::u8;
   Shape shape = info.shape();
   switch (info.type) {
-    case quant::GgmlType::f32: dtype = DType::f32; break;
-    case quant::GgmlType::f16: dtype = DType::f16; break;
-    case quant::GgmlType::bf16: dtype = DType::bf16; break;
-    case quant::GgmlType::f64: dtype = DType::f64; break;
-    case quant::GgmlType::i8: dtype = DType::i8; break;
-    case quant::GgmlType::i32: dtype = DType::i32; break;
-    case quant::GgmlType::i64: dtype = DType::i64; break;
+    case quant::GgmlType::f32:
+      dtype = DType::f32;
+      break;
+    case quant::GgmlType::f16:
+      dtype = DType::f16;
+      break;
+    case quant::GgmlType::bf16:
+      dtype = DType::bf16;
+      break;
+    case quant::GgmlType::f64:
+      dtype = DType::f64;
+      break;
+    case quant::GgmlType::i8:
+      dtype = DType::i8;
+      break;
+    case quant::GgmlType::i32:
+      dtype = DType::i32;
+      break;
+    case quant::GgmlType::i64:
+      dtype = DType::i64;
+      break;
     case quant::GgmlType::i16: {
       Array out = Array::empty(DType::i32, shape);
       int32_t* dst = out.data<int32_t>();

@@ -26,8 +26,8 @@ namespace tessera::io::gguf {
 
 inline constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 inline constexpr uint64_t kDefaultAlignment = 32;
-inline constexpr int kMaxDims = 4;          // GGML_MAX_DIMS
-inline constexpr int kMaxArrayNesting = 8;  // arrays of arrays deeper than this are rejected
+inline constexpr int kMaxDims = 4;            // GGML_MAX_DIMS
+inline constexpr int kMaxArrayNesting = 8;    // arrays of arrays deeper than this are rejected
 inline constexpr size_t kMaxTensorName = 63;  // llama.cpp's GGML_MAX_NAME minus the terminator
 // Largest element count (counting only non-zero dimensions) a tensor may claim: 2^45, so that its
 // values fit one Array even as f64.
@@ -68,7 +68,7 @@ class Reader {
   // Tensors in file order.
   const std::vector<TensorInfo>& tensors() const;
   const TensorInfo* find_tensor(const std::string& name) const;
-  const TensorInfo& tensor(const std::string& name) const;  // throws naming the tensor and the file
+  const TensorInfo& tensor(const std::string& name) const;   // throws naming the tensor and the file
   const uint8_t* tensor_data(const TensorInfo& info) const;  // info.nbytes readable bytes
 
   // The tensor as an Array without copying where possible: f32/f16/bf16/f64/i8/i32/i64 keep their

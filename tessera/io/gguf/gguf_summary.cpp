@@ -1,17 +1,19 @@
 #include "tessera/io/gguf/gguf_summary.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 namespace tessera::io::gguf {
 
 namespace {
 
-std::string ne_str(const std::vector<int64_t>& ne) { return fmt::format("[{}]", fmt::join(ne, ", ")); }
+std::string ne_str(const std::vector<int64_t>& ne) {
+  return fmt::format("[{}]", fmt::join(ne, ", "));
+}
 
 }  // namespace
 
@@ -22,7 +24,8 @@ std::string describe_file(const Reader& r, size_t max_items) {
   size_t key_width = 0;
   for (const auto& kv : r.metadata()) key_width = std::max(key_width, kv.first.size());
   for (const auto& [key, value] : r.metadata()) {
-    out += fmt::format("  {:<{}}  {:<6}  {}\n", key, key_width, value_type_name(value.type()), value.to_string(max_items));
+    out +=
+        fmt::format("  {:<{}}  {:<6}  {}\n", key, key_width, value_type_name(value.type()), value.to_string(max_items));
   }
   int64_t params = 0;
   uint64_t bytes = 0;
@@ -49,9 +52,9 @@ std::string describe_file(const Reader& r, size_t max_items) {
 }
 
 std::string describe_tensor(const Reader& r, const TensorInfo& t) {
-  std::string out = fmt::format("tensor {}\n  type    {}\n  ne      {} (row-major shape {})\n  bytes   {}\n  offset  {}\n",
-                                t.name, quant::type_name(t.type), ne_str(t.ne), shape_str(t.shape()), t.nbytes,
-                                r.data_offset() + t.offset);
+  std::string out =
+      fmt::format("tensor {}\n  type    {}\n  ne      {} (row-major shape {})\n  bytes   {}\n  offset  {}\n", t.name,
+                  quant::type_name(t.type), ne_str(t.ne), shape_str(t.shape()), t.nbytes, r.data_offset() + t.offset);
   if (!quant::type_traits(t.type).can_dequantize) return out + "  (Tessera cannot decode this type)\n";
   const Array values = r.dequantize(t);
   const float* v = values.data<const float>();

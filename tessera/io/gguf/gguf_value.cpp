@@ -1,8 +1,8 @@
 #include "tessera/io/gguf/gguf_value.h"
 
-#include <limits>
-
 #include <fmt/format.h>
+
+#include <limits>
 
 #include "tessera/core/error.h"
 
@@ -49,40 +49,60 @@ std::string quoted(const std::string& s, size_t max_chars = 200) {
 
 const char* value_type_name(ValueType type) {
   switch (type) {
-    case ValueType::u8: return "u8";
-    case ValueType::i8: return "i8";
-    case ValueType::u16: return "u16";
-    case ValueType::i16: return "i16";
-    case ValueType::u32: return "u32";
-    case ValueType::i32: return "i32";
-    case ValueType::f32: return "f32";
-    case ValueType::boolean: return "bool";
-    case ValueType::string: return "string";
-    case ValueType::array: return "array";
-    case ValueType::u64: return "u64";
-    case ValueType::i64: return "i64";
-    case ValueType::f64: return "f64";
+    case ValueType::u8:
+      return "u8";
+    case ValueType::i8:
+      return "i8";
+    case ValueType::u16:
+      return "u16";
+    case ValueType::i16:
+      return "i16";
+    case ValueType::u32:
+      return "u32";
+    case ValueType::i32:
+      return "i32";
+    case ValueType::f32:
+      return "f32";
+    case ValueType::boolean:
+      return "bool";
+    case ValueType::string:
+      return "string";
+    case ValueType::array:
+      return "array";
+    case ValueType::u64:
+      return "u64";
+    case ValueType::i64:
+      return "i64";
+    case ValueType::f64:
+      return "f64";
   }
   return "?";
 }
 
-bool is_valid_value_type(uint32_t id) { return id <= static_cast<uint32_t>(ValueType::f64); }
+bool is_valid_value_type(uint32_t id) {
+  return id <= static_cast<uint32_t>(ValueType::f64);
+}
 
 size_t value_type_size(ValueType type) {
   switch (type) {
     case ValueType::u8:
     case ValueType::i8:
-    case ValueType::boolean: return 1;
+    case ValueType::boolean:
+      return 1;
     case ValueType::u16:
-    case ValueType::i16: return 2;
+    case ValueType::i16:
+      return 2;
     case ValueType::u32:
     case ValueType::i32:
-    case ValueType::f32: return 4;
+    case ValueType::f32:
+      return 4;
     case ValueType::u64:
     case ValueType::i64:
-    case ValueType::f64: return 8;
+    case ValueType::f64:
+      return 8;
     case ValueType::string:
-    case ValueType::array: return 0;
+    case ValueType::array:
+      return 0;
   }
   return 0;
 }
@@ -116,14 +136,21 @@ Value Value::signed_array(ValueType elem, std::vector<int64_t> v) {
   return Value(ValueType::array, std::move(v), elem);
 }
 
-Value Value::f32_array(std::vector<float> v) { return Value(ValueType::array, std::move(v), ValueType::f32); }
-Value Value::f64_array(std::vector<double> v) { return Value(ValueType::array, std::move(v), ValueType::f64); }
-Value Value::bool_array(std::vector<bool> v) { return Value(ValueType::array, std::move(v), ValueType::boolean); }
+Value Value::f32_array(std::vector<float> v) {
+  return Value(ValueType::array, std::move(v), ValueType::f32);
+}
+Value Value::f64_array(std::vector<double> v) {
+  return Value(ValueType::array, std::move(v), ValueType::f64);
+}
+Value Value::bool_array(std::vector<bool> v) {
+  return Value(ValueType::array, std::move(v), ValueType::boolean);
+}
 Value Value::string_array(std::vector<std::string> v) {
   return Value(ValueType::array, std::move(v), ValueType::string);
 }
 Value Value::array_of_arrays(std::vector<Value> v) {
-  for (const Value& x : v) TESSERA_CHECK(x.is_array(), "gguf array_of_arrays: an element is a {}", value_type_name(x.type()));
+  for (const Value& x : v)
+    TESSERA_CHECK(x.is_array(), "gguf array_of_arrays: an element is a {}", value_type_name(x.type()));
   return Value(ValueType::array, std::move(v), ValueType::array);
 }
 

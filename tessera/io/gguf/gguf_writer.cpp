@@ -1,9 +1,9 @@
 #include "tessera/io/gguf/gguf_writer.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstring>
-
-#include <fmt/ranges.h>
 
 #include "tessera/core/error.h"
 #include "tessera/io/atomic_file.h"
@@ -37,20 +37,36 @@ void put_string(Sink& sink, const std::string& s) {
 template <class Sink>
 void put_unsigned(Sink& sink, ValueType type, uint64_t v) {
   switch (type) {
-    case ValueType::u8: put<Sink, uint8_t>(sink, static_cast<uint8_t>(v)); return;
-    case ValueType::u16: put<Sink, uint16_t>(sink, static_cast<uint16_t>(v)); return;
-    case ValueType::u32: put<Sink, uint32_t>(sink, static_cast<uint32_t>(v)); return;
-    default: put<Sink, uint64_t>(sink, v); return;
+    case ValueType::u8:
+      put<Sink, uint8_t>(sink, static_cast<uint8_t>(v));
+      return;
+    case ValueType::u16:
+      put<Sink, uint16_t>(sink, static_cast<uint16_t>(v));
+      return;
+    case ValueType::u32:
+      put<Sink, uint32_t>(sink, static_cast<uint32_t>(v));
+      return;
+    default:
+      put<Sink, uint64_t>(sink, v);
+      return;
   }
 }
 
 template <class Sink>
 void put_signed(Sink& sink, ValueType type, int64_t v) {
   switch (type) {
-    case ValueType::i8: put<Sink, int8_t>(sink, static_cast<int8_t>(v)); return;
-    case ValueType::i16: put<Sink, int16_t>(sink, static_cast<int16_t>(v)); return;
-    case ValueType::i32: put<Sink, int32_t>(sink, static_cast<int32_t>(v)); return;
-    default: put<Sink, int64_t>(sink, v); return;
+    case ValueType::i8:
+      put<Sink, int8_t>(sink, static_cast<int8_t>(v));
+      return;
+    case ValueType::i16:
+      put<Sink, int16_t>(sink, static_cast<int16_t>(v));
+      return;
+    case ValueType::i32:
+      put<Sink, int32_t>(sink, static_cast<int32_t>(v));
+      return;
+    default:
+      put<Sink, int64_t>(sink, v);
+      return;
   }
 }
 
@@ -92,7 +108,9 @@ void put_payload(Sink& sink, const Value& v) {
       v.payload());
 }
 
-uint64_t padding(uint64_t pos, uint64_t alignment) { return (alignment - pos % alignment) % alignment; }
+uint64_t padding(uint64_t pos, uint64_t alignment) {
+  return (alignment - pos % alignment) % alignment;
+}
 
 template <class Sink>
 void put_zeros(Sink& sink, uint64_t n) {
@@ -106,14 +124,22 @@ void put_zeros(Sink& sink, uint64_t n) {
 
 quant::GgmlType ggml_type_of(DType dt, const std::string& name) {
   switch (dt) {
-    case DType::f32: return quant::GgmlType::f32;
-    case DType::f16: return quant::GgmlType::f16;
-    case DType::bf16: return quant::GgmlType::bf16;
-    case DType::f64: return quant::GgmlType::f64;
-    case DType::i8: return quant::GgmlType::i8;
-    case DType::i32: return quant::GgmlType::i32;
-    case DType::i64: return quant::GgmlType::i64;
-    default: fail("gguf: tensor '{}' has dtype {}, which GGUF cannot store", name, dtype_name(dt));
+    case DType::f32:
+      return quant::GgmlType::f32;
+    case DType::f16:
+      return quant::GgmlType::f16;
+    case DType::bf16:
+      return quant::GgmlType::bf16;
+    case DType::f64:
+      return quant::GgmlType::f64;
+    case DType::i8:
+      return quant::GgmlType::i8;
+    case DType::i32:
+      return quant::GgmlType::i32;
+    case DType::i64:
+      return quant::GgmlType::i64;
+    default:
+      fail("gguf: tensor '{}' has dtype {}, which GGUF cannot store", name, dtype_name(dt));
   }
 }
 

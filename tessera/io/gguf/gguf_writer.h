@@ -34,8 +34,8 @@ class Writer {
 
   // Adds a tensor of GGUF dims `ne` (ne[0] contiguous) whose encoded bytes are `data`
   // (row_bytes(type, ne[0]) * rows bytes). `owner` keeps borrowed bytes alive until write().
-  void add_tensor(const std::string& name, quant::GgmlType type, std::vector<int64_t> ne,
-                  std::span<const uint8_t> data, std::shared_ptr<const void> owner = {});
+  void add_tensor(const std::string& name, quant::GgmlType type, std::vector<int64_t> ne, std::span<const uint8_t> data,
+                  std::shared_ptr<const void> owner = {});
   void add_tensor(const std::string& name, quant::GgmlType type, std::vector<int64_t> ne, std::vector<uint8_t> data);
   // An f32/f16/bf16/... Array (row-major shape; written as its own dtype; f64/i32/... map to the
   // matching ggml type; bool is rejected).

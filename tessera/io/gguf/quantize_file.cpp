@@ -26,17 +26,29 @@ using quant::GgmlType;
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const char* part) {
+  return s.find(part) != std::string::npos;
+}
 
 // llama-quantize's tensor_allows_quantization, minus the architecture-specific names Tessera does not
 // know; returns the reason when the tensor must keep its type.
 const char* keep_reason(const std::string& name, size_t n_dims) {
   if (n_dims < 2) return "1-D tensor (norms, biases) kept";
   if (!ends_with(name, "weight")) return "name does not end in 'weight'";
-  static const char* const kNeverQuantized[] = {
-      "_norm.weight",       "ffn_gate_inp.weight", "position_embd",      "token_types.weight", "ssm_conv1d",
-      "shortconv.conv.weight", "attn_rel_b.weight", ".rel_pos",           ".patch_embd",        ".patch_merger",
-      "altup",              "laurel",              "per_layer_model_proj", "time_mix_first.weight"};
+  static const char* const kNeverQuantized[] = {"_norm.weight",
+                                                "ffn_gate_inp.weight",
+                                                "position_embd",
+                                                "token_types.weight",
+                                                "ssm_conv1d",
+                                                "shortconv.conv.weight",
+                                                "attn_rel_b.weight",
+                                                ".rel_pos",
+                                                ".patch_embd",
+                                                ".patch_merger",
+                                                "altup",
+                                                "laurel",
+                                                "per_layer_model_proj",
+                                                "time_mix_first.weight"};
   for (const char* part : kNeverQuantized) {
     if (contains(name, part)) return "kept by llama-quantize's rules";
   }
@@ -46,11 +58,16 @@ const char* keep_reason(const std::string& name, size_t n_dims) {
 GgmlType fallback_type(GgmlType type) {
   switch (type) {
     case GgmlType::q2_k:
-    case GgmlType::q3_k: return GgmlType::q4_0;
-    case GgmlType::q4_k: return GgmlType::q5_0;
-    case GgmlType::q5_k: return GgmlType::q5_1;
-    case GgmlType::q6_k: return GgmlType::q8_0;
-    default: return GgmlType::f16;
+    case GgmlType::q3_k:
+      return GgmlType::q4_0;
+    case GgmlType::q4_k:
+      return GgmlType::q5_0;
+    case GgmlType::q5_k:
+      return GgmlType::q5_1;
+    case GgmlType::q6_k:
+      return GgmlType::q8_0;
+    default:
+      return GgmlType::f16;
   }
 }
 
@@ -61,7 +78,9 @@ int64_t rows_of(const std::vector<int64_t>& ne) {
   return rows;
 }
 
-bool fits(GgmlType type, int64_t row_length) { return row_length % quant::type_traits(type).block_size == 0; }
+bool fits(GgmlType type, int64_t row_length) {
+  return row_length % quant::type_traits(type).block_size == 0;
+}
 
 // llama.cpp's loader orders tensors by layer ("blk.N." prefix, none first), then by name; writing in
 // that order reproduces llama-quantize's files byte for byte.
@@ -90,14 +109,22 @@ bool is_gguf(const std::string& path) {
 
 GgmlType ggml_type_of(DType dt, const std::string& name) {
   switch (dt) {
-    case DType::f32: return GgmlType::f32;
-    case DType::f16: return GgmlType::f16;
-    case DType::bf16: return GgmlType::bf16;
-    case DType::f64: return GgmlType::f64;
-    case DType::i8: return GgmlType::i8;
-    case DType::i32: return GgmlType::i32;
-    case DType::i64: return GgmlType::i64;
-    default: fail("tensor '{}' has dtype {}, which GGUF cannot hold", name, dtype_name(dt));
+    case DType::f32:
+      return GgmlType::f32;
+    case DType::f16:
+      return GgmlType::f16;
+    case DType::bf16:
+      return GgmlType::bf16;
+    case DType::f64:
+      return GgmlType::f64;
+    case DType::i8:
+      return GgmlType::i8;
+    case DType::i32:
+      return GgmlType::i32;
+    case DType::i64:
+      return GgmlType::i64;
+    default:
+      fail("tensor '{}' has dtype {}, which GGUF cannot hold", name, dtype_name(dt));
   }
 }
 
@@ -148,8 +175,8 @@ TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, 
   for (const TypeOverride& o : options.overrides) {
     if (!o.matches(name)) continue;
     if (!fits(o.type, row)) {
-      fail("tensor '{}': override '{}' asks for {}, but its rows of {} values are not whole {} blocks", name,
-           o.pattern, quant::type_name(o.type), row, quant::type_name(o.type));
+      fail("tensor '{}': override '{}' asks for {}, but its rows of {} values are not whole {} blocks", name, o.pattern,
+           quant::type_name(o.type), row, quant::type_name(o.type));
     }
     p.to = o.type;
     p.reason = "override '" + o.pattern + "'";
@@ -178,20 +205,34 @@ TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, 
 
 uint32_t llama_file_type(GgmlType type) {
   switch (type) {
-    case GgmlType::f32: return 0;
-    case GgmlType::f16: return 1;
-    case GgmlType::q4_0: return 2;
-    case GgmlType::q4_1: return 3;
-    case GgmlType::q8_0: return 7;
-    case GgmlType::q5_0: return 8;
-    case GgmlType::q5_1: return 9;
-    case GgmlType::q2_k: return 10;
-    case GgmlType::q3_k: return 12;  // Q3_K_M, which llama-quantize --pure writes for "Q3_K"
-    case GgmlType::q4_k: return 15;  // Q4_K_M
-    case GgmlType::q5_k: return 17;  // Q5_K_M
-    case GgmlType::q6_k: return 18;
-    case GgmlType::bf16: return 32;
-    default: fail("{} is not a model file type llama.cpp knows", quant::type_name(type));
+    case GgmlType::f32:
+      return 0;
+    case GgmlType::f16:
+      return 1;
+    case GgmlType::q4_0:
+      return 2;
+    case GgmlType::q4_1:
+      return 3;
+    case GgmlType::q8_0:
+      return 7;
+    case GgmlType::q5_0:
+      return 8;
+    case GgmlType::q5_1:
+      return 9;
+    case GgmlType::q2_k:
+      return 10;
+    case GgmlType::q3_k:
+      return 12;  // Q3_K_M, which llama-quantize --pure writes for "Q3_K"
+    case GgmlType::q4_k:
+      return 15;  // Q4_K_M
+    case GgmlType::q5_k:
+      return 17;  // Q5_K_M
+    case GgmlType::q6_k:
+      return 18;
+    case GgmlType::bf16:
+      return 32;
+    default:
+      fail("{} is not a model file type llama.cpp knows", quant::type_name(type));
   }
 }
 
@@ -215,7 +256,8 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
     for (const auto& [key, value] : st->metadata) writer.set(key, Value::string(value));
     for (const auto& [name, array] : st->tensors) {
       const Array& c = array;  // load_safetensors returns packed arrays
-      sources.push_back({name, ggml_type_of(c.dtype(), name), std::vector<int64_t>(c.shape().rbegin(), c.shape().rend()),
+      sources.push_back({name, ggml_type_of(c.dtype(), name),
+                         std::vector<int64_t>(c.shape().rbegin(), c.shape().rend()),
                          static_cast<const uint8_t*>(c.raw_data()), c.nbytes()});
     }
     keep_alive = st;

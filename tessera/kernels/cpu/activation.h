@@ -13,7 +13,7 @@ inline float activation_value(Activation act, float x) {
     case Activation::none:
       return x;
     case Activation::relu:
-      return x > 0.0f ? x : 0.0f;
+      return x < 0.0f ? 0.0f : x;  // NaN passes through, as in the IR op
     case Activation::gelu:
       return 0.5f * x * (1.0f + std::erf(x / std::numbers::sqrt2_v<float>));
     case Activation::gelu_tanh: {

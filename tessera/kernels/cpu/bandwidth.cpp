@@ -14,6 +14,9 @@ namespace tessera::kernels {
 
 namespace {
 
+// relu with the IR op's NaN rule: only values below zero become zero.
+inline float relu(float v) { return v < 0.0f ? 0.0f : v; }
+
 constexpr int64_t kStreamingThreshold = int64_t{4} << 20;  // elements (16 MiB per array)
 
 template <typename Body>
@@ -51,10 +54,10 @@ struct Triad {
 
 struct ReluAxpb {
   const float *a, *x, *b;
-  float scalar(int64_t i) const { return std::max(a[i] * x[i] + b[i], 0.0f); }
+  float scalar(int64_t i) const { return relu(a[i] * x[i] + b[i]); }
   __attribute__((target("avx2,fma"))) __m256 vector(int64_t i) const {
     const __m256 v = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(x + i), _mm256_loadu_ps(b + i));
-    return _mm256_max_ps(v, _mm256_setzero_ps());
+    return _mm256_max_ps(_mm256_setzero_ps(), v);
   }
 };
 
@@ -62,10 +65,10 @@ struct ReluAxpbScalar {
   float a;
   const float* x;
   float b;
-  float scalar(int64_t i) const { return std::max(a * x[i] + b, 0.0f); }
+  float scalar(int64_t i) const { return relu(a * x[i] + b); }
   __attribute__((target("avx2,fma"))) __m256 vector(int64_t i) const {
     const __m256 v = _mm256_fmadd_ps(_mm256_set1_ps(a), _mm256_loadu_ps(x + i), _mm256_set1_ps(b));
-    return _mm256_max_ps(v, _mm256_setzero_ps());
+    return _mm256_max_ps(_mm256_setzero_ps(), v);
   }
 };
 

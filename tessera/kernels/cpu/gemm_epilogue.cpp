@@ -10,7 +10,7 @@ void apply_activation(Activation act, float* x, int64_t n) {
     case Activation::none:
       return;
     case Activation::relu:
-      for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? 0.0f : x[i];  // NaN passes through
       return;
     default:
       for (int64_t i = 0; i < n; ++i) x[i] = activation_value(act, x[i]);

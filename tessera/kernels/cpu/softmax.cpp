@@ -167,8 +167,9 @@ void log_softmax_forward(int64_t rows, int64_t cols, const float* x, float* y, r
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
     const float m = row_max(xr, cols, avx2);
-    const float shift = m + std::log(exp_sum(xr, cols, m, nullptr, avx2));
-    for (int64_t j = 0; j < cols; ++j) yr[j] = xr[j] - shift;
+    // (x - m) - log s, not x - (m + log s): m + log s rounds away log s's low bits when |m| is large.
+    const float log_sum = std::log(exp_sum(xr, cols, m, nullptr, avx2));
+    for (int64_t j = 0; j < cols; ++j) yr[j] = (xr[j] - m) - log_sum;
   });
 }
 
@@ -229,7 +230,7 @@ void cross_entropy_forward(int64_t rows, int64_t cols, const float* logits, cons
     }
     const float* xr = logits + r * cols;
     const float m = row_max(xr, cols, avx2);
-    loss[r] = m + std::log(exp_sum(xr, cols, m, nullptr, avx2)) - xr[targets[r]];
+    loss[r] = std::log(exp_sum(xr, cols, m, nullptr, avx2)) - (xr[targets[r]] - m);
   });
 }
 

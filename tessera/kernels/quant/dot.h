@@ -23,8 +23,9 @@ struct ActRows {
   int rows;
 };
 
-// out[r] = dot(weight row `w` (nb weight blocks), activation row r) for r < act.rows.
-using DotFn = void (*)(int64_t nb, const uint8_t* w, const ActRows& act, float* out);
+// out[i * act.rows + r] = dot(weight row w[i] (nb weight blocks), activation row r) for i < nw, r <
+// act.rows. Kernels take nw = 1 with 1..kMaxRows activation rows, or nw = kMaxRows with one.
+using DotFn = void (*)(int64_t nb, const uint8_t* const* w, int nw, const ActRows& act, float* out);
 
 DotFn portable_dot(tessera::quant::GgmlType type);  // nullptr if the type has no kernel at all
 DotFn avx2_dot(tessera::quant::GgmlType type);      // nullptr where no AVX2 kernel exists

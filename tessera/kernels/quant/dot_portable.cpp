@@ -11,7 +11,9 @@ namespace {
 
 using namespace tessera::quant;
 
-float h2f(uint16_t bits) { return f16_bits_to_f32(bits); }
+float h2f(uint16_t bits) {
+  return f16_bits_to_f32(bits);
+}
 
 template <class Block>
 Block block_at(const uint8_t* base, int64_t i) {
@@ -242,24 +244,46 @@ void dot_bf16(int64_t nb, const uint8_t* w, const ActRows& act, float* out) {
   dot_float(nb, w, act, out, 2, [](const uint8_t* p) { return bf16_bits_to_f32(load_as<uint16_t>(p)); });
 }
 
+using RowFn = void (*)(int64_t, const uint8_t*, const ActRows&, float*);
+
+// One weight row at a time: the portable code gains nothing from interleaving rows.
+template <RowFn F>
+void each_row(int64_t nb, const uint8_t* const* w, int nw, const ActRows& act, float* out) {
+  for (int i = 0; i < nw; ++i) F(nb, w[i], act, out + i * act.rows);
+}
+
 }  // namespace
 
 DotFn portable_dot(GgmlType type) {
   switch (type) {
-    case GgmlType::f32: return dot_f32;
-    case GgmlType::f16: return dot_f16;
-    case GgmlType::bf16: return dot_bf16;
-    case GgmlType::q4_0: return dot_legacy<GgmlType::q4_0>;
-    case GgmlType::q4_1: return dot_legacy<GgmlType::q4_1>;
-    case GgmlType::q5_0: return dot_legacy<GgmlType::q5_0>;
-    case GgmlType::q5_1: return dot_legacy<GgmlType::q5_1>;
-    case GgmlType::q8_0: return dot_legacy<GgmlType::q8_0>;
-    case GgmlType::q2_k: return dot_k<GgmlType::q2_k>;
-    case GgmlType::q3_k: return dot_k<GgmlType::q3_k>;
-    case GgmlType::q4_k: return dot_k<GgmlType::q4_k>;
-    case GgmlType::q5_k: return dot_k<GgmlType::q5_k>;
-    case GgmlType::q6_k: return dot_k<GgmlType::q6_k>;
-    default: return nullptr;
+    case GgmlType::f32:
+      return each_row<dot_f32>;
+    case GgmlType::f16:
+      return each_row<dot_f16>;
+    case GgmlType::bf16:
+      return each_row<dot_bf16>;
+    case GgmlType::q4_0:
+      return each_row<dot_legacy<GgmlType::q4_0>>;
+    case GgmlType::q4_1:
+      return each_row<dot_legacy<GgmlType::q4_1>>;
+    case GgmlType::q5_0:
+      return each_row<dot_legacy<GgmlType::q5_0>>;
+    case GgmlType::q5_1:
+      return each_row<dot_legacy<GgmlType::q5_1>>;
+    case GgmlType::q8_0:
+      return each_row<dot_legacy<GgmlType::q8_0>>;
+    case GgmlType::q2_k:
+      return each_row<dot_k<GgmlType::q2_k>>;
+    case GgmlType::q3_k:
+      return each_row<dot_k<GgmlType::q3_k>>;
+    case GgmlType::q4_k:
+      return each_row<dot_k<GgmlType::q4_k>>;
+    case GgmlType::q5_k:
+      return each_row<dot_k<GgmlType::q5_k>>;
+    case GgmlType::q6_k:
+      return each_row<dot_k<GgmlType::q6_k>>;
+    default:
+      return nullptr;
   }
 }
 

@@ -5,6 +5,7 @@
 #include "tessera/kernels/quant/quant_matmul.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -25,18 +26,8 @@ constexpr int64_t kRowTile = 16;
 
 void quantize_activations(GgmlType act_type, const float* x, int64_t m, int64_t k, uint8_t* out, int64_t out_row,
                           runtime::ThreadPool& pool) {
-  using namespace tessera::quant::detail;
-  void (*encode)(const float*, void*, int64_t) = nullptr;
-  switch (act_type) {
-    case GgmlType::q8_0: encode = quantize_q8_0; break;
-    case GgmlType::q8_1: encode = quantize_q8_1; break;
-    case GgmlType::q8_k: encode = quantize_q8_k; break;
-    default:  // f32: the activations are used as they are
-      for (int64_t i = 0; i < m; ++i) std::memcpy(out + i * out_row, x + i * k, static_cast<size_t>(k) * 4);
-      return;
-  }
-  pool.parallel_for(m, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) encode(x + i * k, out + i * out_row, k);
+  pool.parallel_for(m, 8, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) quantize_activation_row(act_type, x + i * k, out + i * out_row, k);
   });
 }
 
@@ -69,22 +60,29 @@ GgmlType activation_type(GgmlType type) {
   switch (type) {
     case GgmlType::q4_0:
     case GgmlType::q5_0:
-    case GgmlType::q8_0: return GgmlType::q8_0;
+    case GgmlType::q8_0:
+      return GgmlType::q8_0;
     case GgmlType::q4_1:
-    case GgmlType::q5_1: return GgmlType::q8_1;
+    case GgmlType::q5_1:
+      return GgmlType::q8_1;
     case GgmlType::q2_k:
     case GgmlType::q3_k:
     case GgmlType::q4_k:
     case GgmlType::q5_k:
-    case GgmlType::q6_k: return GgmlType::q8_k;
+    case GgmlType::q6_k:
+      return GgmlType::q8_k;
     case GgmlType::f32:
     case GgmlType::f16:
-    case GgmlType::bf16: return GgmlType::f32;
-    default: fail("quantized_matmul: no CPU kernel for {} weights", type_name(type));
+    case GgmlType::bf16:
+      return GgmlType::f32;
+    default:
+      fail("quantized_matmul: no CPU kernel for {} weights", type_name(type));
   }
 }
 
-bool has_avx2_kernel(GgmlType type) { return avx2_dot(type) != nullptr; }
+bool has_avx2_kernel(GgmlType type) {
+  return avx2_dot(type) != nullptr;
+}
 
 void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m, float* y,
                       runtime::ThreadPool* pool) {
@@ -113,21 +111,52 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
   if (dot == nullptr) dot = portable_dot(type);
   TESSERA_CHECK(dot != nullptr, "quantized_matmul: no CPU kernel for {} weights", type_name(type));
   const auto* wbytes = static_cast<const uint8_t*>(w);
-  // Small products are not worth waking the pool: aim for at least ~64 KiB of weights per task.
-  const int64_t grain = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, w_row * std::min<int64_t>(m, 4)));
   // Plain pointers: inside the workers the thread_local names would refer to *their* (empty) buffers.
   const float* scale_data = scales.data();
   const float* sum_data = sums.data();
-  tp.parallel_for(n, grain, [&](int64_t begin, int64_t end) {
-    float out[kMaxRows];
-    for (int64_t j0 = begin; j0 < end; j0 += kRowTile) {
-      const int64_t j1 = std::min(end, j0 + kRowTile);
+  // Tiles of weight rows are handed out dynamically: on a shared machine one core may be slowed by
+  // other work, and a static half-and-half split would leave the other waiting. A single activation
+  // row (decode) is dotted with four weight rows from four distant stripes at once: four memory
+  // streams per core keep enough reads in flight to approach the machine's bandwidth, where one
+  // stream reaches little more than half of it.
+  const bool stripes = m == 1 && n >= 4 * kRowTile;
+  const int64_t stripe = stripes ? n / kMaxRows : n;  // rows per stripe; rows past kMaxRows * stripe go alone
+  const int64_t main_tiles = (stripe + kRowTile - 1) / kRowTile;
+  const int64_t rest = stripes ? n - kMaxRows * stripe : 0;
+  const int64_t tiles = main_tiles + (rest > 0 ? 1 : 0);
+  // Small products are not worth waking the pool: at least ~64 KiB of weights per worker.
+  const int64_t bytes = n * w_row * std::min<int64_t>(m, kMaxRows);
+  const int64_t workers = std::clamp<int64_t>(bytes / (64 << 10), 1, std::min<int64_t>(tiles, tp.size()));
+  std::atomic<int64_t> next_tile{0};
+  tp.parallel_for(workers, 1, [&](int64_t, int64_t) {
+    float out[kMaxRows * kMaxRows];
+    for (int64_t t = next_tile.fetch_add(1); t < tiles; t = next_tile.fetch_add(1)) {
+      if (t == main_tiles) {  // the rows left over after the stripes
+        const ActRows one{act, static_cast<size_t>(a_row), scale_data, sum_data, 1};
+        for (int64_t j = kMaxRows * stripe; j < n; ++j) {
+          const uint8_t* wj = wbytes + j * w_row;
+          dot(nb, &wj, 1, one, out);
+          y[j] = out[0];
+        }
+        continue;
+      }
+      const int64_t j0 = t * kRowTile, j1 = std::min(stripe, j0 + kRowTile);
+      if (stripes) {
+        const ActRows one{act, static_cast<size_t>(a_row), scale_data, sum_data, 1};
+        for (int64_t j = j0; j < j1; ++j) {
+          const uint8_t* wj[kMaxRows];
+          for (int s = 0; s < kMaxRows; ++s) wj[s] = wbytes + (j + s * stripe) * w_row;
+          dot(nb, wj, kMaxRows, one, out);
+          for (int s = 0; s < kMaxRows; ++s) y[j + s * stripe] = out[s];
+        }
+        continue;
+      }
       for (int64_t i = 0; i < m; i += kMaxRows) {
         const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m - i));
+        const ActRows rows_i{act + i * a_row, static_cast<size_t>(a_row), scale_data + i * nb, sum_data + i * nb, rows};
         for (int64_t j = j0; j < j1; ++j) {
-          const ActRows rows_i{act + i * a_row, static_cast<size_t>(a_row), scale_data + i * nb, sum_data + i * nb,
-                               rows};
-          dot(nb, wbytes + j * w_row, rows_i, out);
+          const uint8_t* wj = wbytes + j * w_row;
+          dot(nb, &wj, 1, rows_i, out);
           for (int r = 0; r < rows; ++r) y[(i + r) * n + j] = out[r];
         }
       }

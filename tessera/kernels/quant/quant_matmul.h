@@ -22,6 +22,10 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
 
 // The block type the activations are quantized to for weights of `type` (f32 for float weights).
 GgmlType activation_type(GgmlType type);
+// Quantizes one activation row of k values into `act_type` blocks the way quantized_matmul does (Q8_0
+// and Q8_1 as llama.cpp's CPU backend: d = amax/127 in f16, codes rounded half to even; Q8_K with
+// ggml's reference encoder; f32 copied).
+void quantize_activation_row(GgmlType act_type, const float* x, void* y, int64_t k);
 // Whether `type` has an AVX2 kernel (used when use_avx2() is also true).
 bool has_avx2_kernel(GgmlType type);
 

@@ -1,0 +1,128 @@
+// Activation quantization for the quantized matmul. Q8_0 and Q8_1 follow llama.cpp's CPU backend
+// (not ggml's reference encoder): d = amax / 127 stored as f16, codes = round-half-to-even(x * 127 /
+// amax). Matching it lets Tessera reproduce llama.cpp's matmul results closely; it is also fast (no
+// libm rounding calls). The AVX2 and portable paths give identical bytes. Q8_K uses ggml's reference
+// encoder, which llama.cpp's CPU backend also uses.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "tessera/core/half.h"
+#include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/quant/dot.h"
+#include "tessera/kernels/quant/quant_matmul.h"
+#include "tessera/quant/blocks.h"
+#include "tessera/quant/quantize.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace tessera::kernels::quant {
+
+namespace {
+
+using tessera::quant::kQK;
+
+// Round half to even for |v| < 2^22 (adding 1.5 * 2^23 leaves the rounded integer in the mantissa).
+int round_even(float v) {
+  const float shifted = v + 12582912.f;
+  int32_t bits;
+  std::memcpy(&bits, &shifted, sizeof(bits));
+  return (bits & 0x007fffff) - 0x00400000;
+}
+
+// One block of 32: scale d (f16 bits), codes q, and the code sum.
+void block_portable(const float* x, uint16_t* d_bits, int8_t* q, int* sum) {
+  float amax = 0.0f;
+  for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
+  const float d = amax / 127.f;
+  const float id = amax != 0.0f ? 127.f / amax : 0.0f;
+  *d_bits = f32_to_f16_bits(d);
+  int s = 0;
+  for (int j = 0; j < kQK; ++j) {
+    q[j] = static_cast<int8_t>(std::clamp(round_even(x[j] * id), -128, 127));
+    s += q[j];
+  }
+  *sum = s;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma,f16c"))) void block_avx2(const float* x, uint16_t* d_bits, int8_t* q, int* sum) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 v[4];
+  __m256 m = _mm256_setzero_ps();
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_loadu_ps(x + 8 * i);
+    m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
+  }
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  const float amax = _mm_cvtss_f32(m4);
+  *d_bits = f32_to_f16_bits(amax / 127.f);
+  const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.f / amax : 0.0f);
+  __m256i n[4];
+  for (int i = 0; i < 4; ++i) {
+    n[i] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[i], id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  // Code sum, then pack 32 x i32 -> 32 x i8 (packs works per 128-bit lane; the permute restores order).
+  const __m256i s8 = _mm256_add_epi32(_mm256_add_epi32(n[0], n[1]), _mm256_add_epi32(n[2], n[3]));
+  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+  *sum = _mm_cvtsi128_si32(s4);
+  const __m256i p16a = _mm256_packs_epi32(n[0], n[1]), p16b = _mm256_packs_epi32(n[2], n[3]);
+  const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
+  const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), ordered);
+}
+#endif
+
+}  // namespace
+
+void quantize_activation_row(GgmlType act_type, const float* x, void* y, int64_t k) {
+  auto* out = static_cast<uint8_t*>(y);
+  switch (act_type) {
+    case GgmlType::q8_0:
+    case GgmlType::q8_1: {
+      const bool with_sum = act_type == GgmlType::q8_1;
+      const int64_t block_bytes = with_sum ? 36 : 34;
+#if defined(__x86_64__)
+      const bool avx2 = use_avx2();
+#else
+      const bool avx2 = false;
+#endif
+      for (int64_t b = 0; b < k / kQK; ++b) {
+        uint16_t d;
+        int8_t q[kQK];
+        int sum;
+#if defined(__x86_64__)
+        if (avx2) {
+          block_avx2(x + b * kQK, &d, q, &sum);
+        } else {
+          block_portable(x + b * kQK, &d, q, &sum);
+        }
+#else
+        block_portable(x + b * kQK, &d, q, &sum);
+#endif
+        uint8_t* blk = out + b * block_bytes;
+        std::memcpy(blk, &d, 2);
+        if (with_sum) {
+          const uint16_t s = f32_to_f16_bits(f16_bits_to_f32(d) * static_cast<float>(sum));
+          std::memcpy(blk + 2, &s, 2);
+        }
+        std::memcpy(blk + (with_sum ? 4 : 2), q, kQK);
+      }
+      return;
+    }
+    case GgmlType::q8_k:
+      tessera::quant::detail::quantize_q8_k(x, y, k);
+      return;
+    default:
+      std::memcpy(y, x, static_cast<size_t>(k) * sizeof(float));
+      return;  // f32 activations
+  }
+}
+
+}  // namespace tessera::kernels::quant
