@@ -161,7 +161,15 @@ TEST(Matmul, HalfPrecisionAccumulatesWide) {
 }
 
 TEST(Matmul, F32AccumulatesInDouble) {
-  // 1e8 + 1 - 1e8 in float order would lose the 1; a double accumulator keeps it.
+  // 1e8 + 1 - 1e8 in float order would lose the 1; the reference kernel's double accumulator keeps it
+  // (a promise of the oracle, not of fast backends, so this runs on the reference backend whatever
+  // TESSERA_BACKEND says).
+  backends::Backend& saved = backends::default_backend();
+  backends::set_default_backend(backends::reference_backend());
+  struct Restore {
+    backends::Backend& b;
+    ~Restore() { backends::set_default_backend(b); }
+  } restore{saved};
   Tensor a = Tensor::from_vector<float>({1e8f, 1, -1e8f}, {1, 3});
   Tensor b = Tensor::from_vector<float>({1, 1, 1}, {3, 1});
   expect_close(ops::matmul(a, b), {1}, 0);
