@@ -54,7 +54,11 @@ std::string format_literal(ScalarType t, double fval, int64_t ival, const Dialec
 
 namespace {
 
-using Helpers = std::set<std::pair<ScalarType, ScalarType>>;  // saturating float -> integer conversions
+// What the module's helper section must define.
+struct Helpers {
+  std::set<std::pair<ScalarType, ScalarType>> conversions;  // saturating float -> integer conversions
+  bool stream = false;                                      // the dialect's streaming-store helpers
+};
 
 std::string convert_helper_name(ScalarType from, ScalarType to) {
   return fmt::format("tsr_{}_to_{}", lower::scalar_type_name(from), lower::scalar_type_name(to));
@@ -107,7 +111,9 @@ class KernelWriter {
   // kernels that differ only in sizes print the same text and can share one compiled body.
   KernelWriter(const Kernel& k, const std::string& symbol, const Dialect& d, Helpers& helpers,
                std::vector<int64_t>* params = nullptr)
-      : k_(k), symbol_(symbol), d_(d), helpers_(helpers), params_(params), last_(k.domain.size() - 1) {}
+      : k_(k), symbol_(symbol), d_(d), helpers_(helpers), params_(params), last_(k.domain.size() - 1) {
+    plan_streaming();
+  }
 
   std::string write() {
     if (params_) {
@@ -131,6 +137,13 @@ class KernelWriter {
       const std::string& t = buffer_type(k_.output_types[i]);
       line(fmt::format("{0}*{1} out{2} = ({0}*)out_[{2}];", t, r, i));
     }
+    for (size_t i = 0; i < streamed_.size(); ++i) {
+      if (!streamed_[i]) continue;
+      const std::string& t = buffer_type(k_.output_types[static_cast<size_t>(k_.body_stores[i].output)]);
+      line(fmt::format(fmt::runtime(d_.stream_buffer_decl), fmt::arg("type", t),
+                       fmt::arg("name", fmt::format("s{}", i)), fmt::arg("size", block_)) +
+           ";");
+    }
     variant_.clear();
     if (!k_.has_reduction()) {
       d_.schedule == Schedule::RowLoops ? elementwise_rows() : elementwise_grid();
@@ -145,6 +158,7 @@ class KernelWriter {
       for (size_t k = 0; k < params_->size(); ++k) decls += fmt::format("  const int64_t p{0} = P[{0}];\n", k);
       out_.insert(params_at, decls);
     }
+    if (block_ > 0) line(d_.stream_fence);
     --indent_;
     line("}");
     return out_;
@@ -156,7 +170,7 @@ class KernelWriter {
   }
   void line(const std::string& s) { out_ += std::string(static_cast<size_t>(indent_) * 2, ' ') + s + "\n"; }
   void open(const std::string& s) {
-    line(s + " {");
+    line(s.empty() ? "{" : s + " {");
     ++indent_;
   }
   void close() {
@@ -243,7 +257,7 @@ class KernelWriter {
         const ScalarType from = code.at(static_cast<size_t>(in.args[0])).type;
         if (in.type == ScalarType::boolean) return fmt::format("({} != 0)", a(0));
         if (lower::is_float(from) && !lower::is_float(in.type)) {
-          helpers_.insert({from, in.type});
+          helpers_.conversions.insert({from, in.type});
           return fmt::format("{}({})", convert_helper_name(from, in.type), a(0));
         }
         return fmt::format("({}){}", t, a(0));
@@ -315,8 +329,68 @@ class KernelWriter {
   }
 
   void stores(const std::vector<lower::Store>& list, const std::vector<Instr>& code, char prefix) {
-    for (const auto& s : list)
-      line(fmt::format("out{}[{}] = {};", s.output, index(s.access), ref(code, prefix, s.value)));
+    for (size_t i = 0; i < list.size(); ++i) {
+      const lower::Store& s = list[i];
+      if (&list == &k_.body_stores && i < streamed_.size() && streamed_[i]) {
+        line(fmt::format("s{}[j - jb] = {};", i, ref(code, prefix, s.value)));
+      } else {
+        line(fmt::format("out{}[{}] = {};", s.output, index(s.access), ref(code, prefix, s.value)));
+      }
+    }
+  }
+
+  // --- streaming stores -------------------------------------------------------------------------
+  int64_t buffer_bytes(const lower::Store& s) const {
+    const ScalarType t = k_.output_types[static_cast<size_t>(s.output)];
+    return t == ScalarType::boolean ? 1 : lower::scalar_bits(t) / 8;
+  }
+
+  // Streams the body stores that write contiguously along the innermost loop, when the kernel is
+  // elementwise, its rows are long enough and the streamed outputs together reach the dialect's size.
+  void plan_streaming() {
+    if (d_.schedule != Schedule::RowLoops || d_.stream_store_fn.empty() || k_.has_reduction()) return;
+    if (k_.domain[last_] < d_.stream_inner_min) return;
+    int64_t elements = 1;
+    for (int64_t e : k_.domain) elements *= e;
+    std::vector<bool> streamed(k_.body_stores.size(), false);
+    int64_t bytes = 0, bytes_per_element = 0;
+    for (size_t i = 0; i < k_.body_stores.size(); ++i) {
+      const lower::Store& s = k_.body_stores[i];
+      if (s.access.coef[last_] != 1) continue;
+      streamed[i] = true;
+      bytes += elements * buffer_bytes(s);
+      bytes_per_element += buffer_bytes(s);
+    }
+    if (bytes_per_element == 0 || bytes < d_.stream_min_bytes) return;
+    int64_t block = d_.stream_block;
+    while (block > 64 && block * bytes_per_element > d_.stream_block_bytes) block /= 2;
+    streamed_ = std::move(streamed);
+    block_ = block;
+    helpers_.stream = true;
+  }
+
+  // The innermost loop over [lo, hi) in blocks whose ends are multiples of block_ (whole cache lines
+  // of every output when rows start on a line): compute a block into the buffers, then copy it out.
+  void streamed_inner_loop(const std::string& lo, const std::string& hi) {
+    open(fmt::format("for (int64_t jb = {}; jb < {};)", lo, hi));
+    line(fmt::format("const int64_t jn = jb - jb % {0} + {0};", block_));
+    line(fmt::format("const int64_t je = jn < {0} ? jn : {0};", hi));
+    pragma(d_.inner_loop_pragma);
+    open("for (int64_t j = jb; j < je; ++j)");
+    instrs(k_.body, 'v', Part::Variant);
+    stores(k_.body_stores, k_.body, 'v');
+    close();
+    open("");
+    line("const int64_t j = jb;");
+    for (size_t i = 0; i < streamed_.size(); ++i) {
+      if (!streamed_[i]) continue;
+      const lower::Store& s = k_.body_stores[i];
+      line(fmt::format("{}(out{} + ({}), s{}, (je - jb) * {});", d_.stream_store_fn, s.output, index(s.access), i,
+                       buffer_bytes(s)));
+    }
+    close();
+    line("jb = je;");
+    close();
   }
 
   // --- reductions -------------------------------------------------------------------------------
@@ -420,6 +494,15 @@ class KernelWriter {
   }
 
   void elementwise_rows() {
+    if (block_ > 0) {
+      std::vector<size_t> outer;
+      for (size_t d = 0; d < last_; ++d) outer.push_back(d);
+      if (!outer.empty()) open_rows(outer);
+      instrs(k_.body, 'v', Part::Invariant);
+      outer.empty() ? streamed_inner_loop("begin", "end") : streamed_inner_loop("j0", "j1");
+      if (!outer.empty()) close_rows();
+      return;
+    }
     if (k_.domain.size() == 1) {
       instrs(k_.body, 'v', Part::Invariant);
       pragma(d_.inner_loop_pragma);
@@ -523,6 +606,8 @@ class KernelWriter {
   std::vector<int64_t>* params_;
   std::map<const std::vector<Instr>*, std::vector<bool>> variant_;
   size_t last_;
+  std::vector<bool> streamed_;  // per body store: written through a block buffer and stream_store_fn
+  int64_t block_ = 0;           // elements per streamed block; 0: the kernel writes directly
   std::string out_;
   int indent_ = 0;
 };
@@ -572,7 +657,8 @@ std::string emit_module(const std::vector<Kernel>& kernels, const std::vector<st
     }
   }
   std::string out = dialect.prelude;
-  for (const auto& [from, to] : helpers) out += "\n" + convert_helper(from, to, dialect);
+  if (helpers.stream) out += dialect.stream_helpers;
+  for (const auto& [from, to] : helpers.conversions) out += "\n" + convert_helper(from, to, dialect);
   return out + body;
 }
 

@@ -104,6 +104,25 @@ std::string kernel_name(const lower::Cluster& c, size_t index) {
   return fmt::format("{}_{}", name, index);
 }
 
+// The C dialect, with TESSERA_JIT_STREAM_BYTES (if set) as the output size from which elementwise
+// kernels write with streaming stores: a number of bytes, or "off".
+codegen::Dialect jit_dialect() {
+  codegen::Dialect d = codegen::c_dialect();
+  const char* env = std::getenv("TESSERA_JIT_STREAM_BYTES");
+  if (!env || !*env) return d;
+  const std::string v = env;
+  if (v == "off") {
+    d.stream_store_fn.clear();
+    return d;
+  }
+  char* end = nullptr;
+  const long long bytes = std::strtoll(v.c_str(), &end, 10);
+  TESSERA_CHECK(end && *end == '\0' && bytes >= 0,
+                "TESSERA_JIT_STREAM_BYTES must be a byte count >= 0 or 'off', got '{}'", v);
+  d.stream_min_bytes = bytes;
+  return d;
+}
+
 // Finds or builds the shared object for `source`; fills the cache part of `stats`.
 std::shared_ptr<const SharedObject> load_module(const std::string& source, JitStats& stats) {
   const CompilerCommand& cmd = compiler_command();
@@ -162,7 +181,7 @@ std::vector<std::shared_ptr<const LoopKernel>> compile_clusters(const std::vecto
     kernels.push_back(lower::build_loop_kernel(clusters[i], kernel_name(clusters[i], i)));
     symbols.push_back(fmt::format("tsr_kernel_{}", i));
   }
-  const std::string source = codegen::emit_module(kernels, symbols, codegen::c_dialect());
+  const std::string source = codegen::emit_module(kernels, symbols, jit_dialect());
   const char* dump = std::getenv("TESSERA_DUMP_KERNELS");
   if (dump && std::string(dump) == "1") std::fprintf(stderr, "// ---- tessera kernels ----\n%s\n", source.c_str());
   std::shared_ptr<const SharedObject> so = load_module(source, st);
@@ -189,7 +208,7 @@ std::string generate_source(const std::vector<lower::Cluster>& clusters) {
     kernels.push_back(lower::build_loop_kernel(clusters[i], kernel_name(clusters[i], i)));
     symbols.push_back(fmt::format("tsr_kernel_{}", i));
   }
-  return codegen::emit_module(kernels, symbols, codegen::c_dialect());
+  return codegen::emit_module(kernels, symbols, jit_dialect());
 }
 
 }  // namespace tessera::backends::cpu

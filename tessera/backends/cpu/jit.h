@@ -3,7 +3,8 @@
 // translation unit, compiled once with the system C compiler into a shared object that is cached on
 // disk by content hash ($TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera/kernels, else
 // ~/.cache/tessera/kernels) and in memory. A compiler failure throws with the path of the generated
-// source.
+// source. Elementwise kernels whose contiguous outputs total at least TESSERA_JIT_STREAM_BYTES
+// (default 16 MiB; "off" disables) write them with non-temporal stores (codegen/dialect.h).
 #include <cstdint>
 #include <memory>
 #include <string>
