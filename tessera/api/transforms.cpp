@@ -86,17 +86,29 @@ const ir::Graph& CompiledFunction::graph_for(const std::vector<ir::TensorType>& 
 }
 
 std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& args) {
-  std::vector<ir::TensorType> types;
-  for (const Tensor& a : args) {
-    TESSERA_CHECK(a.defined(), "compiled function: undefined argument");
-    types.push_back(a.type());
+  bool same_types = last_ != nullptr && args.size() == last_types_.size();
+  bool all_evaluated = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    TESSERA_CHECK(args[i].defined(), "compiled function: undefined argument");
+    same_types = same_types && args[i].type() == last_types_[i];
+    all_evaluated = all_evaluated && args[i].is_evaluated();
   }
-  backends::Executable& exe = executable_for(types);
-  eval(args);
+  if (!same_types) {
+    std::vector<ir::TensorType> types;
+    types.reserve(args.size());
+    for (const Tensor& a : args) types.push_back(a.type());
+    last_ = nullptr;  // stays unset if tracing or compiling throws
+    backends::Executable& exe = executable_for(types);
+    last_types_ = std::move(types);
+    last_ = &exe;
+  }
+  if (!all_evaluated) eval(args);
   std::vector<Array> data;
+  data.reserve(args.size());
   for (const Tensor& a : args) data.push_back(a.array());
-  std::vector<Array> outs = exe.run(data);
+  std::vector<Array> outs = last_->run(data);
   std::vector<Tensor> result;
+  result.reserve(outs.size());
   for (const Array& o : outs) result.push_back(Tensor::from_array(o));
   return result;
 }

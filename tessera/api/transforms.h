@@ -44,6 +44,10 @@ class CompiledFunction {
   backends::Backend* backend_;
   std::map<Signature, std::unique_ptr<backends::Executable>> cache_;
   size_t traces_ = 0;
+  // The executable of the last call and its argument types: a steady-state call with the same
+  // types skips building and looking up a signature (executables live as long as cache_).
+  backends::Executable* last_ = nullptr;
+  std::vector<ir::TensorType> last_types_;
 };
 
 CompiledFunction compile(MultiFn fn, backends::Backend* backend = nullptr);

@@ -214,8 +214,10 @@ void register_unary_ops(ir::OpRegistry& r) {
                  }),
                  [=](const VjpContext& c) -> std::vector<Value> { return {g(c) * y(c) * (1.0 - y(c))}; });
   register_unary<Accepts::Numeric>(r, "relu", Same, {}, plain([](auto v) { return v < 0 ? decltype(v)(0) : v; }),  // NaN passes through
+                 // relu(x) > 0 exactly where x > 0 (NaN and -0 included). Reading the output leaves the
+                 // input with a single use, so backends can fuse relu into the op that produced it.
                  [=](const VjpContext& c) -> std::vector<Value> {
-                   return {where(gt(x(c), scalar_like(x(c), 0.0)), g(c), zeros_like(g(c)))};
+                   return {where(gt(y(c), scalar_like(y(c), 0.0)), g(c), zeros_like(g(c)))};
                  });
   register_unary<Accepts::Floating>(r, "leaky_relu", Same, {{"negative_slope", ir::AttrKind::Float}},
       [](const Attrs& a) {

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -124,6 +125,61 @@ TEST(Sgemm, AlphaBetaStridesAndEpilogues) {
       }
     }
   }
+}
+
+// One row of A times B^T (batch-1 inference: y = W x with W stored [n, k]) has its own kernel: eight
+// columns at a time with bias and relu applied in registers. Column counts around 8 and 64 (the
+// per-thread block) and k around 8 exercise the tails.
+TEST(Sgemm, SingleRowTimesBTransposed) {
+  std::mt19937 rng(31);
+  const Activation acts[] = {Activation::none, Activation::relu, Activation::gelu};
+  for (int threads : {1, 2}) {
+    runtime::ThreadPool pool(threads);
+    int index = 0;
+    for (int64_t n : {1, 5, 8, 13, 64, 67, 200, 1024})
+      for (int64_t k : {1, 7, 8, 9, 33, 784}) {
+        const Activation act = acts[index % 3];
+        const bool fused_shape = index % 4 != 3;  // alpha = 1, beta = 0: the in-register epilogue
+        const float alpha = fused_shape ? 1.0f : -0.5f, beta = fused_shape ? 0.0f : 0.25f;
+        check_case({index % 5 == 4, true, 1, n, k, alpha, beta, index % 3, index % 2 == 0, index % 7 == 6, act}, pool,
+                   rng);
+        ++index;
+      }
+  }
+}
+
+// The in-register bias + relu gives the same bits as a GEMM followed by the scalar epilogue, keeps
+// NaN as the scalar relu does, and leaves columns past n alone.
+TEST(Sgemm, SingleRowFusedEpilogueIsBitExact) {
+  if (!use_avx2()) GTEST_SKIP() << "no AVX2: the fused single-row kernel is not used";
+  std::mt19937 rng(5);
+  const int64_t n = 77, k = 300;
+  auto x = random_floats(static_cast<size_t>(k), rng);
+  auto w = random_floats(static_cast<size_t>(n * k), rng);
+  auto bias = random_floats(static_cast<size_t>(n), rng);
+  bias[3] = std::nanf("");
+  bias[10] = 1e6f;  // a column far from zero either way
+  bias[11] = -1e6f;
+  std::vector<float> plain(static_cast<size_t>(n + 1), 7.0f), fused(static_cast<size_t>(n + 1), 7.0f);
+  runtime::ThreadPool pool(2);
+  sgemm(false, true, 1, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, plain.data(), n, {}, &pool);
+  for (int64_t j = 0; j < n; ++j) {
+    float& v = plain[static_cast<size_t>(j)];
+    v += bias[static_cast<size_t>(j)];
+    v = v < 0.0f ? 0.0f : v;
+  }
+  GemmEpilogue epi;
+  epi.bias = bias.data();
+  epi.activation = Activation::relu;
+  sgemm(false, true, 1, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, fused.data(), n, epi, &pool);
+  for (int64_t j = 0; j < n; ++j) {
+    const float p = plain[static_cast<size_t>(j)], f = fused[static_cast<size_t>(j)];
+    EXPECT_EQ(std::memcmp(&p, &f, sizeof(float)), 0) << "column " << j << ": " << p << " vs " << f;
+  }
+  EXPECT_TRUE(std::isnan(fused[3]));
+  EXPECT_GT(fused[10], 0.0f);
+  EXPECT_EQ(fused[11], 0.0f);
+  EXPECT_EQ(fused[static_cast<size_t>(n)], 7.0f);
 }
 
 TEST(Sgemm, BetaOneAccumulatesAndLargeK) {

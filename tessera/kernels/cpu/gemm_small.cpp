@@ -2,7 +2,8 @@
 // used at most a handful of times, so packing B would cost as much as the multiply. B is streamed
 // once, in its own layout:
 //   op(B) = B   (k x n): rank-4 updates of an L1-resident row accumulator, reading rows of B in order;
-//   op(B) = B^T (n x k): dot products of an A row with 4 contiguous rows of B at a time.
+//   op(B) = B^T (n x k): dot products of an A row with 4 contiguous rows of B at a time (8 for a
+//   single row of A, with bias and relu applied in registers).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -153,6 +154,31 @@ __attribute__((target("avx2,fma"))) void dot4_avx2(const float* x, const float* 
   out[3] = hsum(s3);
 }
 
+// out[c] = dot(x, y_c) for eight contiguous k-vectors y_0..y_7 (row stride ldy): the batch-1 GEMV.
+// Eight independent FMA chains hide the FMA latency (four chains cap the loop at one FMA per cycle,
+// about the rate at which L3 delivers B), and one x load serves eight rows of B.
+__attribute__((target("avx2,fma"))) void dot8_avx2(const float* x, const float* y, int64_t ldy, int64_t k, float* out) {
+  __m256 s[8];
+  for (auto& v : s) v = _mm256_setzero_ps();
+  int64_t p = 0;
+  for (; p + 8 <= k; p += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + p);
+    for (int r = 0; r < 8; ++r) s[r] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(y + r * ldy + p), s[r]);
+  }
+  if (p < k) {
+    const __m256i mask = tail_mask(k - p);
+    const __m256 xv = _mm256_maskload_ps(x + p, mask);
+    for (int r = 0; r < 8; ++r) s[r] = _mm256_fmadd_ps(xv, _mm256_maskload_ps(y + r * ldy + p, mask), s[r]);
+  }
+  // Horizontal sums of all eight accumulators at once: pairwise adds leave row r's two half-sums
+  // in lane r of the low and high 128-bit halves.
+  const __m256 s01 = _mm256_hadd_ps(s[0], s[1]), s23 = _mm256_hadd_ps(s[2], s[3]);
+  const __m256 s45 = _mm256_hadd_ps(s[4], s[5]), s67 = _mm256_hadd_ps(s[6], s[7]);
+  const __m256 q0 = _mm256_hadd_ps(s01, s23), q1 = _mm256_hadd_ps(s45, s67);
+  const __m256 lo = _mm256_permute2f128_ps(q0, q1, 0x20), hi = _mm256_permute2f128_ps(q0, q1, 0x31);
+  _mm256_storeu_ps(out, _mm256_add_ps(lo, hi));
+}
+
 __attribute__((target("avx2,fma"), always_inline)) inline void fma2x4(__m256* s, __m256 a0, __m256 a1, __m256 b0,
                                                                       __m256 b1, __m256 b2, __m256 b3) {
   s[0] = _mm256_fmadd_ps(a0, b0, s[0]);
@@ -200,6 +226,44 @@ __attribute__((target("avx2,fma"))) float dot_avx2(const float* x, const float* 
   return hsum(_mm256_add_ps(s0, s1));
 }
 
+// C[0, j0:j1] for one row of A and B^T (the batch-1 layer y = W x with W stored [n, k]): eight
+// columns per dot8_avx2. With alpha = 1 and beta = 0 (what the CPU backend passes) a bias and relu
+// are applied in registers, the same operations in the same order as apply_epilogue, so the result
+// is the same bits; anything else goes through store_result and apply_epilogue.
+__attribute__((target("avx2,fma"))) void gemv_bt_avx2(const float* x, const MatrixView& b, int64_t j0, int64_t j1,
+                                                      int64_t k, float alpha, float beta, float* c,
+                                                      const GemmEpilogue& epilogue) {
+  const bool fused = alpha == 1.0f && beta == 0.0f && epilogue.residual == nullptr &&
+                     (epilogue.activation == Activation::none || epilogue.activation == Activation::relu);
+  const bool relu = epilogue.activation == Activation::relu;
+  const __m256 zero = _mm256_setzero_ps();
+  int64_t j = j0;
+  for (; j + 8 <= j1; j += 8) {
+    alignas(32) float dots[8];
+    dot8_avx2(x, b.data + j * b.ld, b.ld, k, dots);
+    if (!fused) {
+      store_result(c + j, dots, 8, alpha, beta);
+      apply_epilogue(c, 0, 0, 1, j, 8, epilogue);
+      continue;
+    }
+    __m256 v = _mm256_load_ps(dots);
+    if (epilogue.bias != nullptr) v = _mm256_add_ps(v, _mm256_loadu_ps(epilogue.bias + j));
+    if (relu) v = _mm256_max_ps(zero, v);  // max(0, NaN) is NaN and max(0, -0) is -0, as in the scalar relu
+    _mm256_storeu_ps(c + j, v);
+  }
+  for (; j + 4 <= j1; j += 4) {
+    float dots[4];
+    dot4_avx2(x, b.data + j * b.ld, b.ld, k, dots);
+    store_result(c + j, dots, 4, alpha, beta);
+    apply_epilogue(c, 0, 0, 1, j, 4, epilogue);
+  }
+  for (; j < j1; ++j) {
+    const float d = dot_avx2(x, b.data + j * b.ld, k);
+    store_result(c + j, &d, 1, alpha, beta);
+    apply_epilogue(c, 0, 0, 1, j, 1, epilogue);
+  }
+}
+
 }  // namespace
 
 bool prefer_small_m(int64_t m, bool /*trans_b*/) {
@@ -227,6 +291,10 @@ void sgemm_small_m(const MatrixView& a, const MatrixView& b, int64_t m, int64_t 
   } else {
     int64_t lda_rows = 0;
     const float* arows = contiguous_a_rows(a, m, k, lda_rows);
+    if (m == 1 && avx2) {
+      gemv_bt_avx2(arows, b, j0, j1, k, alpha, beta, c, epilogue);
+      return;
+    }
     for (int64_t j = j0; j < j1;) {
       const float* bcols = b.data + j * b.ld;
       if (j + 4 <= j1 && avx2) {
