@@ -24,7 +24,7 @@ Backend* initial_default() {
   if (const char* env = std::getenv("TESSERA_BACKEND"); env != nullptr && *env != '\0') {
     return &backend_by_name(env);
   }
-  // The CPU backend is opt-in for eager evaluation ($TESSERA_BACKEND=cpu); compile(), `tessera train`
+  // The CPU backend is opt-in ($TESSERA_BACKEND=cpu, compile(fn, &cpu_backend())); `tessera train`
   // and `tessera bench` use it. The whole test suite passes with it as the default, but eager loops of
   // small graphs ran slower on it than on the reference backend: each eval pays the pass pipeline and
   // planning, which only larger graphs win back.
