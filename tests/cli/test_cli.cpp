@@ -276,9 +276,10 @@ TEST_F(CliTest, OpsFilterAndMarkdown) {
 }
 
 TEST_F(CliTest, ExampleGraphFromTheReadme) {
-  // The repository root, from this source file's path (CMake compiles with absolute paths).
-  const std::filesystem::path example =
-      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "examples/graphs/mlp.tsr";
+  // The repository root, from this source file's path. __FILE__ is relative to the build folder (the
+  // test's working folder) when ccache rewrites paths (CCACHE_BASEDIR), and the CLI runs elsewhere.
+  const std::filesystem::path example = std::filesystem::absolute(
+      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "examples/graphs/mlp.tsr");
   ASSERT_TRUE(std::filesystem::exists(example)) << example;
   const CliResult r = run("inspect --verify --dot mlp.dot " + shell_quote(example.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
