@@ -1,5 +1,7 @@
 // End-to-end tests of the tessera executable: version, help, inspect (summary, --print, --dot,
 // --verify), ops, and the error paths (exit code and a one-line message on stderr).
+#include <fstream>
+
 #include "cli_runner.h"
 #include "test_util.h"
 
@@ -273,6 +275,21 @@ TEST_F(CliTest, OpsFilterAndMarkdown) {
   const CliResult none = run("ops no_op_has_this_name");
   EXPECT_EQ(none.exit_code, 0);
   EXPECT_TRUE(contains(none.out, "0 ops")) << none.out;
+}
+
+TEST_F(CliTest, DocsOpsTableIsCurrent) {
+  // docs/ops.md is `tessera ops --markdown` under a 4-line heading: a new or changed op must update it.
+  const std::filesystem::path doc = std::filesystem::absolute(
+      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs/ops.md");
+  std::ifstream in(doc);
+  ASSERT_TRUE(in) << doc;
+  std::string line, table;
+  for (int i = 0; std::getline(in, line); ++i) {
+    if (i >= 4) table += line + "\n";
+  }
+  const CliResult r = run("ops --markdown");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(table, r.out) << "regenerate: (head -4 docs/ops.md; build/tessera ops --markdown) > new && mv new docs/ops.md";
 }
 
 TEST_F(CliTest, ExampleGraphFromTheReadme) {
