@@ -63,6 +63,19 @@ std::vector<int64_t> node_axes(const LowerContext& c) {
   return normalize_axes(c.attrs().get_ints("axes"), c.node.input(0).rank(), c.node.op_name().c_str());
 }
 
+std::vector<Val> pick_extreme_with_index(Emitter& b, const std::vector<Val>& a, Cmp better, bool floating) {
+  const Val &av = a[0], &ai = a[1], &bv = a[2], &bi = a[3];
+  Val wins = b.compare(better, av, bv);
+  Val tie = b.compare(Cmp::EQ, av, bv);
+  if (floating) {
+    const Val a_nan = b.is_nan(av), b_nan = b.is_nan(bv);
+    wins = b.logical_or(wins, b.logical_and(a_nan, b.unary("stablehlo.not", b_nan)));
+    tie = b.logical_or(tie, b.logical_and(a_nan, b_nan));
+  }
+  const Val pick_a = b.logical_or(wins, b.logical_and(tie, b.compare(Cmp::LT, ai, bi)));
+  return {b.select(pick_a, av, bv), b.select(pick_a, ai, bi)};
+}
+
 std::string widened(const std::string& elem) {
   return elem == "f16" || elem == "bf16" ? "f32" : elem;
 }

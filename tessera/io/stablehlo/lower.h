@@ -60,5 +60,9 @@ std::vector<int64_t> node_axes(const LowerContext& c);
 // Computes in f32 for f16/bf16 values (reductions, averages), else in the value's own type.
 std::string widened(const std::string& elem);
 std::vector<int64_t> iota_axes(int64_t n, int64_t from = 0);
+// The body of an arg-max/arg-min reduction over (value, index) pairs a = {av, ai, bv, bi}: `better`
+// orders values (GT for max, LT for min), a NaN beats any number (floating only), ties keep the lower
+// index. Shared by argmax/argmin and max-pool's gradient so both pick the same element as Tessera.
+std::vector<Val> pick_extreme_with_index(Emitter& b, const std::vector<Val>& a, Cmp better, bool floating);
 
 }  // namespace tessera::io::stablehlo

@@ -68,17 +68,8 @@ Val argmax_tuples(Emitter& e, const Val& x, const PoolGeometry& p, Shape* out_sp
   const bool floating = xv.is_float();
   const std::vector<Val> r =
       e.reduce_window({xv, index}, {e.splat(-HUGE_VAL, xv.elem), e.splat(9.3e18, "i64")}, window(p, xv.rank(), true),
-                      [floating](Emitter& bb, const std::vector<Val>& a) -> std::vector<Val> {
-                        const Val &av = a[0], &ai = a[1], &bv = a[2], &bi = a[3];
-                        Val better = bb.compare(Cmp::GT, av, bv);
-                        Val tie = bb.compare(Cmp::EQ, av, bv);
-                        if (floating) {
-                          const Val a_nan = bb.is_nan(av), b_nan = bb.is_nan(bv);
-                          better = bb.logical_or(better, bb.logical_and(a_nan, bb.unary("stablehlo.not", b_nan)));
-                          tie = bb.logical_or(tie, bb.logical_and(a_nan, b_nan));
-                        }
-                        const Val pick_a = bb.logical_or(better, bb.logical_and(tie, bb.compare(Cmp::LT, ai, bi)));
-                        return {bb.select(pick_a, av, bv), bb.select(pick_a, ai, bi)};
+                      [floating](Emitter& bb, const std::vector<Val>& a) {
+                        return pick_extreme_with_index(bb, a, Cmp::GT, floating);
                       });
   *out_spatial = trailing(r[1].shape, p.rank);
   const int64_t q = shape_numel(*out_spatial);

@@ -60,17 +60,8 @@ void add_arg_extremum(LoweringTable& t, const std::string& op, bool is_max) {
     const bool floating = x.is_float();
     const std::vector<Val> r =
         e.reduce_multi({x, index}, {init_value, e.splat(0.0, "i64")}, {axis},
-                       [is_max, floating](Emitter& b, const std::vector<Val>& a) -> std::vector<Val> {
-                         const Val &av = a[0], &ai = a[1], &bv = a[2], &bi = a[3];
-                         Val better = b.compare(is_max ? Cmp::GT : Cmp::LT, av, bv);
-                         Val tie = b.compare(Cmp::EQ, av, bv);
-                         if (floating) {
-                           const Val a_nan = b.is_nan(av), b_nan = b.is_nan(bv);
-                           better = b.logical_or(better, b.logical_and(a_nan, b.unary("stablehlo.not", b_nan)));
-                           tie = b.logical_or(tie, b.logical_and(a_nan, b_nan));
-                         }
-                         const Val pick_a = b.logical_or(better, b.logical_and(tie, b.compare(Cmp::LT, ai, bi)));
-                         return {b.select(pick_a, av, bv), b.select(pick_a, ai, bi)};
+                       [is_max, floating](Emitter& b, const std::vector<Val>& a) {
+                         return pick_extreme_with_index(b, a, is_max ? Cmp::GT : Cmp::LT, floating);
                        });
     return {e.reshape(r[1], c.out_shape())};
   });
