@@ -5,13 +5,13 @@
 // Decode rotates through enough copies of the weights (>= 256 MiB) that they come from DRAM, not the
 // 32 MiB L3. Usage: bench_quant_matmul [--quick] [--json]
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench/kernels/bench_util.h"
 #include "tessera/core/half.h"
 #include "tessera/kernels/cpu/bandwidth.h"
 #include "tessera/kernels/cpu/gemm.h"
@@ -24,22 +24,9 @@ using quant::GgmlType;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Seconds per call of fn: the median of `reps` timed calls after one warm-up call (the triad and the
-// kernels are timed alike, so their ratio is fair on a shared machine too).
-template <class F>
-double median_seconds(F&& fn, int reps) {
-  fn();
-  std::vector<double> times;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = Clock::now();
-    fn();
-    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
+// Timings: bench::median_seconds (a warm-up call, then the median of `reps` calls), for the triad and
+// the kernels alike, so their ratio is fair on a shared machine too.
+using bench::median_seconds;
 
 // Random but well-formed weight bytes: random codes, and every f16 scale set to a small value (real
 // quantization of 8192x8192 with the reference encoders would take minutes).
