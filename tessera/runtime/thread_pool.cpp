@@ -160,6 +160,23 @@ struct ThreadPool::Impl {
     return gen;
   }
 
+  // Runs a job of `count` chunks over [0, n) on the pool; the caller holds `dispatch`.
+  void run_job(int64_t items, int count, RangeFn job) {
+    fn = &job;
+    n = items;
+    error = nullptr;
+    const uint64_t gen = publish(count);
+    t_inside_parallel_for = true;
+    drain(gen);
+    t_inside_parallel_for = false;
+    wait_for_chunks();
+    if (error) {
+      std::exception_ptr e = error;
+      error = nullptr;
+      std::rethrow_exception(e);
+    }
+  }
+
   void wait_for_chunks() {
     auto done = [&] { return finished.load(std::memory_order_acquire) == chunks; };
     if (spin_until(done)) return;
@@ -204,20 +221,24 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
     fn(0, n);
     return;
   }
-  Impl& s = *impl_;
-  s.fn = &fn;
-  s.n = n;
-  s.error = nullptr;
-  const uint64_t gen = s.publish(count);
-  t_inside_parallel_for = true;
-  s.drain(gen);
-  t_inside_parallel_for = false;
-  s.wait_for_chunks();
-  if (s.error) {
-    std::exception_ptr e = s.error;
-    s.error = nullptr;
-    std::rethrow_exception(e);
+  impl_->run_job(n, count, fn);
+}
+
+void ThreadPool::run_on_each_thread(RangeFn fn) {
+  if (t_inside_parallel_for) {
+    fn(0, 1);
+    return;
   }
+  const int count = impl_->num_threads;
+  // Each chunk waits until every thread holds one, so no thread can take two.
+  std::atomic<int> arrived{0};
+  auto each = [&](int64_t begin, int64_t end) {
+    arrived.fetch_add(1, std::memory_order_acq_rel);
+    while (arrived.load(std::memory_order_acquire) < count) std::this_thread::yield();
+    fn(begin, end);
+  };
+  std::lock_guard<std::mutex> busy(impl_->dispatch);
+  impl_->run_job(count, count, each);
 }
 
 ThreadPool& default_pool() {

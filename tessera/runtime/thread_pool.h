@@ -34,6 +34,10 @@ class ThreadPool {
   // Runs fn over [0, n) in at most size() contiguous chunks of at least `grain` items each; the
   // calling thread takes a chunk too. Nested calls from inside a worker run serially.
   void parallel_for(int64_t n, int64_t grain, RangeFn fn);
+  // Runs fn(i, i + 1) exactly once on each of the size() threads (the caller included), for
+  // per-thread set-up such as reserving scratch. Waits for a pool that another thread is using;
+  // called from inside a parallel_for it can only run fn(0, 1) on the current thread.
+  void run_on_each_thread(RangeFn fn);
 
  private:
   struct Impl;

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "model_steps.h"
+#include "tessera/runtime/thread_scratch.h"
 
 // GCC inlines these replacements into callers and then flags free() on a new'd pointer, which is
 // exactly what the replacement pair does on purpose.
@@ -132,6 +133,30 @@ TEST(CpuZeroAlloc, CountingAllocatorSeesAllocations) {
   g_counting = false;
   delete v;
   EXPECT_GE(g_allocations.load(), 2);
+}
+
+// The measure-then-reserve contract on its own: scratch that one thread measured is given to every
+// pool thread, after which no thread allocates for it, whichever thread asks.
+TEST(CpuZeroAlloc, ReservedThreadScratchAllocatesNothingOnAnyThread) {
+  using runtime::ScratchSlot;
+  runtime::ThreadPool pool(3);
+  // Larger than anything requested before in this process, so this test's own request sets the size.
+  const size_t bytes = runtime::thread_scratch_high_water(ScratchSlot::gemm_rows) + (1 << 20);
+  runtime::thread_scratch(ScratchSlot::gemm_rows, bytes);
+  EXPECT_GE(runtime::thread_scratch_high_water(ScratchSlot::gemm_rows), bytes);
+  auto allocations_on_every_thread = [&](size_t want) {
+    g_allocations = 0;
+    g_counting = true;
+    pool.run_on_each_thread([&](int64_t, int64_t) { runtime::thread_scratch(ScratchSlot::gemm_rows, want); });
+    g_counting = false;
+    return g_allocations.load();
+  };
+  runtime::reserve_thread_scratch(pool);
+  EXPECT_EQ(allocations_on_every_thread(bytes), 0);
+  // Without a reserve, the two workers' first use of a larger size allocates: the check above can fail.
+  const size_t larger = bytes + (1 << 20);
+  runtime::thread_scratch(ScratchSlot::gemm_rows, larger);
+  EXPECT_GE(allocations_on_every_thread(larger), 2);
 }
 
 TEST(CpuZeroAlloc, MlpTrainingStepAllocatesNothingInSteadyState) {

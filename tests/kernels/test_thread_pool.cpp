@@ -127,6 +127,32 @@ TEST(ThreadPool, ExceptionPropagatesToCaller) {
   expect_each_index_once(pool, 1000, 1);
 }
 
+TEST(ThreadPool, RunOnEachThreadVisitsEveryThreadOnce) {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    for (int rep = 0; rep < 20; ++rep) {
+      std::vector<std::thread::id> ids(static_cast<size_t>(threads));
+      std::atomic<int> calls{0};
+      pool.run_on_each_thread([&](int64_t b, int64_t e) {
+        ASSERT_EQ(e, b + 1);
+        ids[static_cast<size_t>(b)] = std::this_thread::get_id();
+        calls.fetch_add(1);
+      });
+      EXPECT_EQ(calls.load(), threads);
+      for (int i = 0; i < threads; ++i)
+        for (int j = i + 1; j < threads; ++j)
+          EXPECT_NE(ids[static_cast<size_t>(i)], ids[static_cast<size_t>(j)]) << threads << " threads, " << i << " vs " << j;
+    }
+  }
+}
+
+TEST(ThreadPool, RunOnEachThreadFromAWorkerRunsOnlyThere) {
+  ThreadPool pool(2);
+  std::atomic<int> inner{0};
+  pool.parallel_for(2, 1, [&](int64_t, int64_t) { pool.run_on_each_thread([&](int64_t, int64_t) { ++inner; }); });
+  EXPECT_EQ(inner.load(), 2);
+}
+
 TEST(ThreadPool, DefaultPoolExists) {
   ThreadPool& pool = default_pool();
   EXPECT_GE(pool.size(), 1);

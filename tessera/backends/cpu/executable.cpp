@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "tessera/backends/verify.h"
+#include "tessera/runtime/thread_scratch.h"
 
 namespace tessera::backends::cpu {
 namespace {
@@ -210,6 +211,12 @@ void CpuExecutable::execute(const std::vector<Array>& inputs, std::vector<Array>
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (output_staged_[k]) outputs[k].copy_from(output_staging_[k]);
+  }
+  // The first run measured the kernels' per-thread scratch; give every pool thread that much now, so
+  // later runs allocate nothing whichever thread takes which chunk.
+  if (!scratch_reserved_) {
+    runtime::reserve_thread_scratch(*ctx.pool);
+    scratch_reserved_ = true;
   }
 }
 

@@ -56,6 +56,7 @@ class CpuExecutable final : public Executable {
   std::vector<void*> kernel_outputs_;
   std::vector<std::byte> step_scratch_;
   std::vector<std::optional<ViewOfLeaf>> views_of_leaves_;  // per output
+  bool scratch_reserved_ = false;  // every pool thread has the scratch the first run measured
   // With $TESSERA_PROFILE_STEPS set, time per step, printed when the executable is destroyed.
   bool profile_ = false;
   std::vector<double> step_seconds_;

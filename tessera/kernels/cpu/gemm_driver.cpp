@@ -1,37 +1,22 @@
 // Tessera's packed SGEMM driver (the BLIS loop nest): NC columns of B -> KC deep -> MC rows of A
 // -> NR x MR register tiles. Threads get disjoint 2-D regions of C and pack their own panels into
-// thread-local buffers allocated once per thread, so steady-state calls allocate nothing.
+// per-thread scratch buffers, so steady-state calls allocate nothing.
 #include <algorithm>
-#include <cstdlib>
-#include <memory>
-#include <new>
 
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/cpu/gemm_internal.h"
+#include "tessera/runtime/thread_scratch.h"
 
 namespace tessera::kernels::gemm_detail {
 namespace {
 
-struct FreeDeleter {
-  void operator()(float* p) const { std::free(p); }
-};
-
-float* aligned_floats(int64_t count) {
-  const size_t bytes = (static_cast<size_t>(count) * sizeof(float) + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, bytes);
-  if (p == nullptr) throw std::bad_alloc();
-  return static_cast<float*>(p);
+// Per-thread packing panels at their largest block size, from the thread's scratch (reserved on every
+// pool thread by compiled executables, so steady-state calls allocate nothing).
+float* pack_buffer_a() {
+  return runtime::thread_scratch_of<float>(runtime::ScratchSlot::gemm_pack_a, kMC * kKC + kPackSlack);
 }
-
-// Per-thread packing buffers at their largest block size; created on a thread's first GEMM.
-struct PackBuffers {
-  std::unique_ptr<float, FreeDeleter> a{aligned_floats(kMC * kKC + kPackSlack)};
-  std::unique_ptr<float, FreeDeleter> b{aligned_floats(kKC * kNC + kPackSlack)};
-};
-
-PackBuffers& thread_pack_buffers() {
-  thread_local PackBuffers buffers;
-  return buffers;
+float* pack_buffer_b() {
+  return runtime::thread_scratch_of<float>(runtime::ScratchSlot::gemm_pack_b, kKC * kNC + kPackSlack);
 }
 
 struct Problem {
@@ -62,9 +47,8 @@ void edge_tile(const Problem& pr, int64_t kc, const float* pa, const float* pb, 
 
 // Computes the C region [i0, i1) x [j0, j1) serially.
 void gemm_region(const Problem& pr, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-  PackBuffers& buffers = thread_pack_buffers();
-  float* abuf = buffers.a.get();
-  float* bbuf = buffers.b.get();
+  float* abuf = pack_buffer_a();
+  float* bbuf = pack_buffer_b();
   for (int64_t jc = j0; jc < j1; jc += kNC) {
     const int64_t nc = std::min(kNC, j1 - jc);
     // Equal k blocks (784 = 4 x 196, not 3 x 256 + 16): a short last block would run the

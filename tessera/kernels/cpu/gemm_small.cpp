@@ -7,10 +7,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <vector>
 
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/cpu/gemm_internal.h"
+#include "tessera/runtime/thread_scratch.h"
 
 namespace tessera::kernels::gemm_detail {
 namespace {
@@ -23,19 +23,18 @@ constexpr int64_t kSmallPathMaxM = 16;
 constexpr int64_t kColumnBlock = 512;  // accumulator: kMaxSmallRows x 512 floats = 16 KiB of L1
 alignas(64) const float kZeros[kColumnBlock] = {};
 
-// Rows of op(A) as contiguous k-vectors: a view into A when it is row-major, else a per-thread copy
-// (grown once, so steady-state calls do not allocate).
+// Rows of op(A) as contiguous k-vectors: a view into A when it is row-major, else a copy in the
+// thread's scratch (reserved by compiled executables, so steady-state calls do not allocate).
 const float* contiguous_a_rows(const MatrixView& a, int64_t m, int64_t k, int64_t& row_stride) {
   if (!a.trans) {
     row_stride = a.ld;
     return a.data;
   }
-  thread_local std::vector<float> copy;
-  if (static_cast<int64_t>(copy.size()) < m * k) copy.resize(static_cast<size_t>(m * k));
+  float* copy = runtime::thread_scratch_of<float>(runtime::ScratchSlot::gemm_rows, static_cast<size_t>(m * k));
   for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < k; ++p) copy[static_cast<size_t>(i * k + p)] = a.data[p * a.ld + i];
+    for (int64_t p = 0; p < k; ++p) copy[i * k + p] = a.data[p * a.ld + i];
   row_stride = k;
-  return copy.data();
+  return copy;
 }
 
 void store_result(float* c, const float* acc, int64_t cols, float alpha, float beta) {

@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <vector>
 
 #include "tessera/core/error.h"
 #include "tessera/core/half.h"
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/quant/dot.h"
 #include "tessera/quant/quantize.h"
+#include "tessera/runtime/thread_scratch.h"
 
 namespace tessera::kernels::quant {
 
@@ -96,24 +96,19 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
     return;
   }
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
-  // Scratch for the quantized activations, reused across calls on this thread.
-  thread_local std::vector<uint8_t> scratch;
-  thread_local std::vector<float> scales, sums;
+  // The quantized activations live in this thread's scratch, reused across calls.
+  using runtime::ScratchSlot;
   const int64_t nb = k / type_traits(type).block_size;
-  scratch.resize(static_cast<size_t>(m * a_row));
-  scales.resize(static_cast<size_t>(m * nb));
-  sums.resize(static_cast<size_t>(m * nb));
-  uint8_t* act = scratch.data();
+  uint8_t* act = runtime::thread_scratch_of<uint8_t>(ScratchSlot::quant_activations, static_cast<size_t>(m * a_row));
+  float* scale_data = runtime::thread_scratch_of<float>(ScratchSlot::quant_scales, static_cast<size_t>(m * nb));
+  float* sum_data = runtime::thread_scratch_of<float>(ScratchSlot::quant_sums, static_cast<size_t>(m * nb));
   quantize_activations(act_type, x, m, k, act, a_row, tp);
-  decode_scales(act_type, act, m, nb, a_row, scales.data(), sums.data());
+  decode_scales(act_type, act, m, nb, a_row, scale_data, sum_data);
 
   DotFn dot = use_avx2() ? avx2_dot(type) : nullptr;
   if (dot == nullptr) dot = portable_dot(type);
   TESSERA_CHECK(dot != nullptr, "quantized_matmul: no CPU kernel for {} weights", type_name(type));
   const auto* wbytes = static_cast<const uint8_t*>(w);
-  // Plain pointers: inside the workers the thread_local names would refer to *their* (empty) buffers.
-  const float* scale_data = scales.data();
-  const float* sum_data = sums.data();
   // Tiles of weight rows are handed out dynamically: on a shared machine one core may be slowed by
   // other work, and a static half-and-half split would leave the other waiting. A single activation
   // row (decode) is dotted with four weight rows from four distant stripes at once: four memory
