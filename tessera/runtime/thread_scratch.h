@@ -18,6 +18,7 @@ enum class ScratchSlot : int {
   quant_activations,
   quant_scales,
   quant_sums,
+  quant_q4_pairs,  // the Q4_0 decode kernel's activation layout
   count
 };
 

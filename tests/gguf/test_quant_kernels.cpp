@@ -100,6 +100,19 @@ TEST(QuantKernels, LargerShapesUseTheThreadPoolAndTiles) {
   }
 }
 
+// The decode kernels work on groups of blocks (Q4_0: four, through a paired activation layout); rows
+// whose block count is not a multiple of the group end in a tail that takes the plain path.
+TEST(QuantKernels, DecodeRowsWithBlockCountsOffTheGroupSize) {
+  for (int64_t k : {32, 64, 96, 160, 192, 224, 288}) {
+    check_type(GgmlType::q4_0, 1, 70, k, true);
+    check_type(GgmlType::q8_0, 1, 70, k, true);
+  }
+  for (int64_t k : {256, 512, 768, 1280}) {
+    check_type(GgmlType::q4_k, 1, 70, k, true);
+    check_type(GgmlType::q6_k, 1, 70, k, true);
+  }
+}
+
 TEST(QuantKernels, Avx2AndPortablePathsAgree) {
   if (!kernels::use_avx2()) GTEST_SKIP() << "this CPU has no AVX2";
   for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k, GgmlType::q6_k}) {

@@ -125,4 +125,24 @@ void quantize_activation_row(GgmlType act_type, const float* x, void* y, int64_t
   }
 }
 
+void layout_q4_0_pairs(const uint8_t* q8_0_row, int64_t nb, uint8_t* pairs) {
+  constexpr int64_t kBlock = 34;  // f16 scale, 32 int8 codes
+  for (int64_t b = 0; b < nb / 4 * 4; b += 2) {
+    const auto* first = reinterpret_cast<const int8_t*>(q8_0_row + b * kBlock + 2);
+    const auto* second = reinterpret_cast<const int8_t*>(q8_0_row + (b + 1) * kBlock + 2);
+    uint8_t* out = pairs + b / 2 * kQ4PairBytes;
+    std::memcpy(out, first, 16);
+    std::memcpy(out + 16, second, 16);
+    std::memcpy(out + 32, first + 16, 16);
+    std::memcpy(out + 48, second + 16, 16);
+    int16_t offsets[16];
+    for (int j = 0; j < 8; ++j) {
+      offsets[j] = static_cast<int16_t>(8 * (first[2 * j] + first[2 * j + 1] + first[16 + 2 * j] + first[17 + 2 * j]));
+      offsets[8 + j] =
+          static_cast<int16_t>(8 * (second[2 * j] + second[2 * j + 1] + second[16 + 2 * j] + second[17 + 2 * j]));
+    }
+    std::memcpy(out + 64, offsets, sizeof offsets);
+  }
+}
+
 }  // namespace tessera::kernels::quant

@@ -21,7 +21,17 @@ struct ActRows {
   const float* scales;
   const float* sums;  // scale * (sum of the block's codes), nb per row (Q8_0/Q8_1 activations)
   int rows;
+  // Optional, one row only: the first nb / 4 * 4 Q8_0 blocks re-laid for the Q4_0 decode kernel (see
+  // layout_q4_0_pairs); nullptr where a kernel must use `data`.
+  const uint8_t* q4_pairs = nullptr;
 };
+
+// Bytes per pair of blocks in the Q4_0 decode layout: codes 0-15 of both blocks, codes 16-31 of both,
+// then 16 int16: 8 * (codes 2j + 2j+1 + 16+2j + 16+2j+1) of the first block (j < 8), then the second's.
+inline constexpr int64_t kQ4PairBytes = 96;
+
+// Writes nb / 4 * 4 blocks of one Q8_0 activation row (34-byte blocks) in that layout.
+void layout_q4_0_pairs(const uint8_t* q8_0_row, int64_t nb, uint8_t* pairs);
 
 // out[i * act.rows + r] = dot(weight row w[i] (nb weight blocks), activation row r) for i < nw, r <
 // act.rows. Kernels take nw = 1 with 1..kMaxRows activation rows, or nw = kMaxRows with one.

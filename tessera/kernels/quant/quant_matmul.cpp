@@ -115,6 +115,13 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
   // streams per core keep enough reads in flight to approach the machine's bandwidth, where one
   // stream reaches little more than half of it.
   const bool stripes = m == 1 && n >= 4 * kRowTile;
+  const uint8_t* q4_pairs = nullptr;
+  if (stripes && type == GgmlType::q4_0 && dot != portable_dot(type)) {
+    auto* pairs = runtime::thread_scratch_of<uint8_t>(ScratchSlot::quant_q4_pairs,
+                                                      static_cast<size_t>(std::max<int64_t>(nb / 2 * kQ4PairBytes, 1)));
+    layout_q4_0_pairs(act, nb, pairs);
+    q4_pairs = pairs;
+  }
   const int64_t stripe = stripes ? n / kMaxRows : n;  // rows per stripe; rows past kMaxRows * stripe go alone
   const int64_t main_tiles = (stripe + kRowTile - 1) / kRowTile;
   const int64_t rest = stripes ? n - kMaxRows * stripe : 0;
@@ -137,7 +144,7 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
       }
       const int64_t j0 = t * kRowTile, j1 = std::min(stripe, j0 + kRowTile);
       if (stripes) {
-        const ActRows one{act, static_cast<size_t>(a_row), scale_data, sum_data, 1};
+        const ActRows one{act, static_cast<size_t>(a_row), scale_data, sum_data, 1, q4_pairs};
         for (int64_t j = j0; j < j1; ++j) {
           const uint8_t* wj[kMaxRows];
           for (int s = 0; s < kMaxRows; ++s) wj[s] = wbytes + (j + s * stripe) * w_row;
