@@ -9,6 +9,9 @@
 namespace tessera::kernels::quant {
 
 inline constexpr int kMaxRows = 4;  // activation rows one kernel call handles
+// Weight rows a decode call (one activation row) handles: four memory streams per core. Eight measured
+// slower (the kernels run out of vector registers).
+inline constexpr int kDecodeRows = 4;
 
 // The quantized activation rows a kernel reads: `rows` (1..kMaxRows) rows of nb activation blocks,
 // `stride` bytes apart, and each block's scale as f32 (`scales`, nb per row), decoded once so the inner
@@ -34,7 +37,7 @@ inline constexpr int64_t kQ4PairBytes = 96;
 void layout_q4_0_pairs(const uint8_t* q8_0_row, int64_t nb, uint8_t* pairs);
 
 // out[i * act.rows + r] = dot(weight row w[i] (nb weight blocks), activation row r) for i < nw, r <
-// act.rows. Kernels take nw = 1 with 1..kMaxRows activation rows, or nw = kMaxRows with one.
+// act.rows. Kernels take nw = 1 with 1..kMaxRows activation rows, or nw = kDecodeRows with one.
 using DotFn = void (*)(int64_t nb, const uint8_t* const* w, int nw, const ActRows& act, float* out);
 
 DotFn portable_dot(tessera::quant::GgmlType type);  // nullptr if the type has no kernel at all

@@ -152,17 +152,18 @@ TESSERA_AVX2 inline __m256 q4_0_pair(const uint8_t* wb, const uint8_t* pair) {
   return _mm256_cvtepi32_ps(_mm256_madd_epi16(centred, _mm256_set1_epi16(1)));
 }
 
+template <int NW>
 TESSERA_AVX2 void dot_q4_0_decode(int64_t nb, const uint8_t* const* w, const ActRows& act, float* out) {
   constexpr int64_t kWBytes = 18;
   const __m256i first = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
   const __m256i second = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);
-  __m256 acc[4];
+  __m256 acc[NW];
   for (__m256& a : acc) a = _mm256_setzero_ps();
   const int64_t paired = nb / 4 * 4;
   for (int64_t b = 0; b < paired; b += 4) {
     const uint8_t* pairs = act.q4_pairs + b / 2 * kQ4PairBytes;
     const __m128 da = _mm_loadu_ps(act.scales + b);
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < NW; ++i) {
       const uint8_t* wb = w[i] + b * kWBytes;
       prefetch(wb, 4 * kWBytes);
       const __m128 dw = four_block_scales<kWBytes>(wb);
@@ -172,7 +173,7 @@ TESSERA_AVX2 void dot_q4_0_decode(int64_t nb, const uint8_t* const* w, const Act
                                acc[i]);
     }
   }
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < NW; ++i) {
     float offset = 0.0f;
     for (int64_t b = paired; b < nb; ++b) {  // the last nb % 4 blocks, from the plain layout
       const uint8_t* wb = w[i] + b * kWBytes;
@@ -289,21 +290,22 @@ TESSERA_AVX2 inline __m256 q4_k_block(const uint8_t* wb, const uint8_t* ab, __m1
   return _mm256_fmadd_ps(_mm256_broadcastss_ps(neg_dmin), _mm256_zextps128_ps256(mins), acc);
 }
 
+template <int NW>
 TESSERA_AVX2 void dot_q4_k_decode(int64_t nb, const uint8_t* const* w, const ActRows& act, float* out) {
-  __m256 acc[4];
+  __m256 acc[NW];
   for (__m256& a : acc) a = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* ab = act.data + b * kQ8KBytes;
     const __m256i bsums = load256(ab + 260);
     const __m128i group_sums = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
     const float da = act.scales[b];
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < NW; ++i) {
       const uint8_t* wb = w[i] + b * 144;
       prefetch(wb, 144);
       acc[i] = q4_k_block(wb, ab, group_sums, da, acc[i]);
     }
   }
-  for (int i = 0; i < 4; ++i) out[i] = hsum(acc[i]);
+  for (int i = 0; i < NW; ++i) out[i] = hsum(acc[i]);
 }
 
 // ---- Q6_K (210-byte blocks: 128 bytes ql, 64 bytes qh, 16 int8 scales, f16 d) -------------------------
@@ -365,7 +367,7 @@ TESSERA_AVX2 void dot_q6_k(int64_t nb, const uint8_t* const* w, const ActRows& a
 // Picks the instantiation for (nw, act.rows): (1, 1..4) or (4, 1).
 template <template <int, int> class K>
 void dispatch(int64_t nb, const uint8_t* const* w, int nw, const ActRows& act, float* out) {
-  if (nw == 4) return K<4, 1>::run(nb, w, act, out);
+  if (nw == kDecodeRows) return K<kDecodeRows, 1>::run(nb, w, act, out);
   switch (act.rows) {
     case 1:
       return K<1, 1>::run(nb, w, act, out);
@@ -381,8 +383,8 @@ void dispatch(int64_t nb, const uint8_t* const* w, int nw, const ActRows& act, f
 template <int NW, int R>
 struct Q4_0Kernel {
   static void run(int64_t nb, const uint8_t* const* w, const ActRows& a, float* o) {
-    if constexpr (NW == 4 && R == 1) {
-      if (a.q4_pairs != nullptr) return dot_q4_0_decode(nb, w, a, o);
+    if constexpr (NW == kDecodeRows && R == 1) {
+      if (a.q4_pairs != nullptr) return dot_q4_0_decode<NW>(nb, w, a, o);
     }
     dot_legacy<NW, R, true>(nb, w, a, o);
   }
@@ -396,8 +398,8 @@ struct Q8_0Kernel {
 template <int NW, int R>
 struct Q4_KKernel {
   static void run(int64_t nb, const uint8_t* const* w, const ActRows& a, float* o) {
-    if constexpr (NW == 4 && R == 1) {
-      dot_q4_k_decode(nb, w, a, o);
+    if constexpr (NW == kDecodeRows && R == 1) {
+      dot_q4_k_decode<NW>(nb, w, a, o);
     } else {
       dot_q4_k<NW, R>(nb, w, a, o);
     }

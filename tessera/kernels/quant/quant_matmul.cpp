@@ -111,10 +111,10 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
   const auto* wbytes = static_cast<const uint8_t*>(w);
   // Tiles of weight rows are handed out dynamically: on a shared machine one core may be slowed by
   // other work, and a static half-and-half split would leave the other waiting. A single activation
-  // row (decode) is dotted with four weight rows from four distant stripes at once: four memory
+  // row (decode) is dotted with kDecodeRows (four) weight rows from distant stripes at once: four memory
   // streams per core keep enough reads in flight to approach the machine's bandwidth, where one
   // stream reaches little more than half of it.
-  const bool stripes = m == 1 && n >= 4 * kRowTile;
+  const bool stripes = m == 1 && n >= kDecodeRows * kRowTile;
   const uint8_t* q4_pairs = nullptr;
   if (stripes && type == GgmlType::q4_0 && dot != portable_dot(type)) {
     auto* pairs = runtime::thread_scratch_of<uint8_t>(ScratchSlot::quant_q4_pairs,
@@ -122,20 +122,20 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
     layout_q4_0_pairs(act, nb, pairs);
     q4_pairs = pairs;
   }
-  const int64_t stripe = stripes ? n / kMaxRows : n;  // rows per stripe; rows past kMaxRows * stripe go alone
+  const int64_t stripe = stripes ? n / kDecodeRows : n;  // rows per stripe; rows past kDecodeRows * stripe go alone
   const int64_t main_tiles = (stripe + kRowTile - 1) / kRowTile;
-  const int64_t rest = stripes ? n - kMaxRows * stripe : 0;
+  const int64_t rest = stripes ? n - kDecodeRows * stripe : 0;
   const int64_t tiles = main_tiles + (rest > 0 ? 1 : 0);
   // Small products are not worth waking the pool: at least ~64 KiB of weights per worker.
   const int64_t bytes = n * w_row * std::min<int64_t>(m, kMaxRows);
   const int64_t workers = std::clamp<int64_t>(bytes / (64 << 10), 1, std::min<int64_t>(tiles, tp.size()));
   std::atomic<int64_t> next_tile{0};
   tp.parallel_for(workers, 1, [&](int64_t, int64_t) {
-    float out[kMaxRows * kMaxRows];
+    float out[std::max(kMaxRows * kMaxRows, kDecodeRows)];
     for (int64_t t = next_tile.fetch_add(1); t < tiles; t = next_tile.fetch_add(1)) {
       if (t == main_tiles) {  // the rows left over after the stripes
         const ActRows one{act, static_cast<size_t>(a_row), scale_data, sum_data, 1};
-        for (int64_t j = kMaxRows * stripe; j < n; ++j) {
+        for (int64_t j = kDecodeRows * stripe; j < n; ++j) {
           const uint8_t* wj = wbytes + j * w_row;
           dot(nb, &wj, 1, one, out);
           y[j] = out[0];
@@ -146,10 +146,10 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
       if (stripes) {
         const ActRows one{act, static_cast<size_t>(a_row), scale_data, sum_data, 1, q4_pairs};
         for (int64_t j = j0; j < j1; ++j) {
-          const uint8_t* wj[kMaxRows];
-          for (int s = 0; s < kMaxRows; ++s) wj[s] = wbytes + (j + s * stripe) * w_row;
-          dot(nb, wj, kMaxRows, one, out);
-          for (int s = 0; s < kMaxRows; ++s) y[j + s * stripe] = out[s];
+          const uint8_t* wj[kDecodeRows];
+          for (int s = 0; s < kDecodeRows; ++s) wj[s] = wbytes + (j + s * stripe) * w_row;
+          dot(nb, wj, kDecodeRows, one, out);
+          for (int s = 0; s < kDecodeRows; ++s) y[j + s * stripe] = out[s];
         }
         continue;
       }
