@@ -151,6 +151,35 @@ TEST(QuantKernels, ExtremeBlocksDoNotOverflow) {
   }
 }
 
+// Q8_K activations (for the K-quant kernels) are llama.cpp's reference bytes, from the AVX2 path too:
+// the first value of largest magnitude picks the sign of the scale, ties round to even, bsums match, and
+// blocks with NaN or infinity go to the reference.
+TEST(QuantKernels, Q8KActivationsEqualTheReferenceEncoder) {
+  const int64_t k = 256 * 8;
+  std::vector<float> x = gaussian(static_cast<size_t>(k), 7, 1.0f);
+  x[5] = -9.0f;  // block 0: two values of the largest magnitude; the first (negative) one wins
+  x[9] = 9.0f;
+  for (int i = 256; i < 512; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i % 7) - 3.0f;  // block 1: many ties
+  x[256] = -127.0f;
+  for (int i = 512; i < 768; ++i) x[static_cast<size_t>(i)] = 0.0f;  // block 2: all zero
+  x[800] = std::nanf("");                                             // block 3: a NaN
+  x[1100] = INFINITY;                                                 // block 4: an infinity
+  for (int i = 1280; i < 1536; ++i) x[static_cast<size_t>(i)] = 0.5f * static_cast<float>(i - 1408);  // block 5
+  const size_t bytes = static_cast<size_t>(row_bytes(GgmlType::q8_k, k));
+  std::vector<uint8_t> fast(bytes), reference(bytes);
+  qk::quantize_activation_row(GgmlType::q8_k, x.data(), fast.data(), k);
+  tessera::quant::detail::quantize_q8_k(x.data(), reference.data(), k);
+  for (size_t b = 0; b < bytes / sizeof(BlockQ8_K); ++b) {
+    EXPECT_EQ(0, std::memcmp(fast.data() + b * sizeof(BlockQ8_K), reference.data() + b * sizeof(BlockQ8_K),
+                             sizeof(BlockQ8_K)))
+        << "block " << b;
+  }
+  BlockQ8_K b0;
+  std::memcpy(&b0, fast.data(), sizeof b0);
+  EXPECT_EQ(b0.qs[5], -127);  // the negative first maximum maps to -127 ...
+  EXPECT_EQ(b0.qs[9], 127);   // ... and its positive twin to +127
+}
+
 TEST(QuantKernels, ActivationQuantizationFollowsLlamaCppsCpuBackend) {
   // Q8_0 activations as llama.cpp's CPU backend makes them: d = amax / 127 (f16) and codes rounded half
   // to even. With amax = 127 the codes are the values themselves, so the ties show: 2.5 -> 2,

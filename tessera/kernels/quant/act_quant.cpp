@@ -77,6 +77,61 @@ __attribute__((target("avx2,fma,f16c"))) void block_avx2(const float* x, uint16_
   const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), ordered);
 }
+
+// One Q8_K block (256 values), the same bytes as quant::detail::quantize_q8_k (llama.cpp's reference,
+// which its CPU backend also uses for activations): the first value of largest magnitude sets
+// iscale = -127 / max, codes are round-half-even(iscale * x) capped at 127, bsums are sums of 16 codes,
+// d = 1 / iscale. Returns false for a block with a NaN or infinity, which the caller hands to the
+// reference (its integer conversion of NaN differs from the vector one).
+__attribute__((target("avx2,fma,f16c"))) bool q8_k_block_avx2(const float* x, uint8_t* out) {
+  constexpr int kN = tessera::quant::kQKK;
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 m = _mm256_setzero_ps(), nan = _mm256_setzero_ps();
+  for (int i = 0; i < kN; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v));
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  const float amax = _mm_cvtss_f32(m4);
+  if (_mm256_movemask_ps(nan) != 0 || !std::isfinite(amax)) return false;
+  tessera::quant::BlockQ8_K b{};
+  if (amax != 0.0f) {
+    int first = 0;  // the first index of largest magnitude
+    const __m256 target = _mm256_set1_ps(amax);
+    for (int i = 0; i < kN; i += 8) {
+      const int hits = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)), target, _CMP_EQ_OQ));
+      if (hits != 0) {
+        first = i + __builtin_ctz(static_cast<unsigned>(hits));
+        break;
+      }
+    }
+    const float iscale = -127.f / x[first];
+    const __m256 scale = _mm256_set1_ps(iscale);
+    const __m256i cap = _mm256_set1_epi32(127);
+    for (int i = 0; i < kN; i += 32) {
+      __m256i n[4];
+      for (int u = 0; u < 4; ++u) {
+        const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(x + i + 8 * u), scale);
+        n[u] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_round_ps(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)), cap);
+      }
+      const __m256i p8 = _mm256_packs_epi16(_mm256_packs_epi32(n[0], n[1]), _mm256_packs_epi32(n[2], n[3]));
+      const __m256i codes = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(b.qs + i), codes);
+      // Sums of 16 signed codes: sad against zero sums 8 unsigned bytes, so bias the codes by 128.
+      const __m256i sad = _mm256_sad_epu8(_mm256_xor_si256(codes, _mm256_set1_epi8(static_cast<char>(0x80))),
+                                          _mm256_setzero_si256());
+      b.bsums[i / 16] = static_cast<int16_t>(_mm256_extract_epi64(sad, 0) + _mm256_extract_epi64(sad, 1) - 16 * 128);
+      b.bsums[i / 16 + 1] =
+          static_cast<int16_t>(_mm256_extract_epi64(sad, 2) + _mm256_extract_epi64(sad, 3) - 16 * 128);
+    }
+    b.d = 1 / iscale;
+  }
+  std::memcpy(out, &b, sizeof b);
+  return true;
+}
 #endif
 
 }  // namespace
@@ -116,9 +171,17 @@ void quantize_activation_row(GgmlType act_type, const float* x, void* y, int64_t
       }
       return;
     }
-    case GgmlType::q8_k:
-      tessera::quant::detail::quantize_q8_k(x, y, k);
+    case GgmlType::q8_k: {
+      constexpr int64_t kN = tessera::quant::kQKK;
+      constexpr auto kBytes = static_cast<int64_t>(sizeof(tessera::quant::BlockQ8_K));
+      for (int64_t b = 0; b < k / kN; ++b) {
+#if defined(__x86_64__)
+        if (use_avx2() && q8_k_block_avx2(x + b * kN, out + b * kBytes)) continue;
+#endif
+        tessera::quant::detail::quantize_q8_k(x + b * kN, out + b * kBytes, kN);
+      }
       return;
+    }
     default:
       std::memcpy(y, x, static_cast<size_t>(k) * sizeof(float));
       return;  // f32 activations
