@@ -87,6 +87,7 @@ struct ThreadPool::Impl {
   std::atomic<uint64_t> claim{0};       // (generation << 32) | (chunks << 16) | next unclaimed chunk
   std::atomic<int> finished{0};         // chunks completed in the current job
   std::atomic<bool> stopping{false};
+  std::atomic<uint64_t> scratch_epoch{0};
 
   // The current job; written by the caller before the generation is published.
   const RangeFn* fn = nullptr;
@@ -205,6 +206,10 @@ ThreadPool::~ThreadPool() {
 
 int ThreadPool::size() const {
   return impl_->num_threads;
+}
+
+std::atomic<uint64_t>& ThreadPool::scratch_epoch() {
+  return impl_->scratch_epoch;
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {

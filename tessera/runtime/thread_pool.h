@@ -2,6 +2,7 @@
 // A persistent pool of worker threads for data-parallel kernels. parallel_for splits [0, n) into
 // contiguous chunks and blocks until all are done; it allocates nothing per call, so compiled
 // executables stay allocation-free in steady state.
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -38,6 +39,10 @@ class ThreadPool {
   // per-thread set-up such as reserving scratch. Waits for a pool that another thread is using;
   // called from inside a parallel_for it can only run fn(0, 1) on the current thread.
   void run_on_each_thread(RangeFn fn);
+
+  // How far this pool's threads have been grown by reserve_thread_scratch (thread_scratch.h): the
+  // count of high-water raises at its last run on this pool.
+  std::atomic<uint64_t>& scratch_epoch();
 
  private:
   struct Impl;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -21,6 +22,10 @@ struct Buffer {
 
 thread_local std::array<Buffer, kSlots> t_buffers;
 std::array<std::atomic<size_t>, kSlots> g_high_water{};
+// Counts the raises of any high-water mark. A pool whose threads were grown at the current count has
+// nothing new to receive, so reserving again returns at once: every CPU executable reserves after its
+// first run, and eager evaluation on the CPU backend makes one executable per evaluation.
+std::atomic<uint64_t> g_raises{0};
 
 void grow(Buffer& b, size_t bytes) {
   const size_t rounded = (bytes + 63) / 64 * 64;
@@ -33,7 +38,11 @@ void grow(Buffer& b, size_t bytes) {
 
 void raise_high_water(size_t slot, size_t bytes) {
   size_t seen = g_high_water[slot].load(std::memory_order_relaxed);
-  while (bytes > seen && !g_high_water[slot].compare_exchange_weak(seen, bytes, std::memory_order_relaxed)) {
+  while (bytes > seen) {
+    if (g_high_water[slot].compare_exchange_weak(seen, bytes, std::memory_order_relaxed)) {
+      g_raises.fetch_add(1, std::memory_order_acq_rel);
+      return;
+    }
   }
 }
 
@@ -49,13 +58,18 @@ void* thread_scratch(ScratchSlot slot, size_t bytes) {
   return b.data;
 }
 
-void reserve_thread_scratch(ThreadPool& pool) {
+bool reserve_thread_scratch(ThreadPool& pool) {
+  // Read before growing: a raise during the run makes the next reserve run again.
+  const uint64_t raises = g_raises.load(std::memory_order_acquire);
+  if (pool.scratch_epoch().load(std::memory_order_acquire) == raises) return false;
   pool.run_on_each_thread([](int64_t, int64_t) {
     for (size_t s = 0; s < kSlots; ++s) {
-      const size_t want = g_high_water[s].load(std::memory_order_relaxed);
+      const size_t want = g_high_water[s].load(std::memory_order_acquire);
       if (want > 0) thread_scratch(static_cast<ScratchSlot>(s), want);
     }
   });
+  pool.scratch_epoch().store(raises, std::memory_order_release);
+  return true;
 }
 
 size_t thread_scratch_high_water(ScratchSlot slot) {

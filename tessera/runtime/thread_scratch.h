@@ -32,7 +32,8 @@ T* thread_scratch_of(ScratchSlot slot, size_t count) {
 }
 
 // Grows every thread of `pool` (and the caller) to the largest size requested so far in each slot.
-void reserve_thread_scratch(ThreadPool& pool);
+// Returns false, doing nothing, when no size has grown since the last reserve on this pool.
+bool reserve_thread_scratch(ThreadPool& pool);
 
 // The largest size requested so far in `slot`, by any thread.
 size_t thread_scratch_high_water(ScratchSlot slot);

@@ -159,6 +159,19 @@ TEST(CpuZeroAlloc, ReservedThreadScratchAllocatesNothingOnAnyThread) {
   EXPECT_GE(allocations_on_every_thread(larger), 2);
 }
 
+// Reserving again with nothing new to hand out costs nothing; each pool keeps its own record.
+TEST(CpuZeroAlloc, ReserveRunsOnlyWhenAScratchSizeGrew) {
+  using runtime::ScratchSlot;
+  runtime::ThreadPool first(2), second(2);
+  runtime::thread_scratch(ScratchSlot::gemm_rows, runtime::thread_scratch_high_water(ScratchSlot::gemm_rows) + 4096);
+  EXPECT_TRUE(runtime::reserve_thread_scratch(first));
+  EXPECT_FALSE(runtime::reserve_thread_scratch(first));
+  EXPECT_TRUE(runtime::reserve_thread_scratch(second));
+  EXPECT_FALSE(runtime::reserve_thread_scratch(second));
+  runtime::thread_scratch(ScratchSlot::quant_sums, runtime::thread_scratch_high_water(ScratchSlot::quant_sums) + 64);
+  EXPECT_TRUE(runtime::reserve_thread_scratch(first));
+}
+
 TEST(CpuZeroAlloc, MlpTrainingStepAllocatesNothingInSteadyState) {
   ScopedJit jit(JitMode::always);
   const StepGraph s = mlp_train_step(16, {64, 48, 32, 10});
