@@ -48,6 +48,21 @@ void block_portable(const float* x, uint16_t* d_bits, int8_t* q, int* sum) {
 }
 
 #if defined(__x86_64__)
+// The largest of the eight lanes.
+__attribute__((target("avx2,fma,f16c"))) inline float horizontal_max(__m256 m) {
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  return _mm_cvtss_f32(m4);
+}
+
+// 32 x i32 (four vectors, in order) -> 32 x i8 with saturation, in order: packs works per 128-bit
+// lane, and the permute restores the order.
+__attribute__((target("avx2,fma,f16c"))) inline __m256i pack_codes(const __m256i n[4]) {
+  const __m256i p8 = _mm256_packs_epi16(_mm256_packs_epi32(n[0], n[1]), _mm256_packs_epi32(n[2], n[3]));
+  return _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
 __attribute__((target("avx2,fma,f16c"))) void block_avx2(const float* x, uint16_t* d_bits, int8_t* q, int* sum) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   __m256 v[4];
@@ -56,26 +71,20 @@ __attribute__((target("avx2,fma,f16c"))) void block_avx2(const float* x, uint16_
     v[i] = _mm256_loadu_ps(x + 8 * i);
     m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
   }
-  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-  const float amax = _mm_cvtss_f32(m4);
+  const float amax = horizontal_max(m);
   *d_bits = f32_to_f16_bits(amax / 127.f);
   const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.f / amax : 0.0f);
   __m256i n[4];
   for (int i = 0; i < 4; ++i) {
     n[i] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[i], id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
-  // Code sum, then pack 32 x i32 -> 32 x i8 (packs works per 128-bit lane; the permute restores order).
+  // Code sum, then the codes as bytes.
   const __m256i s8 = _mm256_add_epi32(_mm256_add_epi32(n[0], n[1]), _mm256_add_epi32(n[2], n[3]));
   __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
   s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
   s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
   *sum = _mm_cvtsi128_si32(s4);
-  const __m256i p16a = _mm256_packs_epi32(n[0], n[1]), p16b = _mm256_packs_epi32(n[2], n[3]);
-  const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
-  const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), ordered);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), pack_codes(n));
 }
 
 // One Q8_K block (256 values), the same bytes as quant::detail::quantize_q8_k (llama.cpp's reference,
@@ -92,10 +101,7 @@ __attribute__((target("avx2,fma,f16c"))) bool q8_k_block_avx2(const float* x, ui
     m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v));
     nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
   }
-  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-  const float amax = _mm_cvtss_f32(m4);
+  const float amax = horizontal_max(m);
   if (_mm256_movemask_ps(nan) != 0 || !std::isfinite(amax)) return false;
   tessera::quant::BlockQ8_K b{};
   if (amax != 0.0f) {
@@ -117,8 +123,7 @@ __attribute__((target("avx2,fma,f16c"))) bool q8_k_block_avx2(const float* x, ui
         const __m256 p = _mm256_mul_ps(_mm256_loadu_ps(x + i + 8 * u), scale);
         n[u] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_round_ps(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)), cap);
       }
-      const __m256i p8 = _mm256_packs_epi16(_mm256_packs_epi32(n[0], n[1]), _mm256_packs_epi32(n[2], n[3]));
-      const __m256i codes = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      const __m256i codes = pack_codes(n);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(b.qs + i), codes);
       // Sums of 16 signed codes: sad against zero sums 8 unsigned bytes, so bias the codes by 128.
       const __m256i sad = _mm256_sad_epu8(_mm256_xor_si256(codes, _mm256_set1_epi8(static_cast<char>(0x80))),

@@ -286,8 +286,7 @@ TESSERA_AVX2 inline __m256 q4_k_block(const uint8_t* wb, const uint8_t* ab, __m1
   acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(dd), _mm256_cvtepi32_ps(sumi), acc);
   // Minimum terms: - dmin * da * sum over groups of min_g * (sum of the group's 32 activations).
   const __m128 mins = _mm_cvtepi32_ps(_mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), group_sums));
-  const __m128 neg_dmin = _mm_sub_ps(_mm_setzero_ps(), _mm_movehdup_ps(dd));
-  return _mm256_fmadd_ps(_mm256_broadcastss_ps(neg_dmin), _mm256_zextps128_ps256(mins), acc);
+  return _mm256_fnmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dd)), _mm256_zextps128_ps256(mins), acc);
 }
 
 template <int NW>
