@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <utility>
 #include <vector>
@@ -50,26 +51,39 @@ double median_seconds(F&& fn, int reps, int inner = 1) {
   return use_min ? samples.front() : samples[samples.size() / 2];
 }
 
-// Like median_seconds for two competitors, alternating their samples so that a change in machine
-// load during the run affects both alike (the comparisons are made in the same run).
-template <typename F, typename G>
-std::pair<double, double> paired_seconds(F&& f, G&& g, int reps, int inner_f, int inner_g) {
-  f();
-  g();
-  std::vector<double> sf, sg;
+// One competitor of interleaved_seconds: a callable and how many calls make one sample.
+struct Competitor {
+  std::function<void()> fn;
+  int inner = 1;
+};
+
+// Like median_seconds for several competitors, taking their samples in turn so that a change in
+// machine load during the run affects all alike (the comparisons are made in the same run). Returns
+// seconds per call, in the competitors' order.
+inline std::vector<double> interleaved_seconds(int reps, const std::vector<Competitor>& competitors) {
+  for (const Competitor& c : competitors) c.fn();  // warm-up
+  std::vector<std::vector<double>> samples(competitors.size());
   for (int r = 0; r < reps; ++r) {
-    double t0 = now_seconds();
-    for (int i = 0; i < inner_f; ++i) f();
-    sf.push_back((now_seconds() - t0) / inner_f);
-    t0 = now_seconds();
-    for (int i = 0; i < inner_g; ++i) g();
-    sg.push_back((now_seconds() - t0) / inner_g);
+    for (size_t c = 0; c < competitors.size(); ++c) {
+      const double t0 = now_seconds();
+      for (int i = 0; i < competitors[c].inner; ++i) competitors[c].fn();
+      samples[c].push_back((now_seconds() - t0) / competitors[c].inner);
+    }
   }
-  std::sort(sf.begin(), sf.end());
-  std::sort(sg.begin(), sg.end());
   const char* env = std::getenv("TESSERA_BENCH_STAT");
   const bool use_min = env != nullptr && std::strcmp(env, "min") == 0;
-  return use_min ? std::make_pair(sf.front(), sg.front()) : std::make_pair(sf[sf.size() / 2], sg[sg.size() / 2]);
+  std::vector<double> out;
+  for (std::vector<double>& s : samples) {
+    std::sort(s.begin(), s.end());
+    out.push_back(use_min ? s.front() : s[s.size() / 2]);
+  }
+  return out;
+}
+
+template <typename F, typename G>
+std::pair<double, double> paired_seconds(F&& f, G&& g, int reps, int inner_f, int inner_g) {
+  const std::vector<double> t = interleaved_seconds(reps, {{std::ref(f), inner_f}, {std::ref(g), inner_g}});
+  return {t[0], t[1]};
 }
 
 // Calls per sample so that one sample lasts about `target` seconds.

@@ -108,6 +108,15 @@ void check_streaming(int64_t n) {
   for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[static_cast<size_t>(i)], std::max(a[i] * b[i] + c[i], 0.0f), 1e-6);
   fused_relu_axpb_scalar(n, -2.0f, a.data(), 0.5f, out.data(), &pool);
   for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(out[static_cast<size_t>(i)], std::max(-2.0f * a[i] + 0.5f, 0.0f), 1e-6);
+  // The read pass sums 64-bit words with wrap-around; start one word in so the vector loop is unaligned.
+  std::vector<uint64_t> words(static_cast<size_t>(n) + 1);
+  std::mt19937_64 bits(7);
+  uint64_t expected = 0;
+  for (size_t i = 0; i < words.size(); ++i) {
+    words[i] = bits();
+    if (i > 0) expected += words[i];
+  }
+  EXPECT_EQ(stream_read_sum(n, words.data() + 1, &pool), expected) << "n = " << n;
 }
 
 TEST(Bandwidth, KernelsComputeTheirFormulas) {

@@ -26,6 +26,7 @@ const LoweringTable& library_lowerings() {
     register_conv_lowerings(t);
     register_pool_lowerings(t);
     register_softmax_lowerings(t);
+    register_quant_lowerings(t);
     register_reduce_lowerings(t);
     register_index_lowerings(t);
     return t;

@@ -104,6 +104,7 @@ void register_pool_lowerings(LoweringTable& table);     // library_ops_pool.cpp
 void register_softmax_lowerings(LoweringTable& table);  // library_ops_softmax.cpp
 void register_reduce_lowerings(LoweringTable& table);   // library_ops_reduce.cpp
 void register_index_lowerings(LoweringTable& table);    // library_ops_index.cpp
+void register_quant_lowerings(LoweringTable& table);    // library_ops_quant.cpp
 
 // adam_update nodes run as groups: every f32 update of a graph that shares hyperparameters and the
 // lr/step scalars becomes one fused pass over all parameters (library_ops_optim.cpp).
