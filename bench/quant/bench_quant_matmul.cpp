@@ -4,7 +4,8 @@
 //           reads the same weight bytes (stream_read_sum), the most any kernel reading them can reach;
 //   prefill 128xK · KxN: GFLOP/s, beside the f32 GEMM (tessera::kernels::sgemm) of the same shape.
 // Decode rotates through enough copies of the weights (>= 256 MiB) that they come from DRAM, not the
-// 32 MiB L3. Usage: bench_quant_matmul [--quick] [--json]
+// 32 MiB L3. Q4_0 and Q4_K run on the x8 layout (eight rows interleaved, re-laid once as at model
+// load) unless --rows asks for GGUF's row layout. Usage: bench_quant_matmul [--quick] [--json] [--rows]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "tessera/core/half.h"
 #include "tessera/kernels/cpu/bandwidth.h"
 #include "tessera/kernels/cpu/gemm.h"
+#include "tessera/kernels/quant/interleave_x8.h"
 #include "tessera/kernels/quant/quant_matmul.h"
 #include "tessera/quant/quantize.h"
 #include "tessera/runtime/thread_pool.h"
@@ -75,6 +77,23 @@ struct Triad {
   static double gbs(double seconds) { return 3.0 * 4.0 * static_cast<double>(kN) / seconds * 1e-9; }
 };
 
+// Q4_0 and Q4_K weights in the x8 layout (interleave_x8.h), re-laid once as a model load does, unless
+// --rows asks for the GGUF row layout.
+std::vector<uint8_t> in_layout(GgmlType type, std::vector<uint8_t> w, int64_t n, int64_t k, bool x8) {
+  if (!x8 || !kernels::quant::can_interleave_x8(type, n)) return w;
+  std::vector<uint8_t> out(w.size());
+  kernels::quant::interleave_x8(type, w.data(), n, k, out.data());
+  return out;
+}
+
+void matmul(GgmlType type, bool x8, const uint8_t* w, int64_t n, int64_t k, const float* x, int64_t m, float* y) {
+  if (x8 && kernels::quant::can_interleave_x8(type, n)) {
+    kernels::quant::quantized_matmul_x8(type, w, n, k, x, m, y);
+  } else {
+    kernels::quant::quantized_matmul(type, w, n, k, x, m, y);
+  }
+}
+
 }  // namespace
 
 struct DecodeResult {
@@ -84,10 +103,11 @@ struct DecodeResult {
 };
 
 int main(int argc, char** argv) {
-  bool quick = false, json = false;
+  bool quick = false, json = false, x8 = true;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--json") == 0) json = true;
+    if (std::strcmp(argv[i], "--rows") == 0) x8 = false;
   }
   const int reps = quick ? 5 : 9;
   // The machine is shared and its bandwidth drifts by a quarter within minutes, so every shape's
@@ -103,12 +123,12 @@ int main(int argc, char** argv) {
         const size_t bytes = static_cast<size_t>(n * quant::row_bytes(type, k));
         const size_t copies = std::clamp<size_t>((size_t{256} << 20) / bytes + 1, 1, 64);
         std::vector<std::vector<uint8_t>> w;
-        for (size_t c = 0; c < copies; ++c) w.push_back(random_weights(type, n, k, 10 + c));
+        for (size_t c = 0; c < copies; ++c) w.push_back(in_layout(type, random_weights(type, n, k, 10 + c), n, k, x8));
         const std::vector<float> x = random_floats(static_cast<size_t>(k), 3);
         std::vector<float> y(static_cast<size_t>(n));
         size_t next = 0;
         auto one_call = [&] {
-          kernels::quant::quantized_matmul(type, w[next].data(), n, k, x.data(), 1, y.data());
+          matmul(type, x8, w[next].data(), n, k, x.data(), 1, y.data());
           next = (next + 1) % copies;
         };
         size_t next_read = 0;
@@ -132,10 +152,12 @@ int main(int argc, char** argv) {
   for (const DecodeResult& d : decode) best_triad = std::max(best_triad, d.triad_gbs);
 
   std::string js = "{\"threads\": " + std::to_string(runtime::default_pool().size()) +
+                   ", \"layout\": \"" + (x8 ? "x8" : "rows") + "\"" +
                    ", \"best_stream_triad_gbs\": " + std::to_string(best_triad) + ", \"decode\": [";
   if (!json) {
-    std::printf("threads %d; STREAM triad measured alongside each shape (best of the run: %.1f GB/s)\n\n",
-                runtime::default_pool().size(), best_triad);
+    std::printf("threads %d; Q4_0/Q4_K weights in the %s layout; STREAM triad measured alongside each shape (best of "
+                "the run: %.1f GB/s)\n\n",
+                runtime::default_pool().size(), x8 ? "x8" : "GGUF row", best_triad);
     std::printf("decode: y[1,N] = x[1,K] . W[N,K]^T, weights from DRAM; \"read\" only reads the same bytes\n"
                 "%-6s %6s %6s %10s %10s %11s %9s %10s %10s %8s\n",
                 "type", "K", "N", "us/call", "GB/s", "triad GB/s", "% triad", "% best", "read GB/s", "% read");
@@ -172,9 +194,9 @@ int main(int argc, char** argv) {
     const double t_sgemm = median_seconds(
         [&] { kernels::sgemm(false, true, m, n, k, 1.0f, x.data(), k, wf.data(), k, 0.0f, y.data(), n); }, reps);
     for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k, GgmlType::q6_k}) {
-      const std::vector<uint8_t> w = random_weights(type, n, k, 6);
+      const std::vector<uint8_t> w = in_layout(type, random_weights(type, n, k, 6), n, k, x8);
       const double t =
-          median_seconds([&] { kernels::quant::quantized_matmul(type, w.data(), n, k, x.data(), m, y.data()); }, reps);
+          median_seconds([&] { matmul(type, x8, w.data(), n, k, x.data(), m, y.data()); }, reps);
       if (json) {
         js += std::string(first ? "" : ", ") + "{\"type\": \"" + quant::type_name(type) +
               "\", \"k\": " + std::to_string(k) + ", \"n\": " + std::to_string(n) +

@@ -18,7 +18,9 @@ enum class ScratchSlot : int {
   quant_activations,
   quant_scales,
   quant_sums,
-  quant_q4_pairs,  // the Q4_0 decode kernel's activation layout
+  quant_q4_pairs,     // the Q4_0 decode kernel's activation layout
+  quant_group_sums,   // Q8_K activation code sums per 32 values, for the Q4_K x8 kernels
+  quant_x8_rows,      // one x8 group turned back into rows, for CPUs without AVX2
   count
 };
 

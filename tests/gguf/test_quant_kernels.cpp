@@ -10,50 +10,17 @@
 #include "tessera/kernels/quant/quant_matmul.h"
 #include "tessera/quant/blocks.h"
 #include "tessera/quant/quantize.h"
+#include "quant_kernel_test_util.h"
 #include "test_util.h"
 
 using namespace tessera;
 using namespace tessera::quant;
+using tessera::test::Avx2Switch;
+using tessera::test::expected;
+using tessera::test::gaussian;
 namespace qk = tessera::kernels::quant;
 
 namespace {
-
-std::vector<float> gaussian(size_t n, uint64_t seed, float sigma) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist(0.0f, sigma);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-// Restores the AVX2 switch after a test that turns it off.
-struct Avx2Switch {
-  explicit Avx2Switch(bool on) : was_(kernels::use_avx2()) { kernels::set_avx2_enabled(on); }
-  ~Avx2Switch() { kernels::set_avx2_enabled(was_); }
-  bool was_;
-};
-
-// y = dequant(quant_act(x)) · dequant(W)^T in double: what the kernel computes up to float rounding.
-std::vector<double> expected(GgmlType type, const std::vector<uint8_t>& w, const std::vector<float>& x, int64_t m,
-                             int64_t n, int64_t k) {
-  const GgmlType act = qk::activation_type(type);
-  const std::vector<float> wd = dequantize(type, w.data(), w.size(), n, k);
-  std::vector<float> xd = x;
-  if (act != GgmlType::f32) {
-    std::vector<uint8_t> xq(static_cast<size_t>(m * row_bytes(act, k)));
-    for (int64_t i = 0; i < m; ++i)
-      qk::quantize_activation_row(act, x.data() + i * k, xq.data() + i * row_bytes(act, k), k);
-    xd = dequantize(act, xq.data(), xq.size(), m, k);
-  }
-  std::vector<double> y(static_cast<size_t>(m * n), 0.0);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < k; ++p) s += static_cast<double>(xd[i * k + p]) * wd[j * k + p];
-      y[i * n + j] = s;
-    }
-  return y;
-}
 
 void check_type(GgmlType type, int64_t m, int64_t n, int64_t k, bool avx2) {
   Avx2Switch sw(avx2);

@@ -12,6 +12,7 @@
 #include "tessera/core/half.h"
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/quant/dot.h"
+#include "tessera/kernels/quant/interleave_x8.h"
 #include "tessera/quant/quantize.h"
 #include "tessera/runtime/thread_scratch.h"
 
@@ -53,6 +54,49 @@ void decode_scales(GgmlType act_type, const uint8_t* act, int64_t m, int64_t nb,
       sums[i * nb + b] = d * static_cast<float>(sum);
     }
   }
+}
+
+// Per activation row and Q8_K block, the code sums of its eight groups of 32 as four int32, each two
+// int16 (groups 2t and 2t+1): what the Q4_K x8 kernels multiply with the eight rows' mins.
+void q8_k_group_sums(const uint8_t* act, int64_t m, int64_t nb, int64_t a_row, int32_t* out) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* bsums = act + i * a_row + b * 292 + 260;
+      for (int t = 0; t < 4; ++t) {
+        int32_t g[2];
+        for (int h = 0; h < 2; ++h) {
+          const int j = 2 * (2 * t + h);
+          g[h] = load_as<int16_t>(bsums + 2 * j) + load_as<int16_t>(bsums + 2 * j + 2);
+        }
+        out[(i * nb + b) * 4 + t] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(g[0])) |
+                                                         static_cast<uint32_t>(static_cast<uint16_t>(g[1])) << 16);
+      }
+    }
+  }
+}
+
+// Quantized activations with their decoded scales, in the calling thread's scratch.
+struct Activations {
+  int64_t row_bytes, nb;
+  uint8_t* data;
+  float *scales, *sums;
+  ActRows rows(int64_t first, int count) const {
+    return {data + first * row_bytes, static_cast<size_t>(row_bytes), scales + first * nb, sums + first * nb, count};
+  }
+};
+
+Activations quantize_for(GgmlType type, const float* x, int64_t m, int64_t k, runtime::ThreadPool& pool) {
+  using runtime::ScratchSlot;
+  const GgmlType act_type = activation_type(type);
+  Activations a;
+  a.row_bytes = row_bytes(act_type, k, "quantized_matmul activations");
+  a.nb = k / type_traits(type).block_size;
+  a.data = runtime::thread_scratch_of<uint8_t>(ScratchSlot::quant_activations, static_cast<size_t>(m * a.row_bytes));
+  a.scales = runtime::thread_scratch_of<float>(ScratchSlot::quant_scales, static_cast<size_t>(m * a.nb));
+  a.sums = runtime::thread_scratch_of<float>(ScratchSlot::quant_sums, static_cast<size_t>(m * a.nb));
+  quantize_activations(act_type, x, m, k, a.data, a.row_bytes, pool);
+  decode_scales(act_type, a.data, m, a.nb, a.row_bytes, a.scales, a.sums);
+  return a;
 }
 
 }  // namespace
@@ -99,12 +143,11 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
   // The quantized activations live in this thread's scratch, reused across calls.
   using runtime::ScratchSlot;
-  const int64_t nb = k / type_traits(type).block_size;
-  uint8_t* act = runtime::thread_scratch_of<uint8_t>(ScratchSlot::quant_activations, static_cast<size_t>(m * a_row));
-  float* scale_data = runtime::thread_scratch_of<float>(ScratchSlot::quant_scales, static_cast<size_t>(m * nb));
-  float* sum_data = runtime::thread_scratch_of<float>(ScratchSlot::quant_sums, static_cast<size_t>(m * nb));
-  quantize_activations(act_type, x, m, k, act, a_row, tp);
-  decode_scales(act_type, act, m, nb, a_row, scale_data, sum_data);
+  const Activations acts = quantize_for(type, x, m, k, tp);
+  const int64_t nb = acts.nb;
+  uint8_t* act = acts.data;
+  float* scale_data = acts.scales;
+  float* sum_data = acts.sums;
 
   DotFn dot = use_avx2() ? avx2_dot(type) : nullptr;
   if (dot == nullptr) dot = portable_dot(type);
@@ -164,6 +207,72 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
           const uint8_t* wj = wbytes + j * w_row;
           dot(nb, &wj, 1, rows_i, out);
           for (int r = 0; r < rows; ++r) y[(i + r) * n + j] = out[r];
+        }
+      }
+    }
+  });
+}
+
+void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, const float* x, int64_t m, float* y,
+                         runtime::ThreadPool* pool) {
+  TESSERA_CHECK(n >= 0 && k >= 0 && m >= 0, "quantized_matmul_x8: negative size (m {}, n {}, k {})", m, n, k);
+  TESSERA_CHECK(x8_layout_exists(type) && n % kX8Rows == 0,
+                "quantized_matmul_x8: needs Q4_0 or Q4_K weights in rows of eight, got {} with {} rows", type_name(type), n);
+  const int64_t w_row = row_bytes(type, k, "quantized_matmul_x8 weights");
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    std::fill(y, y + m * n, 0.0f);
+    return;
+  }
+  runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
+  const Activations acts = quantize_for(type, x, m, k, tp);
+  const int64_t nb = acts.nb;
+  int32_t* group_sums = nullptr;
+  if (type == GgmlType::q4_k) {
+    group_sums = runtime::thread_scratch_of<int32_t>(runtime::ScratchSlot::quant_group_sums, static_cast<size_t>(m * nb * 4));
+    q8_k_group_sums(acts.data, m, nb, acts.row_bytes, group_sums);
+  }
+  DotX8Fn x8_dot[kMaxRows + 1] = {};
+  if (use_avx2()) {
+    for (int r = 1; r <= kMaxRows; ++r) x8_dot[r] = avx2_dot_x8(type, r);
+  }
+  const DotFn row_dot = portable_dot(type);  // CPUs without AVX2: the group turned back into rows
+  const auto* wbytes = static_cast<const uint8_t*>(w_x8);
+  const int64_t group_bytes = kX8Rows * w_row, groups = n / kX8Rows;
+  // Each thread takes tiles of whole groups, a contiguous stretch of weights: decode tiles of at least
+  // kDecodeTileBytes * kDecodeRows (one stream as long as the striped kernels' four; two streams per
+  // thread measured no faster), prefill tiles of two groups, which stay in L2 while every activation
+  // row passes over them.
+  const int64_t tile = m == 1 ? std::max<int64_t>(1, kDecodeTileBytes * kDecodeRows / group_bytes) : 2;
+  const int64_t tiles = (groups + tile - 1) / tile;
+  const int64_t bytes = n * w_row * std::min<int64_t>(m, kMaxRows);
+  const int64_t workers = std::clamp<int64_t>(bytes / (64 << 10), 1, std::min<int64_t>(tiles, tp.size()));
+  std::atomic<int64_t> next_tile{0};
+  tp.parallel_for(workers, 1, [&](int64_t, int64_t) {
+    float out[kMaxRows * kX8Rows];
+    for (int64_t t = next_tile.fetch_add(1); t < tiles; t = next_tile.fetch_add(1)) {
+      const int64_t g1 = std::min(groups, (t + 1) * tile);
+      for (int64_t i = 0; i < m; i += kMaxRows) {
+        const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m - i));
+        const ActRows act = acts.rows(i, rows);
+        for (int64_t g = t * tile; g < g1; ++g) {
+          const uint8_t* group = wbytes + g * group_bytes;
+          if (x8_dot[rows] != nullptr) {
+            x8_dot[rows](nb, group, act, group_sums != nullptr ? group_sums + i * nb * 4 : nullptr, out);
+          } else {
+            auto* plain = runtime::thread_scratch_of<uint8_t>(runtime::ScratchSlot::quant_x8_rows,
+                                                              static_cast<size_t>(group_bytes));
+            deinterleave_x8(type, group, kX8Rows, k, plain);
+            float one[kMaxRows];
+            for (int j = 0; j < kX8Rows; ++j) {
+              const uint8_t* wj = plain + j * w_row;
+              row_dot(nb, &wj, 1, act, one);
+              for (int r = 0; r < rows; ++r) out[r * kX8Rows + j] = one[r];
+            }
+          }
+          for (int r = 0; r < rows; ++r) {
+            std::memcpy(y + (i + r) * n + g * kX8Rows, out + r * kX8Rows, kX8Rows * sizeof(float));
+          }
         }
       }
     }
