@@ -6,6 +6,7 @@
 #include <new>
 
 #include "model_steps.h"
+#include "tessera/ops/quant.h"
 #include "tessera/runtime/thread_scratch.h"
 
 // GCC inlines these replacements into callers and then flags free() on a new'd pointer, which is
@@ -179,6 +180,26 @@ TEST(CpuZeroAlloc, MlpTrainingStepAllocatesNothingInSteadyState) {
   const backends::cpu::CompileInfo info = backends::cpu::compile_info(*exe);
   ASSERT_EQ(info.fallback_steps, 0) << info.program;
   EXPECT_EQ(steady_state_allocations(*exe, s.inputs, 10), 0) << info.program;
+}
+
+// A quantized two-layer decode step (x8 Q4_K and row-layout Q6_K weights, one activation row and a
+// batch of five) allocates nothing once its thread scratch is reserved.
+TEST(CpuZeroAlloc, QuantizedMatmulsAllocateNothingInSteadyState) {
+  ScopedJit jit(JitMode::always);
+  const Tensor w1 = ops::quantize_weights(random_array({256, 512}, 1, -1, 1, DType::f32), "q4_k");
+  const Tensor w2 = ops::quantize_weights(random_array({24, 256}, 2, -1, 1, DType::f32), "q6_k");
+  for (int64_t m : {1, 5}) {
+    const ir::Graph g = trace(
+        [&](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+          const Tensor h = ops::relu(ops::quantized_matmul(a[0], w1, "q4_k"));
+          return {ops::quantized_matmul(h, w2, "q6_k")};
+        },
+        {{DType::f32, {m, 512}}});
+    auto exe = backends::cpu_backend().compile(g);
+    const backends::cpu::CompileInfo info = backends::cpu::compile_info(*exe);
+    ASSERT_EQ(info.fallback_steps, 0) << info.program;
+    EXPECT_EQ(steady_state_allocations(*exe, {random_array({m, 512}, 3, -1, 1, DType::f32)}, 10), 0) << info.program;
+  }
 }
 
 TEST(CpuZeroAlloc, CnnTrainingStepAllocatesNothingInSteadyState) {

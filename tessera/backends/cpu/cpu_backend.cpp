@@ -245,6 +245,10 @@ class CpuBackend final : public Backend {
     std::vector<Array> constants;
     constants.reserve(program->constants.size());
     for (const ConstantSource& c : program->constants) {
+      if (c.derived_from >= 0) {  // derived slots come after their sources
+        constants.push_back(c.derive(constants[static_cast<size_t>(c.derived_from)]));
+        continue;
+      }
       constants.push_back(c.original >= 0
                               ? key.constants[static_cast<size_t>(c.original)]->attrs().get_tensor("value").contiguous()
                               : c.owned);

@@ -65,6 +65,28 @@ int32_t Lowering::bind(const ir::Value& v, int32_t buffer, DType dtype) {
   return id;
 }
 
+int32_t Lowering::derived_constant(int32_t source, const std::string& tag, DType dtype, const Shape& shape,
+                                   std::function<Array(const Array&)> derive) {
+  const ValueInfo& src = info(source);
+  const BufferInfo& buffer = program_->buffers[static_cast<size_t>(src.buffer)];
+  if (buffer.kind != BufferKind::constant || src.layout.offset != 0 || !src.layout.contiguous() ||
+      src.layout.numel() * static_cast<int64_t>(dtype_size(src.dtype)) != buffer.bytes) {
+    return -1;
+  }
+  const auto key = std::make_pair(source, tag);
+  if (auto it = derived_constants_.find(key); it != derived_constants_.end()) return it->second;
+  ConstantSource c;
+  c.derived_from = buffer.slot;
+  c.derive = std::move(derive);
+  const auto slot = static_cast<int32_t>(program_->constants.size());
+  program_->constants.push_back(std::move(c));
+  const int32_t b = new_buffer(BufferKind::constant, slot, shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)));
+  values_.push_back(ValueInfo{dtype, b, Layout::packed(shape)});
+  const auto id = static_cast<int32_t>(values_.size() - 1);
+  derived_constants_.emplace(key, id);
+  return id;
+}
+
 Operand Lowering::operand(int32_t id) const {
   const ValueInfo& vi = info(id);
   return Operand{vi.buffer, vi.layout.offset * static_cast<int64_t>(dtype_size(vi.dtype))};

@@ -2,6 +2,7 @@
 // Lowering a graph into a Program: the builder that library lowerings (library_ops_*.cpp) use to
 // look up their operands, define their results, and emit steps; and the table of those lowerings.
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -52,6 +53,11 @@ class Lowering {
   int32_t bind(const ir::Value& v, int32_t buffer, DType dtype);     // v packed at the start of buffer
   // The value itself when packed, else a packed copy (made once per value).
   int32_t packed(int32_t id);
+  // A constant computed from the whole constant `source` when an executable binds its constants (once,
+  // not per run), e.g. weights re-laid for a kernel; one per (source, tag). -1 if source is not a
+  // whole graph constant.
+  int32_t derived_constant(int32_t source, const std::string& tag, DType dtype, const Shape& shape,
+                           std::function<Array(const Array&)> derive);
   Operand operand(int32_t id) const;       // the address of the value's first element
   int64_t uses(const ir::Value& v) const;  // node inputs and graph outputs that read v
 
@@ -78,6 +84,7 @@ class Lowering {
   std::vector<ValueInfo> values_;
   std::unordered_map<ir::Value, int32_t, ir::ValueHash> ids_;
   std::unordered_map<int32_t, int32_t> packed_copies_;
+  std::map<std::pair<int32_t, std::string>, int32_t> derived_constants_;
   std::unordered_map<ir::Value, int64_t, ir::ValueHash> uses_;
   std::vector<runtime::StepAccess> access_;
   std::unordered_map<const ir::Node*, Epilogue> epilogues_;

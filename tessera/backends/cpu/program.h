@@ -5,6 +5,7 @@
 // so one Program serves every Executable made from graphs of the same structure.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,10 +66,13 @@ class Step {
 
 // Where the data of constant slot j comes from when an Executable binds a graph's constants: the
 // original graph's constant number `original` (in topological order), else `owned` (a constant the
-// passes created).
+// passes created), else slot `derived_from` passed through `derive` (a constant re-laid for a kernel,
+// such as quantized weights in the x8 layout), once per executable.
 struct ConstantSource {
   int32_t original = -1;
   Array owned;
+  int32_t derived_from = -1;
+  std::function<Array(const Array&)> derive;
 };
 
 struct ProgramStats {

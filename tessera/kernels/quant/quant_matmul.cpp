@@ -75,6 +75,31 @@ void q8_k_group_sums(const uint8_t* act, int64_t m, int64_t nb, int64_t a_row, i
   }
 }
 
+// Hands out ranges of `total` items to the threads of one call: a share of what is left each time
+// (long stretches first, for the prefetchers), shrinking to min_chunk at the end so that the threads
+// finish together. Fixed tiles can leave one thread a whole tile behind the other.
+class GuidedRanges {
+ public:
+  GuidedRanges(int64_t total, int64_t min_chunk, int threads)
+      : total_(total), min_chunk_(std::max<int64_t>(1, min_chunk)), share_(2 * std::max(1, threads)) {}
+  bool next(int64_t* begin, int64_t* end) {
+    int64_t start = next_.load(std::memory_order_relaxed);
+    while (start < total_) {
+      const int64_t size = std::max(min_chunk_, (total_ - start) / share_);
+      if (next_.compare_exchange_weak(start, start + size, std::memory_order_relaxed)) {
+        *begin = start;
+        *end = std::min(total_, start + size);
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  const int64_t total_, min_chunk_, share_;
+  std::atomic<int64_t> next_{0};
+};
+
 // Quantized activations with their decoded scales, in the calling thread's scratch.
 struct Activations {
   int64_t row_bytes, nb;
@@ -239,23 +264,22 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
   const DotFn row_dot = portable_dot(type);  // CPUs without AVX2: the group turned back into rows
   const auto* wbytes = static_cast<const uint8_t*>(w_x8);
   const int64_t group_bytes = kX8Rows * w_row, groups = n / kX8Rows;
-  // Each thread takes tiles of whole groups, a contiguous stretch of weights: decode tiles of at least
-  // kDecodeTileBytes * kDecodeRows (one stream as long as the striped kernels' four; two streams per
-  // thread measured no faster), prefill tiles of two groups, which stay in L2 while every activation
-  // row passes over them.
-  const int64_t tile = m == 1 ? std::max<int64_t>(1, kDecodeTileBytes * kDecodeRows / group_bytes) : 2;
-  const int64_t tiles = (groups + tile - 1) / tile;
+  // Each thread takes stretches of whole groups, contiguous weights. Decode hands out guided ranges
+  // (one stream per thread; two streams per thread measured no faster); prefill takes tiles of two
+  // groups, which stay in L2 while every activation row passes over them.
+  const int64_t tile = m == 1 ? std::max<int64_t>(1, kDecodeTileBytes / group_bytes) : 2;
   const int64_t bytes = n * w_row * std::min<int64_t>(m, kMaxRows);
-  const int64_t workers = std::clamp<int64_t>(bytes / (64 << 10), 1, std::min<int64_t>(tiles, tp.size()));
-  std::atomic<int64_t> next_tile{0};
+  const int64_t workers =
+      std::clamp<int64_t>(bytes / (64 << 10), 1, std::min<int64_t>((groups + tile - 1) / tile, tp.size()));
+  GuidedRanges ranges(groups, tile, m == 1 ? static_cast<int>(workers) : 1 << 20);
   tp.parallel_for(workers, 1, [&](int64_t, int64_t) {
     float out[kMaxRows * kX8Rows];
-    for (int64_t t = next_tile.fetch_add(1); t < tiles; t = next_tile.fetch_add(1)) {
-      const int64_t g1 = std::min(groups, (t + 1) * tile);
+    int64_t g0 = 0, g1 = 0;
+    while (ranges.next(&g0, &g1)) {
       for (int64_t i = 0; i < m; i += kMaxRows) {
         const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m - i));
         const ActRows act = acts.rows(i, rows);
-        for (int64_t g = t * tile; g < g1; ++g) {
+        for (int64_t g = g0; g < g1; ++g) {
           const uint8_t* group = wbytes + g * group_bytes;
           if (x8_dot[rows] != nullptr) {
             x8_dot[rows](nb, group, act, group_sums != nullptr ? group_sums + i * nb * 4 : nullptr, out);
