@@ -27,7 +27,6 @@ using quant::GgmlType;
 
 namespace {
 
-using bench::median_seconds;
 
 // Random but well-formed weight bytes: random codes, and every f16 scale set to a small value (real
 // quantization of 8192x8192 with the reference encoders would take minutes).
@@ -191,12 +190,12 @@ int main(int argc, char** argv) {
     std::vector<float> y(static_cast<size_t>(m * n));
     const std::vector<float> wf = random_floats(static_cast<size_t>(n * k), 5);
     const double flops = 2.0 * static_cast<double>(m * n * k);
-    const double t_sgemm = median_seconds(
-        [&] { kernels::sgemm(false, true, m, n, k, 1.0f, x.data(), k, wf.data(), k, 0.0f, y.data(), n); }, reps);
+    auto sgemm = [&] { kernels::sgemm(false, true, m, n, k, 1.0f, x.data(), k, wf.data(), k, 0.0f, y.data(), n); };
     for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k, GgmlType::q6_k}) {
       const std::vector<uint8_t> w = in_layout(type, random_weights(type, n, k, 6), n, k, x8);
-      const double t =
-          median_seconds([&] { matmul(type, x8, w.data(), n, k, x.data(), m, y.data()); }, reps);
+      // The GEMM's samples alternate with the quantized product's, so each ratio comes from one stretch of time.
+      const auto [t_sgemm, t] =
+          bench::paired_seconds(sgemm, [&] { matmul(type, x8, w.data(), n, k, x.data(), m, y.data()); }, reps, 1, 1);
       if (json) {
         js += std::string(first ? "" : ", ") + "{\"type\": \"" + quant::type_name(type) +
               "\", \"k\": " + std::to_string(k) + ", \"n\": " + std::to_string(n) +

@@ -142,7 +142,11 @@ __attribute__((target("avx2,fma,f16c"))) bool q8_k_block_avx2(const float* x, ui
 }  // namespace
 
 void quantize_activation_row(GgmlType act_type, const float* x, void* y, int64_t k) {
-  auto* out = static_cast<uint8_t*>(y);
+  quantize_activations_with_scales(act_type, x, static_cast<uint8_t*>(y), k, nullptr, nullptr);
+}
+
+void quantize_activations_with_scales(GgmlType act_type, const float* x, uint8_t* out, int64_t k, float* scales,
+                                      float* sums) {
   switch (act_type) {
     case GgmlType::q8_0:
     case GgmlType::q8_1: {
@@ -173,6 +177,10 @@ void quantize_activation_row(GgmlType act_type, const float* x, void* y, int64_t
           std::memcpy(blk + 2, &s, 2);
         }
         std::memcpy(blk + (with_sum ? 4 : 2), q, kQK);
+        if (scales != nullptr) {
+          scales[b] = f16_bits_to_f32(d);
+          sums[b] = scales[b] * static_cast<float>(sum);
+        }
       }
       return;
     }
@@ -180,15 +188,19 @@ void quantize_activation_row(GgmlType act_type, const float* x, void* y, int64_t
       constexpr int64_t kN = tessera::quant::kQKK;
       constexpr auto kBytes = static_cast<int64_t>(sizeof(tessera::quant::BlockQ8_K));
       for (int64_t b = 0; b < k / kN; ++b) {
+        uint8_t* blk = out + b * kBytes;
 #if defined(__x86_64__)
-        if (use_avx2() && q8_k_block_avx2(x + b * kN, out + b * kBytes)) continue;
+        const bool done = use_avx2() && q8_k_block_avx2(x + b * kN, blk);
+#else
+        const bool done = false;
 #endif
-        tessera::quant::detail::quantize_q8_k(x + b * kN, out + b * kBytes, kN);
+        if (!done) tessera::quant::detail::quantize_q8_k(x + b * kN, blk, kN);
+        if (scales != nullptr) std::memcpy(&scales[b], blk, sizeof(float));
       }
       return;
     }
     default:
-      std::memcpy(y, x, static_cast<size_t>(k) * sizeof(float));
+      std::memcpy(out, x, static_cast<size_t>(k) * sizeof(float));
       return;  // f32 activations
   }
 }

@@ -29,6 +29,11 @@ struct ActRows {
   const uint8_t* q4_pairs = nullptr;
 };
 
+// quantize_activation_row, also giving each block's scale as f32 (scales) and, for Q8_0/Q8_1, its
+// scale times its code sum (sums): nb values each, what ActRows carries. Null scales skip both.
+void quantize_activations_with_scales(tessera::quant::GgmlType act_type, const float* x, uint8_t* out, int64_t k,
+                                      float* scales, float* sums);
+
 // Bytes per pair of blocks in the Q4_0 decode layout: codes 0-15 of both blocks, codes 16-31 of both,
 // then 16 int16: 8 * (codes 2j + 2j+1 + 16+2j + 16+2j+1) of the first block (j < 8), then the second's.
 inline constexpr int64_t kQ4PairBytes = 96;

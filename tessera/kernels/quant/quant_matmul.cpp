@@ -9,7 +9,6 @@
 #include <cstring>
 
 #include "tessera/core/error.h"
-#include "tessera/core/half.h"
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/quant/dot.h"
 #include "tessera/kernels/quant/interleave_x8.h"
@@ -26,34 +25,15 @@ using tessera::quant::type_name;
 constexpr int64_t kRowTile = 16;
 constexpr int64_t kDecodeTileBytes = int64_t{64} << 10;
 
+// Quantizes the m activation rows (out_row bytes apart) with their blocks' scales and scaled code
+// sums (nb per row).
 void quantize_activations(GgmlType act_type, const float* x, int64_t m, int64_t k, uint8_t* out, int64_t out_row,
-                          runtime::ThreadPool& pool) {
+                          int64_t nb, float* scales, float* sums, runtime::ThreadPool& pool) {
   pool.parallel_for(m, 8, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) quantize_activation_row(act_type, x + i * k, out + i * out_row, k);
-  });
-}
-
-// Each activation block's scale as f32 and, for Q8_0/Q8_1, scale * sum of its codes, row after row
-// (nb per row).
-void decode_scales(GgmlType act_type, const uint8_t* act, int64_t m, int64_t nb, int64_t a_row, float* scales,
-                   float* sums) {
-  if (act_type == GgmlType::f32) return;
-  const int64_t block = tessera::quant::type_traits(act_type).type_size;
-  const int64_t codes_at = act_type == GgmlType::q8_1 ? 4 : 2;
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = act + i * a_row + b * block;
-      if (act_type == GgmlType::q8_k) {
-        scales[i * nb + b] = load_as<float>(p);
-        continue;
-      }
-      const float d = f16_bits_to_f32(load_as<uint16_t>(p));
-      int sum = 0;
-      for (int j = 0; j < 32; ++j) sum += static_cast<int8_t>(p[codes_at + j]);
-      scales[i * nb + b] = d;
-      sums[i * nb + b] = d * static_cast<float>(sum);
+    for (int64_t i = begin; i < end; ++i) {
+      quantize_activations_with_scales(act_type, x + i * k, out + i * out_row, k, scales + i * nb, sums + i * nb);
     }
-  }
+  });
 }
 
 // Per activation row and Q8_K block, the code sums of its eight groups of 32 as four int32, each two
@@ -100,6 +80,14 @@ class GuidedRanges {
   std::atomic<int64_t> next_{0};
 };
 
+// A product with no rows, no columns or nothing to sum: y is empty or all zeros. True if handled.
+bool trivial_product(int64_t m, int64_t n, int64_t k, float* y) {
+  if (m == 0 || n == 0) return true;
+  if (k > 0) return false;
+  std::fill(y, y + m * n, 0.0f);
+  return true;
+}
+
 // Quantized activations with their decoded scales, in the calling thread's scratch.
 struct Activations {
   int64_t row_bytes, nb;
@@ -119,8 +107,7 @@ Activations quantize_for(GgmlType type, const float* x, int64_t m, int64_t k, ru
   a.data = runtime::thread_scratch_of<uint8_t>(ScratchSlot::quant_activations, static_cast<size_t>(m * a.row_bytes));
   a.scales = runtime::thread_scratch_of<float>(ScratchSlot::quant_scales, static_cast<size_t>(m * a.nb));
   a.sums = runtime::thread_scratch_of<float>(ScratchSlot::quant_sums, static_cast<size_t>(m * a.nb));
-  quantize_activations(act_type, x, m, k, a.data, a.row_bytes, pool);
-  decode_scales(act_type, a.data, m, a.nb, a.row_bytes, a.scales, a.sums);
+  quantize_activations(act_type, x, m, k, a.data, a.row_bytes, a.nb, a.scales, a.sums, pool);
   return a;
 }
 
@@ -160,11 +147,7 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
   const GgmlType act_type = activation_type(type);
   const int64_t w_row = row_bytes(type, k, "quantized_matmul weights");
   const int64_t a_row = row_bytes(act_type, k, "quantized_matmul activations");
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    std::fill(y, y + m * n, 0.0f);
-    return;
-  }
+  if (trivial_product(m, n, k, y)) return;
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
   // The quantized activations live in this thread's scratch, reused across calls.
   using runtime::ScratchSlot;
@@ -244,11 +227,7 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
   TESSERA_CHECK(x8_layout_exists(type) && n % kX8Rows == 0,
                 "quantized_matmul_x8: needs Q4_0 or Q4_K weights in rows of eight, got {} with {} rows", type_name(type), n);
   const int64_t w_row = row_bytes(type, k, "quantized_matmul_x8 weights");
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    std::fill(y, y + m * n, 0.0f);
-    return;
-  }
+  if (trivial_product(m, n, k, y)) return;
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
   const Activations acts = quantize_for(type, x, m, k, tp);
   const int64_t nb = acts.nb;
