@@ -53,9 +53,13 @@ TEST(CpuQuantizedMatmul, RunsTheBlockKernels) {
       ASSERT_EQ(got.to_f64(), Array::from_vector(std::vector<double>(direct.begin(), direct.end()), {m, n}).to_f64());
       // And close to the exact definition: the activations' 8-bit rounding moves each output by a
       // small fraction of the row's scale.
-      const Array exact = backends::reference_backend().compile(trace(
-          [&](const std::vector<Tensor>& a) -> std::vector<Tensor> { return {ops::quantized_matmul(a[0], wq, type)}; },
-          {{DType::f32, {m, k}}}))->run({x})[0];
+      const Array exact = backends::reference_backend()
+                              .compile(trace(
+                                  [&](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+                                    return {ops::quantized_matmul(a[0], wq, type)};
+                                  },
+                                  {{DType::f32, {m, k}}}))
+                              ->run({x})[0];
       EXPECT_EQ(compare_arrays(exact, got, 0.05, 0.02), "");
     }
   }
@@ -116,9 +120,13 @@ TEST(CpuQuantizedMatmul, OtherActivationTypesStayOnTheReference) {
   Compiled c = compile_qmatmul(wq, "q8_0", {DType::f64, {2, 32}});
   EXPECT_EQ(c.info.fallback_steps, 1) << c.info.program;
   const Array x = random_array({2, 32}, 6, -1, 1, DType::f64);
-  const Array exact = backends::reference_backend().compile(trace(
-      [&](const std::vector<Tensor>& a) -> std::vector<Tensor> { return {ops::quantized_matmul(a[0], wq, "q8_0")}; },
-      {{DType::f64, {2, 32}}}))->run({x})[0];
+  const Array exact = backends::reference_backend()
+                          .compile(trace(
+                              [&](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+                                return {ops::quantized_matmul(a[0], wq, "q8_0")};
+                              },
+                              {{DType::f64, {2, 32}}}))
+                          ->run({x})[0];
   EXPECT_EQ(compare_arrays(exact, c.exe->run({x})[0], 1e-12, 1e-12), "");
 }
 

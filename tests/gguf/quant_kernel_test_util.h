@@ -29,8 +29,8 @@ struct Avx2Switch {
 };
 
 // y = dequant(quant_act(x)) · dequant(W)^T in double: what the kernel computes up to float rounding.
-inline std::vector<double> expected(GgmlType type, const std::vector<uint8_t>& w, const std::vector<float>& x, int64_t m,
-                             int64_t n, int64_t k) {
+inline std::vector<double> expected(GgmlType type, const std::vector<uint8_t>& w, const std::vector<float>& x,
+                                    int64_t m, int64_t n, int64_t k) {
   const GgmlType act = qk::activation_type(type);
   const std::vector<float> wd = quant::dequantize(type, w.data(), w.size(), n, k);
   std::vector<float> xd = x;

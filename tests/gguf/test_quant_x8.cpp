@@ -89,6 +89,8 @@ TEST(QuantX8, MatchesTheExactProductOnAvx2) {
   for (GgmlType type : {GgmlType::q4_0, GgmlType::q4_k}) {
     for (int64_t m : {1, 2, 3, 4, 5, 9}) check_x8(type, m, 24, 512, true);
     for (int64_t n : {8, 136, 520}) check_x8(type, 1, n, 256, true);
+    // Enough groups for decode's stripes (four groups at once), with one group left over.
+    check_x8(type, 1, 2056, 256, true);
     check_x8(type, 1, 64, 2048, true);
   }
 }

@@ -49,8 +49,8 @@ class QuantizedMatmulStep final : public Step {
   }
   StepKind kind() const override { return StepKind::library; }
   std::string describe() const override {
-    return fmt::format("quantized_matmul {}{} [{}, {}] x [{}, {}]^T", quant::type_name(type_), x8_ ? " x8" : "", m_,
-                       k_, n_, k_);
+    return fmt::format("quantized_matmul {}{} [{}, {}] x [{}, {}]^T", quant::type_name(type_), x8_ ? " x8" : "", m_, k_,
+                       n_, k_);
   }
 
  private:

@@ -1,8 +1,9 @@
-// AVX2 dot products of one x8 group of weights (eight interleaved rows, interleave_x8.h) with R
-// activation rows. A 32-byte vector of codes holds four bytes of each of the eight rows; one broadcast
-// of four activation codes meets all of them through _mm256_maddubs_epi16, and the eight rows'
-// results stay in the eight 32-bit lanes to the end (no horizontal sums, no per-row scale shuffles).
-// 16-bit partial sums cannot overflow: at most 8 products of 15 * 128 pairs per lane, 30720.
+// AVX2 dot products of x8 groups of weights (eight interleaved rows, interleave_x8.h): one group with
+// R activation rows (prefill), or G groups from distant stripes with one row (decode: G memory
+// streams). A 32-byte vector of codes holds four bytes of each of the eight rows; one broadcast of
+// four activation codes meets all of them through _mm256_maddubs_epi16, and the eight rows' results
+// stay in the eight 32-bit lanes to the end (no horizontal sums, no per-row scale shuffles). 16-bit
+// partial sums cannot overflow: at most 8 products of 15 * 128 pairs per lane, 30720.
 #include "tessera/kernels/quant/dot.h"
 #include "tessera/kernels/quant/interleave_x8.h"
 
@@ -30,41 +31,48 @@ TESSERA_AVX2 inline __m256i broadcast4(const uint8_t* p) {
 }
 
 TESSERA_AVX2 inline void prefetch_lines(const uint8_t* p, int lines) {
-  for (int i = 0; i < lines; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + kX8PrefetchBytes + 64 * i), _MM_HINT_T0);
+  for (int i = 0; i < lines; ++i)
+    _mm_prefetch(reinterpret_cast<const char*>(p + kX8PrefetchBytes + 64 * i), _MM_HINT_T0);
 }
 
 // ---- Q4_0 x8: 144-byte group blocks (8 f16 scales, 4 chunks of 32 code bytes) ----------------------
 // Values are unsigned (0..15) for maddubs; the -8 offset comes off through the activation sums:
 // d_w * (d_a * sum(q * a) - 8 * d_a * sum(a)).
-template <int R>
-TESSERA_AVX2 void dot_q4_0_x8(int64_t nb, const uint8_t* w, const ActRows& act, const int32_t*, float* out) {
-  __m256 acc[R];
-  for (__m256& a : acc) a = _mm256_setzero_ps();
+template <int R, int G>
+TESSERA_AVX2 void dot_q4_0_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t*, float* out) {
+  __m256 acc[G][R];
+  for (int gi = 0; gi < G; ++gi) {
+    for (__m256& a : acc[gi]) a = _mm256_setzero_ps();
+  }
   const __m256i low4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* wb = w + b * 144;
-    prefetch_lines(wb, 3);  // a block spans 2.25 lines
-    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb)));
-    __m256i lo[4], hi[4];
-    for (int c = 0; c < 4; ++c) {
-      const __m256i bits = load256(wb + 16 + 32 * c);
-      lo[c] = _mm256_and_si256(bits, low4);
-      hi[c] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
-    }
-    for (int r = 0; r < R; ++r) {
-      const uint8_t* codes = act.data + r * act.stride + b * kQ8_0Bytes + 2;
-      __m256i s = _mm256_setzero_si256();
+    for (int gi = 0; gi < G; ++gi) {
+      const uint8_t* wb = w[gi] + b * 144;
+      prefetch_lines(wb, 3);  // a block spans 2.25 lines
+      const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb)));
+      __m256i lo[4], hi[4];
       for (int c = 0; c < 4; ++c) {
-        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo[c], broadcast4(codes + 4 * c)));
-        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi[c], broadcast4(codes + 16 + 4 * c)));
+        const __m256i bits = load256(wb + 16 + 32 * c);
+        lo[c] = _mm256_and_si256(bits, low4);
+        hi[c] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
       }
-      const __m256 dots = _mm256_cvtepi32_ps(_mm256_madd_epi16(s, ones));
-      const int64_t at = r * nb + b;
-      const __m256 v = _mm256_fmsub_ps(_mm256_set1_ps(act.scales[at]), dots, _mm256_set1_ps(8.0f * act.sums[at]));
-      acc[r] = _mm256_fmadd_ps(dw, v, acc[r]);
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* codes = act.data + r * act.stride + b * kQ8_0Bytes + 2;
+        __m256i s = _mm256_setzero_si256();
+        for (int c = 0; c < 4; ++c) {
+          s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo[c], broadcast4(codes + 4 * c)));
+          s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi[c], broadcast4(codes + 16 + 4 * c)));
+        }
+        const __m256 dots = _mm256_cvtepi32_ps(_mm256_madd_epi16(s, ones));
+        const int64_t at = r * nb + b;
+        const __m256 v = _mm256_fmsub_ps(_mm256_set1_ps(act.scales[at]), dots, _mm256_set1_ps(8.0f * act.sums[at]));
+        acc[gi][r] = _mm256_fmadd_ps(dw, v, acc[gi][r]);
+      }
     }
   }
-  for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * r, acc[r]);
+  for (int gi = 0; gi < G; ++gi) {
+    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * (gi * R + r), acc[gi][r]);
+  }
 }
 
 // ---- Q4_K x8: 1152-byte group blocks ----------------------------------------------------------------
@@ -102,85 +110,93 @@ TESSERA_AVX2 inline __m256i mask(const int8_t* m) {
 }
 
 // group_sums: per activation row and block, 4 int32, each two int16 sums of 32 codes (groups 2t, 2t+1).
-template <int R>
-TESSERA_AVX2 void dot_q4_k_x8(int64_t nb, const uint8_t* w, const ActRows& act, const int32_t* group_sums,
+template <int R, int G>
+TESSERA_AVX2 void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t* group_sums,
                               float* out) {
-  __m256 acc[R];
-  for (__m256& a : acc) a = _mm256_setzero_ps();
+  __m256 acc[G][R];
+  for (int gi = 0; gi < G; ++gi) {
+    for (__m256& a : acc[gi]) a = _mm256_setzero_ps();
+  }
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* wb = w + b * 1152;
-    prefetch_lines(wb, 2);
-    __m256i scales[2], mins[2];
-    expand_six_bit(wb + 32, &scales[0], &scales[1]);
-    expand_six_bit(wb + 80, &mins[0], &mins[1]);
-    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb)));
-    const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb + 16)));
-    for (int r = 0; r < R; ++r) {
-      const uint8_t* codes = act.data + r * act.stride + b * kQ8_KBytes + 4;
-      __m256i sumi = _mm256_setzero_si256();
-      for (int g = 0; g < 8; ++g) {
-        const uint8_t* wg = wb + 128 + 128 * g;
-        if (r == 0) prefetch_lines(wg, 2);
-        __m256i s = _mm256_setzero_si256();
-        for (int c = 0; c < 4; ++c) {
-          const __m256i bits = load256(wg + 32 * c);
-          const __m256i lo = _mm256_and_si256(bits, low4), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
-          s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo, broadcast4(codes + 32 * g + 8 * c)));
-          s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi, broadcast4(codes + 32 * g + 8 * c + 4)));
+    for (int gi = 0; gi < G; ++gi) {
+      const uint8_t* wb = w[gi] + b * 1152;
+      prefetch_lines(wb, 2);
+      __m256i scales[2], mins[2];
+      expand_six_bit(wb + 32, &scales[0], &scales[1]);
+      expand_six_bit(wb + 80, &mins[0], &mins[1]);
+      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb)));
+      const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb + 16)));
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* codes = act.data + r * act.stride + b * kQ8_KBytes + 4;
+        __m256i sumi = _mm256_setzero_si256();
+        for (int g = 0; g < 8; ++g) {
+          const uint8_t* wg = wb + 128 + 128 * g;
+          if (r == 0) prefetch_lines(wg, 2);
+          __m256i s = _mm256_setzero_si256();
+          for (int c = 0; c < 4; ++c) {
+            const __m256i bits = load256(wg + 32 * c);
+            const __m256i lo = _mm256_and_si256(bits, low4), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo, broadcast4(codes + 32 * g + 8 * c)));
+            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi, broadcast4(codes + 32 * g + 8 * c + 4)));
+          }
+          const __m256i scale = _mm256_shuffle_epi8(scales[g / 4], mask(kScaleMask[g % 4]));
+          sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(s, scale));
         }
-        const __m256i scale = _mm256_shuffle_epi8(scales[g / 4], mask(kScaleMask[g % 4]));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(s, scale));
+        const int32_t* gs = group_sums + (r * nb + b) * 4;
+        __m256i min_sum = _mm256_setzero_si256();
+        for (int t = 0; t < 4; ++t) {
+          const __m256i pair = _mm256_shuffle_epi8(mins[t / 2], mask(kMinPairMask[t % 2]));
+          min_sum = _mm256_add_epi32(min_sum, _mm256_madd_epi16(pair, _mm256_set1_epi32(gs[t])));
+        }
+        const __m256 da = _mm256_set1_ps(act.scales[r * nb + b]);
+        acc[gi][r] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(sumi), acc[gi][r]);
+        acc[gi][r] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(min_sum), acc[gi][r]);
       }
-      const int32_t* gs = group_sums + (r * nb + b) * 4;
-      __m256i min_sum = _mm256_setzero_si256();
-      for (int t = 0; t < 4; ++t) {
-        const __m256i pair = _mm256_shuffle_epi8(mins[t / 2], mask(kMinPairMask[t % 2]));
-        min_sum = _mm256_add_epi32(min_sum, _mm256_madd_epi16(pair, _mm256_set1_epi32(gs[t])));
-      }
-      const __m256 da = _mm256_set1_ps(act.scales[r * nb + b]);
-      acc[r] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(sumi), acc[r]);
-      acc[r] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(min_sum), acc[r]);
     }
   }
-  for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * r, acc[r]);
+  for (int gi = 0; gi < G; ++gi) {
+    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * (gi * R + r), acc[gi][r]);
+  }
 }
 
-template <template <int> class K>
-DotX8Fn pick(int rows) {
+template <template <int, int> class K>
+DotX8Fn pick(int rows, int groups) {
+  if (groups == kX8DecodeGroups && rows == 1) return K<1, kX8DecodeGroups>::run;
+  if (groups != 1) return nullptr;
   switch (rows) {
     case 1:
-      return K<1>::run;
+      return K<1, 1>::run;
     case 2:
-      return K<2>::run;
+      return K<2, 1>::run;
     case 3:
-      return K<3>::run;
+      return K<3, 1>::run;
     case 4:
-      return K<4>::run;
+      return K<4, 1>::run;
     default:
       return nullptr;
   }
 }
 
-template <int R>
+template <int R, int G>
 struct Q4_0X8 {
-  static void run(int64_t nb, const uint8_t* w, const ActRows& a, const int32_t* gs, float* o) {
-    dot_q4_0_x8<R>(nb, w, a, gs, o);
+  static void run(int64_t nb, const uint8_t* const* w, const ActRows& a, const int32_t* gs, float* o) {
+    dot_q4_0_x8<R, G>(nb, w, a, gs, o);
   }
 };
-template <int R>
+template <int R, int G>
 struct Q4_KX8 {
-  static void run(int64_t nb, const uint8_t* w, const ActRows& a, const int32_t* gs, float* o) {
-    dot_q4_k_x8<R>(nb, w, a, gs, o);
+  static void run(int64_t nb, const uint8_t* const* w, const ActRows& a, const int32_t* gs, float* o) {
+    dot_q4_k_x8<R, G>(nb, w, a, gs, o);
   }
 };
 
 }  // namespace
 
-DotX8Fn avx2_dot_x8(tessera::quant::GgmlType type, int rows) {
+DotX8Fn avx2_dot_x8(tessera::quant::GgmlType type, int rows, int groups) {
   using tessera::quant::GgmlType;
-  if (type == GgmlType::q4_0) return pick<Q4_0X8>(rows);
-  if (type == GgmlType::q4_k) return pick<Q4_KX8>(rows);
+  if (type == GgmlType::q4_0) return pick<Q4_0X8>(rows, groups);
+  if (type == GgmlType::q4_k) return pick<Q4_KX8>(rows, groups);
   return nullptr;
 }
 
@@ -189,7 +205,7 @@ DotX8Fn avx2_dot_x8(tessera::quant::GgmlType type, int rows) {
 #else  // not x86-64: no AVX2 kernels
 
 namespace tessera::kernels::quant {
-DotX8Fn avx2_dot_x8(tessera::quant::GgmlType, int) {
+DotX8Fn avx2_dot_x8(tessera::quant::GgmlType, int, int) {
   return nullptr;
 }
 }  // namespace tessera::kernels::quant

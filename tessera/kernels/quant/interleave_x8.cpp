@@ -27,7 +27,8 @@ void pack_six_bit(const uint8_t (&v)[8][8], uint8_t* out) {
   }
   for (int i = 0; i < 32; ++i) out[i] = static_cast<uint8_t>((e[i] & 0xF) | (e[32 + i] & 0xF) << 4);
   for (int i = 0; i < 16; ++i) {
-    out[32 + i] = static_cast<uint8_t>(e[i] >> 4 | (e[16 + i] >> 4) << 2 | (e[32 + i] >> 4) << 4 | (e[48 + i] >> 4) << 6);
+    out[32 + i] =
+        static_cast<uint8_t>(e[i] >> 4 | (e[16 + i] >> 4) << 2 | (e[32 + i] >> 4) << 4 | (e[48 + i] >> 4) << 6);
   }
 }
 
@@ -38,7 +39,8 @@ void unpack_six_bit(const uint8_t* in, uint8_t (&v)[8][8]) {
     e[32 + i] = in[i] >> 4;
   }
   for (int i = 0; i < 16; ++i) {
-    for (int part = 0; part < 4; ++part) e[16 * part + i] |= static_cast<uint8_t>(((in[32 + i] >> (2 * part)) & 3) << 4);
+    for (int part = 0; part < 4; ++part)
+      e[16 * part + i] |= static_cast<uint8_t>(((in[32 + i] >> (2 * part)) & 3) << 4);
   }
   for (int g = 0; g < 8; ++g) {
     for (int r = 0; r < 8; ++r) v[g][r] = e[x8_six_bit_position(g, r)];
@@ -158,11 +160,15 @@ void convert(GgmlType type, const uint8_t* src, int64_t n, int64_t k, uint8_t* d
       }
       uint8_t* x8_block = const_cast<uint8_t*>(x8) + b * group_block;
       if constexpr (kToX8) {
-        if (type == GgmlType::q4_0) q4_0_to_x8(row_blocks, x8_block);
-        else q4_k_to_x8(row_blocks, x8_block);
+        if (type == GgmlType::q4_0)
+          q4_0_to_x8(row_blocks, x8_block);
+        else
+          q4_k_to_x8(row_blocks, x8_block);
       } else {
-        if (type == GgmlType::q4_0) q4_0_from_x8(x8_block, row_blocks);
-        else q4_k_from_x8(x8_block, row_blocks);
+        if (type == GgmlType::q4_0)
+          q4_0_from_x8(x8_block, row_blocks);
+        else
+          q4_k_from_x8(x8_block, row_blocks);
       }
     }
   }

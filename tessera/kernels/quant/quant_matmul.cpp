@@ -225,7 +225,8 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
                          runtime::ThreadPool* pool) {
   TESSERA_CHECK(n >= 0 && k >= 0 && m >= 0, "quantized_matmul_x8: negative size (m {}, n {}, k {})", m, n, k);
   TESSERA_CHECK(x8_layout_exists(type) && n % kX8Rows == 0,
-                "quantized_matmul_x8: needs Q4_0 or Q4_K weights in rows of eight, got {} with {} rows", type_name(type), n);
+                "quantized_matmul_x8: needs Q4_0 or Q4_K weights in rows of eight, got {} with {} rows",
+                type_name(type), n);
   const int64_t w_row = row_bytes(type, k, "quantized_matmul_x8 weights");
   if (trivial_product(m, n, k, y)) return;
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
@@ -233,48 +234,68 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
   const int64_t nb = acts.nb;
   int32_t* group_sums = nullptr;
   if (type == GgmlType::q4_k) {
-    group_sums = runtime::thread_scratch_of<int32_t>(runtime::ScratchSlot::quant_group_sums, static_cast<size_t>(m * nb * 4));
+    group_sums =
+        runtime::thread_scratch_of<int32_t>(runtime::ScratchSlot::quant_group_sums, static_cast<size_t>(m * nb * 4));
     q8_k_group_sums(acts.data, m, nb, acts.row_bytes, group_sums);
   }
   DotX8Fn x8_dot[kMaxRows + 1] = {};
+  DotX8Fn x8_decode = nullptr;
   if (use_avx2()) {
-    for (int r = 1; r <= kMaxRows; ++r) x8_dot[r] = avx2_dot_x8(type, r);
+    for (int r = 1; r <= kMaxRows; ++r) x8_dot[r] = avx2_dot_x8(type, r, 1);
+    x8_decode = avx2_dot_x8(type, 1, kX8DecodeGroups);
   }
   const DotFn row_dot = portable_dot(type);  // CPUs without AVX2: the group turned back into rows
   const auto* wbytes = static_cast<const uint8_t*>(w_x8);
   const int64_t group_bytes = kX8Rows * w_row, groups = n / kX8Rows;
-  // Each thread takes stretches of whole groups, contiguous weights. Decode hands out guided ranges
-  // (one stream per thread; two streams per thread measured no faster); prefill takes tiles of two
-  // groups, which stay in L2 while every activation row passes over them.
+  // One group with `rows` activation rows from row i, into y.
+  auto one_group = [&](int64_t g, int64_t i, int rows, float* out) {
+    const ActRows act = acts.rows(i, rows);
+    const uint8_t* group = wbytes + g * group_bytes;
+    if (x8_dot[rows] != nullptr) {
+      x8_dot[rows](nb, &group, act, group_sums != nullptr ? group_sums + i * nb * 4 : nullptr, out);
+    } else {
+      auto* plain =
+          runtime::thread_scratch_of<uint8_t>(runtime::ScratchSlot::quant_x8_rows, static_cast<size_t>(group_bytes));
+      deinterleave_x8(type, group, kX8Rows, k, plain);
+      float one[kMaxRows];
+      for (int j = 0; j < kX8Rows; ++j) {
+        const uint8_t* wj = plain + j * w_row;
+        row_dot(nb, &wj, 1, act, one);
+        for (int r = 0; r < rows; ++r) out[r * kX8Rows + j] = one[r];
+      }
+    }
+    for (int r = 0; r < rows; ++r)
+      std::memcpy(y + (i + r) * n + g * kX8Rows, out + r * kX8Rows, sizeof(float) * kX8Rows);
+  };
+  // Work items: decode dots kX8DecodeGroups groups from distant stripes at once (that many memory
+  // streams per core), handed out in guided ranges; groups past the stripes go one by one. Prefill
+  // takes tiles of two groups, which stay in L2 while every activation row passes over them.
   const int64_t tile = m == 1 ? std::max<int64_t>(1, kDecodeTileBytes / group_bytes) : 2;
+  const bool stripes = m == 1 && x8_decode != nullptr && groups >= kX8DecodeGroups * tile;
+  const int64_t stripe = stripes ? groups / kX8DecodeGroups : groups;  // groups per stripe
+  const int64_t items = stripe + (stripes ? groups - kX8DecodeGroups * stripe : 0);
   const int64_t bytes = n * w_row * std::min<int64_t>(m, kMaxRows);
   const int64_t workers =
-      std::clamp<int64_t>(bytes / (64 << 10), 1, std::min<int64_t>((groups + tile - 1) / tile, tp.size()));
-  GuidedRanges ranges(groups, tile, m == 1 ? static_cast<int>(workers) : 1 << 20);
+      std::clamp<int64_t>(bytes / (64 << 10), 1, std::min<int64_t>((items + tile - 1) / tile, tp.size()));
+  GuidedRanges ranges(items, tile, m == 1 ? static_cast<int>(workers) : 1 << 20);
   tp.parallel_for(workers, 1, [&](int64_t, int64_t) {
-    float out[kMaxRows * kX8Rows];
-    int64_t g0 = 0, g1 = 0;
-    while (ranges.next(&g0, &g1)) {
+    float out[kMaxRows * kX8Rows * kX8DecodeGroups];
+    int64_t j0 = 0, j1 = 0;
+    while (ranges.next(&j0, &j1)) {
       for (int64_t i = 0; i < m; i += kMaxRows) {
         const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m - i));
-        const ActRows act = acts.rows(i, rows);
-        for (int64_t g = g0; g < g1; ++g) {
-          const uint8_t* group = wbytes + g * group_bytes;
-          if (x8_dot[rows] != nullptr) {
-            x8_dot[rows](nb, group, act, group_sums != nullptr ? group_sums + i * nb * 4 : nullptr, out);
+        for (int64_t j = j0; j < j1; ++j) {
+          if (!stripes) {
+            one_group(j, i, rows, out);
+          } else if (j >= stripe) {
+            one_group(kX8DecodeGroups * stripe + (j - stripe), 0, 1, out);
           } else {
-            auto* plain = runtime::thread_scratch_of<uint8_t>(runtime::ScratchSlot::quant_x8_rows,
-                                                              static_cast<size_t>(group_bytes));
-            deinterleave_x8(type, group, kX8Rows, k, plain);
-            float one[kMaxRows];
-            for (int j = 0; j < kX8Rows; ++j) {
-              const uint8_t* wj = plain + j * w_row;
-              row_dot(nb, &wj, 1, act, one);
-              for (int r = 0; r < rows; ++r) out[r * kX8Rows + j] = one[r];
+            const uint8_t* set[kX8DecodeGroups];
+            for (int s = 0; s < kX8DecodeGroups; ++s) set[s] = wbytes + (j + s * stripe) * group_bytes;
+            x8_decode(nb, set, acts.rows(0, 1), group_sums, out);
+            for (int s = 0; s < kX8DecodeGroups; ++s) {
+              std::memcpy(y + (j + s * stripe) * kX8Rows, out + s * kX8Rows, sizeof(float) * kX8Rows);
             }
-          }
-          for (int r = 0; r < rows; ++r) {
-            std::memcpy(y + (i + r) * n + g * kX8Rows, out + r * kX8Rows, kX8Rows * sizeof(float));
           }
         }
       }
