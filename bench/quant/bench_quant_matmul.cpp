@@ -4,7 +4,7 @@
 //           reads the same weight bytes (stream_read_sum), the most any kernel reading them can reach;
 //   prefill 128xK · KxN: GFLOP/s, beside the f32 GEMM (tessera::kernels::sgemm) of the same shape.
 // Decode rotates through enough copies of the weights (>= 256 MiB) that they come from DRAM, not the
-// 32 MiB L3. Q4_0 and Q4_K run on the x8 layout (eight rows interleaved, re-laid once as at model
+// 32 MiB L3. Q4_0, Q8_0 and Q4_K run on the x8 layout (eight rows interleaved, re-laid once as at model
 // load) unless --rows asks for GGUF's row layout. Usage: bench_quant_matmul [--quick] [--json] [--rows]
 #include <algorithm>
 #include <cstdio>
@@ -26,7 +26,6 @@ using namespace tessera;
 using quant::GgmlType;
 
 namespace {
-
 
 // Random but well-formed weight bytes: random codes, and every f16 scale set to a small value (real
 // quantization of 8192x8192 with the reference encoders would take minutes).
@@ -76,7 +75,7 @@ struct Triad {
   static double gbs(double seconds) { return 3.0 * 4.0 * static_cast<double>(kN) / seconds * 1e-9; }
 };
 
-// Q4_0 and Q4_K weights in the x8 layout (interleave_x8.h), re-laid once as a model load does, unless
+// Q4_0, Q8_0 and Q4_K weights in the x8 layout (interleave_x8.h), re-laid once as a model load does, unless
 // --rows asks for the GGUF row layout.
 std::vector<uint8_t> in_layout(GgmlType type, std::vector<uint8_t> w, int64_t n, int64_t k, bool x8) {
   if (!x8 || !kernels::quant::can_interleave_x8(type, n)) return w;
@@ -150,16 +149,18 @@ int main(int argc, char** argv) {
   double best_triad = 0;
   for (const DecodeResult& d : decode) best_triad = std::max(best_triad, d.triad_gbs);
 
-  std::string js = "{\"threads\": " + std::to_string(runtime::default_pool().size()) +
-                   ", \"layout\": \"" + (x8 ? "x8" : "rows") + "\"" +
-                   ", \"best_stream_triad_gbs\": " + std::to_string(best_triad) + ", \"decode\": [";
+  std::string js = "{\"threads\": " + std::to_string(runtime::default_pool().size()) + ", \"layout\": \"" +
+                   (x8 ? "x8" : "rows") + "\"" + ", \"best_stream_triad_gbs\": " + std::to_string(best_triad) +
+                   ", \"decode\": [";
   if (!json) {
-    std::printf("threads %d; Q4_0/Q4_K weights in the %s layout; STREAM triad measured alongside each shape (best of "
-                "the run: %.1f GB/s)\n\n",
-                runtime::default_pool().size(), x8 ? "x8" : "GGUF row", best_triad);
-    std::printf("decode: y[1,N] = x[1,K] . W[N,K]^T, weights from DRAM; \"read\" only reads the same bytes\n"
-                "%-6s %6s %6s %10s %10s %11s %9s %10s %10s %8s\n",
-                "type", "K", "N", "us/call", "GB/s", "triad GB/s", "% triad", "% best", "read GB/s", "% read");
+    std::printf(
+        "threads %d; Q4_0/Q8_0/Q4_K weights in the %s layout; STREAM triad measured alongside each shape (best of "
+        "the run: %.1f GB/s)\n\n",
+        runtime::default_pool().size(), x8 ? "x8" : "GGUF row", best_triad);
+    std::printf(
+        "decode: y[1,N] = x[1,K] . W[N,K]^T, weights from DRAM; \"read\" only reads the same bytes\n"
+        "%-6s %6s %6s %10s %10s %11s %9s %10s %10s %8s\n",
+        "type", "K", "N", "us/call", "GB/s", "triad GB/s", "% triad", "% best", "read GB/s", "% read");
   }
   for (size_t i = 0; i < decode.size(); ++i) {
     const DecodeResult& d = decode[i];
@@ -194,8 +195,8 @@ int main(int argc, char** argv) {
     for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k, GgmlType::q6_k}) {
       const std::vector<uint8_t> w = in_layout(type, random_weights(type, n, k, 6), n, k, x8);
       // The GEMM's samples alternate with the quantized product's, so each ratio comes from one stretch of time.
-      const auto [t_sgemm, t] =
-          bench::paired_seconds(sgemm, [&] { matmul(type, x8, w.data(), n, k, x.data(), m, y.data()); }, reps, 1, 1);
+      const auto [t_sgemm, t] = bench::paired_seconds(
+          sgemm, [&] { matmul(type, x8, w.data(), n, k, x.data(), m, y.data()); }, reps, 1, 1);
       if (json) {
         js += std::string(first ? "" : ", ") + "{\"type\": \"" + quant::type_name(type) +
               "\", \"k\": " + std::to_string(k) + ", \"n\": " + std::to_string(n) +

@@ -36,7 +36,7 @@ TEST(CpuQuantizedMatmul, RunsTheBlockKernels) {
       EXPECT_EQ(c.info.fallback_steps, 0) << c.info.program;
       EXPECT_NE(c.info.program.find("quantized_matmul"), std::string::npos) << c.info.program;
       const Array got = c.exe->run({x})[0];
-      // Bit for bit what the kernel gives when called directly. Constant Q4_0/Q4_K weights (72 rows,
+      // Bit for bit what the kernel gives when called directly. Constant Q4_0/Q8_0/Q4_K weights (72 rows,
       // a multiple of 8) are re-laid once into the x8 layout and use its kernels.
       const quant::GgmlType t = quant::parse_type(type);
       const bool x8 = kernels::quant::can_interleave_x8(t, n);

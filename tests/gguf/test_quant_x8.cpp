@@ -31,9 +31,9 @@ TEST(QuantX8, SixBitTableFillsEveryPositionOnce) {
   EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 64);
 }
 
-// Any bytes are valid Q4_0/Q4_K blocks; interleaving moves them without loss and changes the order.
+// Any bytes are valid Q4_0/Q8_0/Q4_K blocks; interleaving moves them without loss and changes the order.
 TEST(QuantX8, InterleaveRoundTripsEveryByte) {
-  for (GgmlType type : {GgmlType::q4_0, GgmlType::q4_k}) {
+  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k}) {
     SCOPED_TRACE(quant::type_name(type));
     const int64_t n = 16, k = 512;
     const std::vector<uint8_t> rows = random_bytes(static_cast<size_t>(n * quant::row_bytes(type, k)), 1);
@@ -48,7 +48,7 @@ TEST(QuantX8, InterleaveRoundTripsEveryByte) {
 // Each interleaved block starts with the eight rows' f16 scales d, row r's at bytes 2r and 2r + 1.
 TEST(QuantX8, ScalesOfTheEightRowsLeadEachBlock) {
   const int64_t n = 8;
-  for (GgmlType type : {GgmlType::q4_0, GgmlType::q4_k}) {
+  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k}) {
     const int64_t kk = type == GgmlType::q4_k ? 256 : 64;
     const std::vector<float> wf = gaussian(static_cast<size_t>(n * kk), 4, 1.0f);
     const std::vector<uint8_t> rows = quant::quantize(type, wf.data(), n, kk);
@@ -86,7 +86,7 @@ void check_x8(GgmlType type, int64_t m, int64_t n, int64_t k, bool avx2) {
 
 TEST(QuantX8, MatchesTheExactProductOnAvx2) {
   if (!kernels::use_avx2()) GTEST_SKIP() << "this CPU has no AVX2";
-  for (GgmlType type : {GgmlType::q4_0, GgmlType::q4_k}) {
+  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k}) {
     for (int64_t m : {1, 2, 3, 4, 5, 9}) check_x8(type, m, 24, 512, true);
     for (int64_t n : {8, 136, 520}) check_x8(type, 1, n, 256, true);
     // Enough groups for decode's stripes (four groups at once), with one group left over.
@@ -96,7 +96,7 @@ TEST(QuantX8, MatchesTheExactProductOnAvx2) {
 }
 
 TEST(QuantX8, MatchesTheExactProductWithoutAvx2) {
-  for (GgmlType type : {GgmlType::q4_0, GgmlType::q4_k}) {
+  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k}) {
     for (int64_t m : {1, 3, 6}) check_x8(type, m, 16, 256, false);
   }
 }
@@ -107,7 +107,7 @@ TEST(QuantX8, ExtremeBlocksDoNotOverflow) {
   std::vector<float> wf(static_cast<size_t>(n * k)), x(static_cast<size_t>(k));
   for (int64_t i = 0; i < n * k; ++i) wf[i] = (i % 2 ? 1.0f : -1.0f) * (i < k ? 0.0f : 1.0f);
   for (int64_t i = 0; i < k; ++i) x[i] = i % 2 ? 1.0f : -1.0f;
-  for (GgmlType type : {GgmlType::q4_0, GgmlType::q4_k}) {
+  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k}) {
     const std::vector<uint8_t> w = quant::quantize(type, wf.data(), n, k);
     std::vector<uint8_t> w8(w.size());
     qk::interleave_x8(type, w.data(), n, k, w8.data());
@@ -125,8 +125,8 @@ TEST(QuantX8, ExtremeBlocksDoNotOverflow) {
 TEST(QuantX8, RejectsOtherTypesAndRowCounts) {
   std::vector<uint8_t> w(1 << 16);
   std::vector<float> x(256), y(16);
-  EXPECT_TESSERA_ERROR(qk::quantized_matmul_x8(GgmlType::q8_0, w.data(), 8, 256, x.data(), 1, y.data()), "Q4_0 or Q4_K",
-                       "q8_0");
+  EXPECT_TESSERA_ERROR(qk::quantized_matmul_x8(GgmlType::q6_k, w.data(), 8, 256, x.data(), 1, y.data()),
+                       "Q4_0, Q8_0 or Q4_K", "q6_k");
   EXPECT_TESSERA_ERROR(qk::quantized_matmul_x8(GgmlType::q4_0, w.data(), 12, 256, x.data(), 1, y.data()), "12 rows");
   EXPECT_TESSERA_ERROR(qk::interleave_x8(GgmlType::q6_k, w.data(), 8, 256, w.data()), "no x8 layout for q6_k");
   EXPECT_TESSERA_ERROR(qk::interleave_x8(GgmlType::q4_k, w.data(), 7, 256, w.data()), "7 rows are not a multiple of 8");

@@ -3,7 +3,7 @@
 // an integer dot product, as llama.cpp computes it. That differs from the op's exact definition (the
 // reference backend decodes the weights and multiplies in double) by the activations' rounding, about
 // 0.4% of each block's largest value. Weight types without a kernel, and other activation dtypes, stay
-// on the reference kernel. Constant Q4_0/Q4_K weights with rows in eights are re-laid once, when the
+// on the reference kernel. Constant Q4_0/Q8_0/Q4_K weights with rows in eights are re-laid once, when the
 // executable binds its constants, into the x8 layout (kernels/quant/interleave_x8.h), on which the AVX2
 // kernels need about half the instructions.
 #include <fmt/format.h>

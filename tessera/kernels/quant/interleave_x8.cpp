@@ -12,8 +12,10 @@ namespace {
 
 using tessera::quant::BlockQ4_0;
 using tessera::quant::BlockQ4_K;
+using tessera::quant::BlockQ8_0;
 
 constexpr int64_t kQ4_0GroupBytes = kX8Rows * sizeof(BlockQ4_0);  // 144
+constexpr int64_t kQ8_0GroupBytes = kX8Rows * sizeof(BlockQ8_0);  // 272
 constexpr int64_t kQ4_KGroupBytes = kX8Rows * sizeof(BlockQ4_K);  // 1152
 constexpr int kQ4_KScalesAt = 32, kQ4_KMinsAt = 80, kQ4_KCodesAt = 128;
 
@@ -69,22 +71,21 @@ void pack_k4_scales(const uint8_t* sc, const uint8_t* m, uint8_t* scales) {
   }
 }
 
-// One group of 8 rows, block b: GGUF blocks (row r at rows[r]) <-> the x8 group block.
-void q4_0_to_x8(const uint8_t* const* rows, uint8_t* out) {
+// One group of 8 rows, block b: GGUF blocks (row r at rows[r]) <-> the x8 group block. Q4_0 and Q8_0
+// blocks are an f16 scale and kCodeBytes code bytes, dealt out four bytes at a time.
+template <int kCodeBytes>
+void scale_and_codes_to_x8(const uint8_t* const* rows, uint8_t* out) {
   for (int r = 0; r < kX8Rows; ++r) {
-    BlockQ4_0 b;
-    std::memcpy(&b, rows[r], sizeof b);
-    std::memcpy(out + 2 * r, &b.d, 2);
-    for (int c = 0; c < 4; ++c) std::memcpy(out + 16 + 32 * c + 4 * r, b.qs + 4 * c, 4);
+    std::memcpy(out + 2 * r, rows[r], 2);
+    for (int c = 0; c < kCodeBytes / 4; ++c) std::memcpy(out + 16 + 32 * c + 4 * r, rows[r] + 2 + 4 * c, 4);
   }
 }
 
-void q4_0_from_x8(const uint8_t* in, uint8_t* const* rows) {
+template <int kCodeBytes>
+void scale_and_codes_from_x8(const uint8_t* in, uint8_t* const* rows) {
   for (int r = 0; r < kX8Rows; ++r) {
-    BlockQ4_0 b;
-    std::memcpy(&b.d, in + 2 * r, 2);
-    for (int c = 0; c < 4; ++c) std::memcpy(b.qs + 4 * c, in + 16 + 32 * c + 4 * r, 4);
-    std::memcpy(rows[r], &b, sizeof b);
+    std::memcpy(rows[r], in + 2 * r, 2);
+    for (int c = 0; c < kCodeBytes / 4; ++c) std::memcpy(rows[r] + 2 + 4 * c, in + 16 + 32 * c + 4 * r, 4);
   }
 }
 
@@ -139,7 +140,7 @@ void q4_k_from_x8(const uint8_t* in, uint8_t* const* rows) {
 }
 
 void check(GgmlType type, int64_t n, const char* what) {
-  TESSERA_CHECK(x8_layout_exists(type), "{}: no x8 layout for {} (Q4_0 and Q4_K have one)", what,
+  TESSERA_CHECK(x8_layout_exists(type), "{}: no x8 layout for {} (Q4_0, Q8_0 and Q4_K have one)", what,
                 tessera::quant::type_name(type));
   TESSERA_CHECK(n >= 0 && n % kX8Rows == 0, "{}: {} rows are not a multiple of 8", what, n);
 }
@@ -160,15 +161,27 @@ void convert(GgmlType type, const uint8_t* src, int64_t n, int64_t k, uint8_t* d
       }
       uint8_t* x8_block = const_cast<uint8_t*>(x8) + b * group_block;
       if constexpr (kToX8) {
-        if (type == GgmlType::q4_0)
-          q4_0_to_x8(row_blocks, x8_block);
-        else
-          q4_k_to_x8(row_blocks, x8_block);
+        switch (type) {
+          case GgmlType::q4_0:
+            scale_and_codes_to_x8<16>(row_blocks, x8_block);
+            break;
+          case GgmlType::q8_0:
+            scale_and_codes_to_x8<32>(row_blocks, x8_block);
+            break;
+          default:
+            q4_k_to_x8(row_blocks, x8_block);
+        }
       } else {
-        if (type == GgmlType::q4_0)
-          q4_0_from_x8(x8_block, row_blocks);
-        else
-          q4_k_from_x8(x8_block, row_blocks);
+        switch (type) {
+          case GgmlType::q4_0:
+            scale_and_codes_from_x8<16>(x8_block, row_blocks);
+            break;
+          case GgmlType::q8_0:
+            scale_and_codes_from_x8<32>(x8_block, row_blocks);
+            break;
+          default:
+            q4_k_from_x8(x8_block, row_blocks);
+        }
       }
     }
   }
@@ -176,10 +189,11 @@ void convert(GgmlType type, const uint8_t* src, int64_t n, int64_t k, uint8_t* d
 
 }  // namespace
 
-static_assert(kQ4_0GroupBytes == 144 && kQ4_KGroupBytes == 1152, "x8 group blocks keep the GGUF byte count");
+static_assert(kQ4_0GroupBytes == 144 && kQ8_0GroupBytes == 272 && kQ4_KGroupBytes == 1152,
+              "x8 group blocks keep the GGUF byte count");
 
 bool x8_layout_exists(GgmlType type) {
-  return type == GgmlType::q4_0 || type == GgmlType::q4_k;
+  return type == GgmlType::q4_0 || type == GgmlType::q8_0 || type == GgmlType::q4_k;
 }
 
 bool can_interleave_x8(GgmlType type, int64_t n) {

@@ -10,7 +10,8 @@
 //
 // Q4_0, per block of 32 values and 8 rows (144 bytes): the 8 rows' f16 scales, then 4 chunks of 32
 // bytes; chunk c holds bytes 4c..4c+3 of each row's 16 code bytes, row r at bytes 4r..4r+3 (low
-// nibbles: values 4c..4c+3, high nibbles: values 16+4c..16+4c+3).
+// nibbles: values 4c..4c+3, high nibbles: values 16+4c..16+4c+3). Q8_0 (272 bytes) alike, with 8
+// chunks of the rows' 32 code bytes (chunk c: values 4c..4c+3).
 //
 // Q4_K, per super-block of 256 values and 8 rows (1152 bytes): the 8 rows' f16 d, their f16 dmin, the
 // 64 6-bit scales (48 bytes), the 64 6-bit mins (48 bytes), then per group g (32 values) 4 chunks of

@@ -225,7 +225,7 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
                          runtime::ThreadPool* pool) {
   TESSERA_CHECK(n >= 0 && k >= 0 && m >= 0, "quantized_matmul_x8: negative size (m {}, n {}, k {})", m, n, k);
   TESSERA_CHECK(x8_layout_exists(type) && n % kX8Rows == 0,
-                "quantized_matmul_x8: needs Q4_0 or Q4_K weights in rows of eight, got {} with {} rows",
+                "quantized_matmul_x8: needs Q4_0, Q8_0 or Q4_K weights in rows of eight, got {} with {} rows",
                 type_name(type), n);
   const int64_t w_row = row_bytes(type, k, "quantized_matmul_x8 weights");
   if (trivial_product(m, n, k, y)) return;

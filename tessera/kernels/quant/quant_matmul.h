@@ -20,7 +20,7 @@ using tessera::quant::GgmlType;
 void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m, float* y,
                       runtime::ThreadPool* pool = nullptr /* default_pool() */);
 
-// The same product on weights in the x8 layout (interleave_x8.h: Q4_0 or Q4_K, n a multiple of 8),
+// The same product on weights in the x8 layout (interleave_x8.h: Q4_0, Q8_0 or Q4_K, n a multiple of 8),
 // which the AVX2 kernels compute with about half the instructions per weight byte. Results agree with
 // quantized_matmul's up to float rounding.
 void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, const float* x, int64_t m, float* y,
