@@ -35,15 +35,28 @@ TESSERA_AVX2 inline void prefetch_lines(const uint8_t* p, int lines) {
     _mm_prefetch(reinterpret_cast<const char*>(p + kX8PrefetchBytes + 64 * i), _MM_HINT_T0);
 }
 
+// G x R float accumulators, one lane per weight row of a group; stored group by group, row by row.
+template <int R, int G>
+struct Accumulators {
+  __m256 v[G][R];
+  TESSERA_AVX2 Accumulators() {
+    for (auto& group : v) {
+      for (__m256& a : group) a = _mm256_setzero_ps();
+    }
+  }
+  TESSERA_AVX2 void store(float* out) const {
+    for (int gi = 0; gi < G; ++gi) {
+      for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * (gi * R + r), v[gi][r]);
+    }
+  }
+};
+
 // ---- Q4_0 x8: 144-byte group blocks (8 f16 scales, 4 chunks of 32 code bytes) ----------------------
 // Values are unsigned (0..15) for maddubs; the -8 offset comes off through the activation sums:
 // d_w * (d_a * sum(q * a) - 8 * d_a * sum(a)).
 template <int R, int G>
 TESSERA_AVX2 void dot_q4_0_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t*, float* out) {
-  __m256 acc[G][R];
-  for (int gi = 0; gi < G; ++gi) {
-    for (__m256& a : acc[gi]) a = _mm256_setzero_ps();
-  }
+  Accumulators<R, G> acc;
   const __m256i low4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
     for (int gi = 0; gi < G; ++gi) {
@@ -66,13 +79,11 @@ TESSERA_AVX2 void dot_q4_0_x8(int64_t nb, const uint8_t* const* w, const ActRows
         const __m256 dots = _mm256_cvtepi32_ps(_mm256_madd_epi16(s, ones));
         const int64_t at = r * nb + b;
         const __m256 v = _mm256_fmsub_ps(_mm256_set1_ps(act.scales[at]), dots, _mm256_set1_ps(8.0f * act.sums[at]));
-        acc[gi][r] = _mm256_fmadd_ps(dw, v, acc[gi][r]);
+        acc.v[gi][r] = _mm256_fmadd_ps(dw, v, acc.v[gi][r]);
       }
     }
   }
-  for (int gi = 0; gi < G; ++gi) {
-    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * (gi * R + r), acc[gi][r]);
-  }
+  acc.store(out);
 }
 
 // ---- Q8_0 x8: 272-byte group blocks (8 f16 scales, 8 chunks of 32 code bytes) ----------------------
@@ -80,10 +91,7 @@ TESSERA_AVX2 void dot_q4_0_x8(int64_t nb, const uint8_t* const* w, const ActRows
 // 2 * 127 * 128, so each is widened to 32 bits at once.
 template <int R, int G>
 TESSERA_AVX2 void dot_q8_0_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t*, float* out) {
-  __m256 acc[G][R];
-  for (int gi = 0; gi < G; ++gi) {
-    for (__m256& a : acc[gi]) a = _mm256_setzero_ps();
-  }
+  Accumulators<R, G> acc;
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t b = 0; b < nb; ++b) {
     for (int gi = 0; gi < G; ++gi) {
@@ -104,13 +112,11 @@ TESSERA_AVX2 void dot_q8_0_x8(int64_t nb, const uint8_t* const* w, const ActRows
       }
       for (int r = 0; r < R; ++r) {
         const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(act.scales[r * nb + b]));
-        acc[gi][r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(s[r]), acc[gi][r]);
+        acc.v[gi][r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(s[r]), acc.v[gi][r]);
       }
     }
   }
-  for (int gi = 0; gi < G; ++gi) {
-    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * (gi * R + r), acc[gi][r]);
-  }
+  acc.store(out);
 }
 
 // ---- Q4_K x8: 1152-byte group blocks ----------------------------------------------------------------
@@ -151,10 +157,7 @@ TESSERA_AVX2 inline __m256i mask(const int8_t* m) {
 template <int R, int G>
 TESSERA_AVX2 void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t* group_sums,
                               float* out) {
-  __m256 acc[G][R];
-  for (int gi = 0; gi < G; ++gi) {
-    for (__m256& a : acc[gi]) a = _mm256_setzero_ps();
-  }
+  Accumulators<R, G> acc;
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   for (int64_t b = 0; b < nb; ++b) {
     for (int gi = 0; gi < G; ++gi) {
@@ -188,14 +191,12 @@ TESSERA_AVX2 void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows
           min_sum = _mm256_add_epi32(min_sum, _mm256_madd_epi16(pair, _mm256_set1_epi32(gs[t])));
         }
         const __m256 da = _mm256_set1_ps(act.scales[r * nb + b]);
-        acc[gi][r] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(sumi), acc[gi][r]);
-        acc[gi][r] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(min_sum), acc[gi][r]);
+        acc.v[gi][r] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(sumi), acc.v[gi][r]);
+        acc.v[gi][r] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(min_sum), acc.v[gi][r]);
       }
     }
   }
-  for (int gi = 0; gi < G; ++gi) {
-    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * (gi * R + r), acc[gi][r]);
-  }
+  acc.store(out);
 }
 
 template <template <int, int> class K>

@@ -139,6 +139,23 @@ void q4_k_from_x8(const uint8_t* in, uint8_t* const* rows) {
   }
 }
 
+// One type's pair of block converters.
+struct Codec {
+  void (*to_x8)(const uint8_t* const* rows, uint8_t* out);
+  void (*from_x8)(const uint8_t* in, uint8_t* const* rows);
+};
+
+Codec codec_of(GgmlType type) {
+  switch (type) {
+    case GgmlType::q4_0:
+      return {scale_and_codes_to_x8<16>, scale_and_codes_from_x8<16>};
+    case GgmlType::q8_0:
+      return {scale_and_codes_to_x8<32>, scale_and_codes_from_x8<32>};
+    default:
+      return {q4_k_to_x8, q4_k_from_x8};
+  }
+}
+
 void check(GgmlType type, int64_t n, const char* what) {
   TESSERA_CHECK(x8_layout_exists(type), "{}: no x8 layout for {} (Q4_0, Q8_0 and Q4_K have one)", what,
                 tessera::quant::type_name(type));
@@ -160,28 +177,11 @@ void convert(GgmlType type, const uint8_t* src, int64_t n, int64_t k, uint8_t* d
         row_blocks[r] = const_cast<uint8_t*>(kToX8 ? src : dst) + (g * kX8Rows + r) * row + b * block;
       }
       uint8_t* x8_block = const_cast<uint8_t*>(x8) + b * group_block;
+      const Codec codec = codec_of(type);
       if constexpr (kToX8) {
-        switch (type) {
-          case GgmlType::q4_0:
-            scale_and_codes_to_x8<16>(row_blocks, x8_block);
-            break;
-          case GgmlType::q8_0:
-            scale_and_codes_to_x8<32>(row_blocks, x8_block);
-            break;
-          default:
-            q4_k_to_x8(row_blocks, x8_block);
-        }
+        codec.to_x8(row_blocks, x8_block);
       } else {
-        switch (type) {
-          case GgmlType::q4_0:
-            scale_and_codes_from_x8<16>(x8_block, row_blocks);
-            break;
-          case GgmlType::q8_0:
-            scale_and_codes_from_x8<32>(x8_block, row_blocks);
-            break;
-          default:
-            q4_k_from_x8(x8_block, row_blocks);
-        }
+        codec.from_x8(x8_block, row_blocks);
       }
     }
   }

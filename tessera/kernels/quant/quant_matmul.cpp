@@ -57,15 +57,16 @@ void q8_k_group_sums(const uint8_t* act, int64_t m, int64_t nb, int64_t a_row, i
 
 // Hands out ranges of `total` items to the threads of one call: a share of what is left each time
 // (long stretches first, for the prefetchers), shrinking to min_chunk at the end so that the threads
-// finish together. Fixed tiles can leave one thread a whole tile behind the other.
+// finish together; fixed tiles can leave one thread a whole tile behind the other. With threads = 0,
+// every range is min_chunk long.
 class GuidedRanges {
  public:
   GuidedRanges(int64_t total, int64_t min_chunk, int threads)
-      : total_(total), min_chunk_(std::max<int64_t>(1, min_chunk)), share_(2 * std::max(1, threads)) {}
+      : total_(total), min_chunk_(std::max<int64_t>(1, min_chunk)), share_(2 * std::max(0, threads)) {}
   bool next(int64_t* begin, int64_t* end) {
     int64_t start = next_.load(std::memory_order_relaxed);
     while (start < total_) {
-      const int64_t size = std::max(min_chunk_, (total_ - start) / share_);
+      const int64_t size = share_ > 0 ? std::max(min_chunk_, (total_ - start) / share_) : min_chunk_;
       if (next_.compare_exchange_weak(start, start + size, std::memory_order_relaxed)) {
         *begin = start;
         *end = std::min(total_, start + size);
@@ -277,7 +278,7 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
   const int64_t bytes = n * w_row * std::min<int64_t>(m, kMaxRows);
   const int64_t workers =
       std::clamp<int64_t>(bytes / (64 << 10), 1, std::min<int64_t>((items + tile - 1) / tile, tp.size()));
-  GuidedRanges ranges(items, tile, m == 1 ? static_cast<int>(workers) : 1 << 20);
+  GuidedRanges ranges(items, tile, m == 1 ? static_cast<int>(workers) : 0);
   tp.parallel_for(workers, 1, [&](int64_t, int64_t) {
     float out[kMaxRows * kX8Rows * kX8DecodeGroups];
     int64_t j0 = 0, j1 = 0;
