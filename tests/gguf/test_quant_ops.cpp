@@ -160,7 +160,7 @@ TEST(QuantOps, SecondDerivativeThroughTheGradient) {
   EXPECT_GRADIENTS_MATCH(grad_fn, {random_array({2, 32}, 13)});
 }
 
-TEST(QuantOps, DecompositionAgreesWithTheOp) {
+TEST_F(ExactQuantOps, DecompositionAgreesWithTheOp) {
   const Tensor wq = ops::quantize_weights(random_f32({3, 256}, 14), "q3_k");
   const Array x = random_f32({2, 256}, 15);
   const ir::OpDef& def = ir::OpRegistry::instance().get("quantized_matmul");
