@@ -84,6 +84,7 @@ struct ThreadPool::Impl {
   std::atomic<bool> caller_sleeping{false};
 
   std::atomic<uint64_t> generation{0};  // bumped once per job; workers wait for it to change
+  std::atomic<int> started{0};          // workers that have entered worker_loop
   std::atomic<uint64_t> claim{0};       // (generation << 32) | (chunks << 16) | next unclaimed chunk
   std::atomic<int> finished{0};         // chunks completed in the current job
   std::atomic<bool> stopping{false};
@@ -129,6 +130,7 @@ struct ThreadPool::Impl {
 
   void worker_loop() {
     t_inside_parallel_for = true;  // everything a worker runs is inside some parallel_for
+    started.fetch_add(1, std::memory_order_release);
     uint64_t seen = 0;
     for (;;) {
       auto changed = [&] {
@@ -192,6 +194,10 @@ ThreadPool::ThreadPool(int num_threads) : impl_(new Impl) {
   impl_->num_threads = std::clamp(num_threads, 1, kMaxThreads);
   impl_->workers.reserve(static_cast<size_t>(impl_->num_threads - 1));
   for (int i = 1; i < impl_->num_threads; ++i) impl_->workers.emplace_back([this] { impl_->worker_loop(); });
+  // Return only once every worker runs: a thread's start-up (and a sanitizer's per-thread set-up, which
+  // allocates) then never falls inside the caller's later work, and the first parallel_for finds its
+  // workers ready instead of doing every chunk itself.
+  while (impl_->started.load(std::memory_order_acquire) < impl_->num_threads - 1) std::this_thread::yield();
 }
 
 ThreadPool::~ThreadPool() {
