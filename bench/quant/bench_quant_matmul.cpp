@@ -1,7 +1,7 @@
 // Quantized matmul on the CPU, against the machine's own limits measured in the same run:
 //   decode  1xK · KxN (K, N in {2048, 4096, 8192}) for Q4_0, Q8_0, Q4_K: weight bytes streamed per
 //           second, beside the STREAM triad bandwidth (target: >= 80%) and beside a pass that only
-//           reads the same weight bytes (stream_read_sum), the most any kernel reading them can reach;
+//           reads the same weight bytes, one stream per thread (stream_read_sum);
 //   prefill 128xK · KxN: GFLOP/s, beside the f32 GEMM (tessera::kernels::sgemm) of the same shape.
 // Decode rotates through enough copies of the weights (>= 256 MiB) that they come from DRAM, not the
 // 32 MiB L3. Q4_0, Q8_0 and Q4_K run on the x8 layout (eight rows interleaved, re-laid once as at model

@@ -190,4 +190,7 @@ TEST(QuantKernels, DegenerateSizesAndErrors) {
                        "q4_k");
   EXPECT_TESSERA_ERROR(qk::quantized_matmul(GgmlType::iq2_xxs, w.data(), 1, 256, x.data(), 1, y.data()),
                        "no CPU kernel for iq2_xxs");
+  EXPECT_FALSE(qk::has_kernel(GgmlType::iq2_xxs));
+  EXPECT_TRUE(qk::has_kernel(GgmlType::q3_k));
+  EXPECT_TRUE(qk::has_kernel(GgmlType::bf16));
 }

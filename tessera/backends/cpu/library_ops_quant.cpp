@@ -18,21 +18,12 @@ namespace {
 
 using kernels::quant::GgmlType;
 
-bool has_kernel(GgmlType type) {
-  try {
-    (void)kernels::quant::activation_type(type);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
-
 bool claim_quantized_matmul(const ir::Node& node) {
   const ir::Value& x = node.input(0);
   const ir::Value& w = node.input(1);
   if (x.dtype() != DType::f32 || node.output_types()[0].dtype != DType::f32) return false;
   if (w.dtype() != DType::u8 || w.rank() != 2) return false;
-  return has_kernel(quant::parse_type(node.attrs().get_string("type")));
+  return kernels::quant::has_kernel(quant::parse_type(node.attrs().get_string("type")));
 }
 
 class QuantizedMatmulStep final : public Step {

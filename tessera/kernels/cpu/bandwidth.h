@@ -1,6 +1,7 @@
 #pragma once
 // Streaming kernels used to measure and compare memory bandwidth (bench_bandwidth, tessera bench):
-// the STREAM triad, a read-only pass (the ceiling for kernels that only read, like decode matvecs),
+// the STREAM triad, a read-only pass (one stream per thread: a yardstick for kernels that only read,
+// like decode matvecs),
 // and the fused elementwise relu(a*x + b) that a compiled graph should match.
 #include <cstdint>
 

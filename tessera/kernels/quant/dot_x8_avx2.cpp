@@ -6,6 +6,7 @@
 // partial sums cannot overflow: at most 8 products of 15 * 128 pairs per lane, 30720.
 #include "tessera/kernels/quant/dot.h"
 #include "tessera/kernels/quant/interleave_x8.h"
+#include "tessera/quant/blocks.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -16,7 +17,7 @@ namespace tessera::kernels::quant {
 
 namespace {
 
-constexpr int64_t kQ8_0Bytes = 34, kQ8_KBytes = 292;
+constexpr int64_t kQ8_0Bytes = sizeof(tessera::quant::BlockQ8_0), kQ8_KBytes = sizeof(tessera::quant::BlockQ8_K);
 // Asks for the weight bytes this far ahead of those in use (the group's stream is contiguous). 4 KiB
 // measured a few percent above 1 KiB and 256 B ten below; 2-16 KiB are alike within the noise.
 constexpr int64_t kX8PrefetchBytes = 4096;

@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 
 #include "tessera/core/error.h"
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/quant/dot.h"
 #include "tessera/kernels/quant/interleave_x8.h"
+#include "tessera/quant/blocks.h"
 #include "tessera/quant/quantize.h"
 #include "tessera/runtime/thread_scratch.h"
 
@@ -19,6 +21,7 @@ namespace tessera::kernels::quant {
 
 namespace {
 
+using tessera::quant::BlockQ8_K;
 using tessera::quant::row_bytes;
 using tessera::quant::type_name;
 
@@ -41,7 +44,7 @@ void quantize_activations(GgmlType act_type, const float* x, int64_t m, int64_t 
 void q8_k_group_sums(const uint8_t* act, int64_t m, int64_t nb, int64_t a_row, int32_t* out) {
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* bsums = act + i * a_row + b * 292 + 260;
+      const uint8_t* bsums = act + i * a_row + b * sizeof(BlockQ8_K) + offsetof(BlockQ8_K, bsums);
       for (int t = 0; t < 4; ++t) {
         int32_t g[2];
         for (int h = 0; h < 2; ++h) {
@@ -138,6 +141,10 @@ GgmlType activation_type(GgmlType type) {
   }
 }
 
+bool has_kernel(GgmlType type) {
+  return portable_dot(type) != nullptr;
+}
+
 bool has_avx2_kernel(GgmlType type) {
   return avx2_dot(type) != nullptr;
 }
@@ -145,22 +152,16 @@ bool has_avx2_kernel(GgmlType type) {
 void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const float* x, int64_t m, float* y,
                       runtime::ThreadPool* pool) {
   TESSERA_CHECK(n >= 0 && k >= 0 && m >= 0, "quantized_matmul: negative size (m {}, n {}, k {})", m, n, k);
-  const GgmlType act_type = activation_type(type);
+  TESSERA_CHECK(has_kernel(type), "quantized_matmul: no CPU kernel for {} weights", type_name(type));
   const int64_t w_row = row_bytes(type, k, "quantized_matmul weights");
-  const int64_t a_row = row_bytes(act_type, k, "quantized_matmul activations");
   if (trivial_product(m, n, k, y)) return;
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
   // The quantized activations live in this thread's scratch, reused across calls.
-  using runtime::ScratchSlot;
   const Activations acts = quantize_for(type, x, m, k, tp);
   const int64_t nb = acts.nb;
-  uint8_t* act = acts.data;
-  float* scale_data = acts.scales;
-  float* sum_data = acts.sums;
 
   DotFn dot = use_avx2() ? avx2_dot(type) : nullptr;
   if (dot == nullptr) dot = portable_dot(type);
-  TESSERA_CHECK(dot != nullptr, "quantized_matmul: no CPU kernel for {} weights", type_name(type));
   const auto* wbytes = static_cast<const uint8_t*>(w);
   // Tiles of weight rows are handed out dynamically: on a shared machine one core may be slowed by
   // other work, and a static half-and-half split would leave the other waiting. A single activation
@@ -170,9 +171,9 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
   const bool stripes = m == 1 && n >= kDecodeRows * kRowTile;
   const uint8_t* q4_pairs = nullptr;
   if (stripes && type == GgmlType::q4_0 && dot != portable_dot(type)) {
-    auto* pairs = runtime::thread_scratch_of<uint8_t>(ScratchSlot::quant_q4_pairs,
+    auto* pairs = runtime::thread_scratch_of<uint8_t>(runtime::ScratchSlot::quant_q4_pairs,
                                                       static_cast<size_t>(std::max<int64_t>(nb / 2 * kQ4PairBytes, 1)));
-    layout_q4_0_pairs(act, nb, pairs);
+    layout_q4_0_pairs(acts.data, nb, pairs);
     q4_pairs = pairs;
   }
   const int64_t stripe = stripes ? n / kDecodeRows : n;  // rows per stripe; rows past kDecodeRows * stripe go alone
@@ -190,7 +191,7 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
     float out[std::max(kMaxRows * kMaxRows, kDecodeRows)];
     for (int64_t t = next_tile.fetch_add(1); t < tiles; t = next_tile.fetch_add(1)) {
       if (t == main_tiles) {  // the rows left over after the stripes
-        const ActRows one{act, static_cast<size_t>(a_row), scale_data, sum_data, 1};
+        const ActRows one = acts.rows(0, 1);
         for (int64_t j = kDecodeRows * stripe; j < n; ++j) {
           const uint8_t* wj = wbytes + j * w_row;
           dot(nb, &wj, 1, one, out);
@@ -200,7 +201,8 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
       }
       const int64_t j0 = t * row_tile, j1 = std::min(stripe, j0 + row_tile);
       if (stripes) {
-        const ActRows one{act, static_cast<size_t>(a_row), scale_data, sum_data, 1, q4_pairs};
+        ActRows one = acts.rows(0, 1);
+        one.q4_pairs = q4_pairs;
         for (int64_t j = j0; j < j1; ++j) {
           const uint8_t* wj[kDecodeRows];
           for (int s = 0; s < kDecodeRows; ++s) wj[s] = wbytes + (j + s * stripe) * w_row;
@@ -211,7 +213,7 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
       }
       for (int64_t i = 0; i < m; i += kMaxRows) {
         const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m - i));
-        const ActRows rows_i{act + i * a_row, static_cast<size_t>(a_row), scale_data + i * nb, sum_data + i * nb, rows};
+        const ActRows rows_i = acts.rows(i, rows);
         for (int64_t j = j0; j < j1; ++j) {
           const uint8_t* wj = wbytes + j * w_row;
           dot(nb, &wj, 1, rows_i, out);

@@ -32,6 +32,8 @@ GgmlType activation_type(GgmlType type);
 // and Q8_1 as llama.cpp's CPU backend: d = amax/127 in f16, codes rounded half to even; Q8_K with
 // ggml's reference encoder; f32 copied).
 void quantize_activation_row(GgmlType act_type, const float* x, void* y, int64_t k);
+// Whether quantized_matmul takes weights of `type` (else it throws naming the type).
+bool has_kernel(GgmlType type);
 // Whether `type` has an AVX2 kernel (used when use_avx2() is also true).
 bool has_avx2_kernel(GgmlType type);
 
