@@ -5,6 +5,7 @@
 
 #include "tessera/api/tensor.h"
 #include "tessera/ir/op_def.h"
+#include "tessera/ir/origin.h"
 #include "tessera/ops/ops.h"
 
 namespace tessera::autodiff {
@@ -96,6 +97,9 @@ std::vector<ir::Value> vjp(const std::vector<ir::Value>& outputs, const std::vec
            "output {})",
            node->op_name(), node->id(), ir::type_str(node->output_types()[0]));
     }
+    // Gradient nodes name the node they differentiate, so a later error can point back to the user's code.
+    const ir::OriginScope origin(
+        node->origin_ptr() ? node->origin_ptr() : std::make_shared<const std::string>(node->op_name()), "gradient of");
     std::vector<ir::Value> in_ct = node->op().vjp(ctx);
     TESSERA_CHECK(in_ct.size() == node->inputs().size(),
                   "internal error: gradient rule of '{}' returned {} cotangents for {} inputs", node->op_name(),

@@ -3,6 +3,7 @@
 // its nodes in topological order. Inputs are usually `input` leaves, but any value may be bound as an
 // input (the evaluator binds already-computed values this way). Constants live inside the graph.
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "tessera/ir/node.h"
@@ -38,6 +39,8 @@ void verify(const Graph& graph);
 
 // Stable text form; parse_graph(print_graph(g)) prints back to the same text.
 std::string print_graph(const Graph& graph);
+// The numbers print_graph gives the values (%0, %1, ...), for messages that point into the text.
+std::unordered_map<Value, int, ValueHash> value_numbers(const Graph& graph);
 Graph parse_graph(const std::string& text);
 
 // Graphviz DOT, one box per node labelled with op, attributes and output types.

@@ -1,6 +1,7 @@
 #include "tessera/ir/node.h"
 
 #include "tessera/ir/op_def.h"
+#include "tessera/ir/origin.h"
 
 namespace tessera::ir {
 
@@ -17,7 +18,7 @@ const TensorType& Value::type() const {
 
 Node::Node(const OpDef* op, std::vector<Value> inputs, Attrs attrs, std::vector<TensorType> outputs)
     : op_(op), inputs_(std::move(inputs)), attrs_(std::move(attrs)), outputs_(std::move(outputs)),
-      id_(next_node_id.fetch_add(1)) {}
+      id_(next_node_id.fetch_add(1)), origin_(current_origin()) {}
 
 Node::~Node() {
   // Releasing a long chain (a 100k-step recurrence) would recurse once per node and overflow the
@@ -41,6 +42,10 @@ Node::~Node() {
 }
 
 const std::string& Node::op_name() const { return op_->name; }
+const std::string& Node::origin() const {
+  static const std::string none;
+  return origin_ ? *origin_ : none;
+}
 bool Node::is_leaf() const { return op_->has(kLeaf); }
 
 namespace {

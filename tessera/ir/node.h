@@ -72,6 +72,9 @@ class Node {
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   uint64_t id() const { return id_; }  // unique per process, increasing in creation order
   bool is_leaf() const;
+  // The modules and user-level ops active when the node was built (ir/origin.h); "" if none.
+  const std::string& origin() const;
+  const std::shared_ptr<const std::string>& origin_ptr() const { return origin_; }
 
   // Evaluation memo, not part of the node's meaning: the computed outputs once something evaluated
   // this node eagerly, and for leaves the autograd flag and accumulated gradient used by
@@ -90,6 +93,7 @@ class Node {
   Attrs attrs_;
   std::vector<TensorType> outputs_;
   uint64_t id_;
+  std::shared_ptr<const std::string> origin_;
   mutable Runtime runtime_;
 };
 

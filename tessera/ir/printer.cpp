@@ -20,6 +20,16 @@ std::string attrs_str(const Attrs& attrs) {
 }
 }  // namespace
 
+std::unordered_map<Value, int, ValueHash> value_numbers(const Graph& graph) {
+  std::unordered_map<Value, int, ValueHash> number;
+  int next = 0;
+  for (const Value& v : graph.inputs()) number[v] = next++;
+  for (const NodePtr& node : graph.nodes()) {
+    for (int i = 0; i < node->num_outputs(); ++i) number[Value(node, i)] = next++;
+  }
+  return number;
+}
+
 std::string print_graph(const Graph& graph) {
   std::unordered_map<Value, int, ValueHash> number;
   int next = 0;
@@ -27,8 +37,8 @@ std::string print_graph(const Graph& graph) {
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     const Value& v = graph.inputs()[i];
     number[v] = next;
-    std::string name = (v.node()->op_name() == "input") ? v.node()->attrs().get_string("name")
-                                                          : fmt::format("v{}", next);
+    std::string name =
+        (v.node()->op_name() == "input") ? v.node()->attrs().get_string("name") : fmt::format("v{}", next);
     out += fmt::format("{}%{}: {} {{name = {}}}", i ? ", " : "", next, type_str(v.type()),
                        attr_value_str(AttrValue(name)));
     ++next;
@@ -64,7 +74,8 @@ std::string graph_to_dot(const Graph& graph) {
     return o;
   };
   std::unordered_map<const Node*, std::string> ids;
-  std::string out = "digraph \"" + esc(graph.name()) + "\" {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
+  std::string out =
+      "digraph \"" + esc(graph.name()) + "\" {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
   int n = 0;
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     const Value& v = graph.inputs()[i];
@@ -84,7 +95,8 @@ std::string graph_to_dot(const Graph& graph) {
       label += "\\n" + esc(name + "=" + text);
     }
     for (const auto& t : node->output_types()) label += "\\n" + esc(type_str(t));
-    out += fmt::format("  {} [label=\"{}\"{}];\n", id, label, node->is_leaf() ? ", style=filled, fillcolor=lightgrey" : "");
+    out += fmt::format("  {} [label=\"{}\"{}];\n", id, label,
+                       node->is_leaf() ? ", style=filled, fillcolor=lightgrey" : "");
     for (size_t i = 0; i < node->inputs().size(); ++i) {
       const Value& in = node->inputs()[i];
       out += fmt::format("  {} -> {} [label=\"{}\"];\n", ids.at(in.node().get()), id,

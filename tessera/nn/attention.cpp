@@ -1,5 +1,8 @@
 #include "tessera/nn/attention.h"
 
+#include <optional>
+
+#include "tessera/ir/origin.h"
 #include "tessera/nn/init.h"
 #include "tessera/ops/ops.h"
 
@@ -21,6 +24,13 @@ MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, boo
 
 Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask,
                                    bool is_causal) {
+  // Called directly (not through operator()), the module still names the nodes it builds.
+  const std::string label = origin_label();
+  const auto& outer = ir::current_origin();
+  const bool scoped =
+      outer && outer->size() >= label.size() && outer->compare(outer->size() - label.size(), label.size(), label) == 0;
+  std::optional<ir::OriginScope> origin;
+  if (!scoped) origin.emplace(label);
   TESSERA_CHECK(query.rank() == 3 && key.rank() == 3 && value.rank() == 3 && query.dim(-1) == embed_dim_ &&
                     key.dim(-1) == embed_dim_ && value.dim(-1) == embed_dim_,
                 "{}: expected query/key/value [N, L, {}], got {}, {}, {}", name(), embed_dim_,
@@ -38,7 +48,7 @@ Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const
   const Tensor q = project(query, 0), k = project(key, 1), v = project(value, 2);
   Tensor attn = ops::scaled_dot_product_attention(q, k, v, mask, is_causal);
   attn = ops::reshape(ops::permute(attn, {0, 2, 1, 3}), {query.dim(0), query.dim(1), e});
-  return out_proj->forward(attn);
+  return (*out_proj)(attn);
 }
 
 std::string MultiheadAttention::name() const {

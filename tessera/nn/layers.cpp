@@ -63,7 +63,7 @@ Sequential& Sequential::add(std::shared_ptr<Module> layer) {
 
 Tensor Sequential::forward(const Tensor& x) {
   Tensor y = x;
-  for (auto& l : layers_) y = l->forward(y);
+  for (auto& l : layers_) y = (*l)(y);
   return y;
 }
 

@@ -3,9 +3,19 @@
 #include <set>
 
 #include "tessera/ir/node.h"
+#include "tessera/ir/origin.h"
 #include "tessera/ops/ops.h"
 
 namespace tessera::nn {
+
+Tensor Module::operator()(const Tensor& x) {
+  const ir::OriginScope origin(origin_label());
+  return forward(x);
+}
+
+std::string Module::origin_label() const {
+  return registered_name_.empty() ? name() : fmt::format("{} '{}'", name(), registered_name_);
+}
 
 Tensor Module::forward(const Tensor&) {
   fail("{}: this module takes no single tensor input; call its own forward overload", name());
@@ -27,6 +37,7 @@ void Module::register_buffer(const std::string& name, Tensor* slot) {
 void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
   TESSERA_CHECK(module != nullptr, "{}: submodule '{}' is null", this->name(), name);
   for (const auto& c : children_) TESSERA_CHECK(c.first != name, "{}: submodule '{}' registered twice", this->name(), name);
+  if (module->registered_name_.empty()) module->registered_name_ = name;
   children_.emplace_back(name, std::move(module));
 }
 

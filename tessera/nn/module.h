@@ -22,8 +22,12 @@ class Module {
 
   // Single-input modules override forward; others offer their own call signatures.
   virtual Tensor forward(const Tensor& x);
-  Tensor operator()(const Tensor& x) { return forward(x); }
+  // Calls forward inside an origin scope naming this module, so that errors about the nodes it builds
+  // point back to it (ir/origin.h).
+  Tensor operator()(const Tensor& x);
   virtual std::string name() const { return "Module"; }
+  // "Linear 'fc1'": the module's type and the name its parent registered it under.
+  std::string origin_label() const;
 
   // Recursively, with dotted names ("0.weight", "encoder.norm.bias") in registration order.
   std::vector<std::pair<std::string, Tensor*>> named_parameters();
@@ -70,6 +74,7 @@ class Module {
   std::vector<std::pair<std::string, Tensor*>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
+  std::string registered_name_;  // set by the parent's register_module
 };
 
 // Evaluates every parameter and buffer of `module` together and replaces each by a fresh leaf holding

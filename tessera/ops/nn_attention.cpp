@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "tessera/ir/op_def.h"
+#include "tessera/ir/origin.h"
 #include "tessera/ops/ops.h"
 
 namespace tessera::ops {
@@ -85,6 +86,7 @@ Tensor apply_mask(const std::vector<TensorType>& types, const Tensor& scores, co
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                                     bool is_causal, std::optional<double> scale) {
+  const ir::OriginScope origin("ops::scaled_dot_product_attention");
   std::vector<TensorType> types{q.type(), k.type(), v.type()};
   if (mask.defined()) types.push_back(mask.type());
   check_attention_inputs(types, q, k, v);

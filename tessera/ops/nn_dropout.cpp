@@ -1,11 +1,13 @@
 // Dropout: x * bernoulli(1 - p) / (1 - p) while training, the identity otherwise. The mask is a
 // random node drawn from the caller's generator, so a seed reproduces it on every backend.
 #include "tessera/ir/op_def.h"
+#include "tessera/ir/origin.h"
 #include "tessera/ops/ops.h"
 
 namespace tessera::ops {
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator& generator) {
+  const ir::OriginScope origin("ops::dropout");
   if (!is_floating(x.dtype())) {
     ir::op_fail("dropout", {x.type()}, "expected a floating input, got {}", dtype_name(x.dtype()));
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tessera/ir/op_def.h"
+#include "tessera/ir/origin.h"
 #include "tessera/ops/ops.h"
 
 namespace tessera::ops {
@@ -111,6 +112,7 @@ void check_reduction_inputs(const std::string& op, const Tensor& a, const Tensor
 }  // namespace
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, Reduction reduction, int64_t ignore_index) {
+  const ir::OriginScope origin("ops::nll_loss");
   check_class_inputs("nll_loss", log_probs, targets);
   check_target_values("nll_loss", log_probs, targets, ignore_index);
   const DType dt = log_probs.dtype();
@@ -119,6 +121,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, Reduction reduct
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options) {
+  const ir::OriginScope origin("ops::cross_entropy");
   check_class_inputs("cross_entropy", logits, targets);
   const double eps = options.label_smoothing;
   if (!(eps >= 0.0 && eps <= 1.0)) {
@@ -141,6 +144,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
 }
 
 Tensor mse_loss(const Tensor& prediction, const Tensor& target, Reduction reduction) {
+  const ir::OriginScope origin("ops::mse_loss");
   check_reduction_inputs("mse_loss", prediction, target, "prediction", "target");
   const DType dt = promote_types(prediction.dtype(), target.dtype());
   const DType ct = loss_compute_dtype(dt);
@@ -148,6 +152,7 @@ Tensor mse_loss(const Tensor& prediction, const Tensor& target, Reduction reduct
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targets, Reduction reduction) {
+  const ir::OriginScope origin("ops::binary_cross_entropy_with_logits");
   check_reduction_inputs("binary_cross_entropy_with_logits", logits, targets, "logits", "targets");
   const DType dt = promote_types(logits.dtype(), targets.dtype());
   const DType ct = loss_compute_dtype(dt);

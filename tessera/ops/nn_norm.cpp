@@ -1,6 +1,7 @@
 // Normalisation layers as composites of elementwise ops and `sum` (their gradients, of any order, come
 // from the parts). Statistics use the biased variance; f16/bf16 inputs are normalised in f32.
 #include "tessera/ir/op_def.h"
+#include "tessera/ir/origin.h"
 #include "tessera/ops/ops.h"
 
 namespace tessera::ops {
@@ -95,6 +96,7 @@ void check_channels_input(const std::string& op, const std::vector<TensorType>& 
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
                   double eps) {
+  const ir::OriginScope origin("ops::layer_norm");
   check_normalized_shape("layer_norm", x, normalized_shape, {{"weight", weight}, {"bias", bias}});
   const DType ct = norm_compute_dtype(x.dtype());
   const Moments m = moments(cast(x, ct), trailing_axes(x.rank(), normalized_shape.size()));
@@ -104,6 +106,7 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 }
 
 Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, double eps) {
+  const ir::OriginScope origin("ops::rms_norm");
   check_normalized_shape("rms_norm", x, normalized_shape, {{"weight", weight}});
   const DType ct = norm_compute_dtype(x.dtype());
   const Tensor xc = cast(x, ct);
@@ -155,6 +158,7 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& running_mean, const Te
 }
 
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
+  const ir::OriginScope origin("ops::group_norm");
   const std::string op = "group_norm";
   const std::vector<TensorType> types = types_of({x, weight, bias});
   check_channels_input(op, types, x);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "tessera/ir/op_def.h"
+#include "tessera/ir/origin.h"
 #include "tessera/ops/ops.h"
 #include "tessera/ops/reduce_util.h"
 
@@ -152,6 +153,7 @@ Tensor logsumexp(const Tensor& x, const Axes& axes, bool keepdims) {
 // Two passes (mean, then squared deviations) rather than E[x^2] - E[x]^2, which cancels badly. Half
 // precision inputs compute in f32 so that the sum of squares cannot overflow.
 Tensor var(const Tensor& x, const Axes& axes, int64_t correction, bool keepdims) {
+  const ir::OriginScope origin("ops::var");
   const std::vector<TensorType> in = {x.type()};
   require_floating("var", in);
   if (correction < 0) ir::op_fail("var", in, "correction must be non-negative, got {}", correction);

@@ -62,7 +62,12 @@ ir::Graph Pipeline::run(const ir::Graph& graph) const {
   for (int round = 1; round <= max_rounds_; ++round) {
     bool changed = false;
     for (const Pass& pass : passes_) {
-      ir::Graph next = pass.run(current);
+      ir::Graph next;
+      try {
+        next = pass.run(current);
+      } catch (const std::exception& e) {
+        fail("pass '{}' failed on graph '{}': {}", pass.name, current.name(), e.what());
+      }
       check_signature(pass.name, current, next);
       if (verify) {
         try {

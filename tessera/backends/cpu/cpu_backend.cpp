@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -14,8 +15,10 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "tessera/backends/cpu/compile_options.h"
 #include "tessera/backends/cpu/executable.h"
 #include "tessera/backends/cpu/lower.h"
+#include "tessera/backends/internal_error.h"
 #include "tessera/passes/pass.h"
 
 namespace tessera::backends {
@@ -33,14 +36,6 @@ JitMode initial_jit_mode() {
 std::atomic<JitMode>& jit_slot() {
   static std::atomic<JitMode> slot{initial_jit_mode()};
   return slot;
-}
-
-bool passes_enabled() {
-  static const bool on = [] {
-    const char* env = std::getenv("TESSERA_PASSES");
-    return env == nullptr || std::strcmp(env, "0") != 0;
-  }();
-  return on;
 }
 
 bool dump_programs() {
@@ -67,12 +62,12 @@ void append_type(std::string& out, const ir::TensorType& t) {
   out += shape_str(t.shape);
 }
 
-GraphKey graph_key(const ir::Graph& graph, const LowerOptions& options) {
+GraphKey graph_key(const ir::Graph& graph, const LowerOptions& options, const PassSelection& passes) {
   GraphKey k;
   std::string& s = k.structure;
   s.reserve(64 * (graph.nodes().size() + 1));
-  fmt::format_to(std::back_inserter(s), "jit{}:{} passes{}|", static_cast<int>(options.jit), options.jit_min_elements,
-                 passes_enabled() ? 1 : 0);
+  fmt::format_to(std::back_inserter(s), "jit{}:{} fusion{} passes{}|", static_cast<int>(options.jit),
+                 options.jit_min_elements, options.fusion.bits(), passes.str());
   std::unordered_map<ir::Value, size_t, ir::ValueHash> input_pos;
   for (size_t i = 0; i < graph.inputs().size(); ++i) {
     input_pos.emplace(graph.inputs()[i], i);
@@ -208,9 +203,11 @@ class CpuBackend final : public Backend {
 
   std::unique_ptr<Executable> compile(const ir::Graph& graph) override {
     const auto t0 = std::chrono::steady_clock::now();
+    const CompileOptions selected = compile_options();
     LowerOptions options;
     options.jit = jit_mode();
-    GraphKey key = graph_key(graph, options);
+    options.fusion = selected.fusion;
+    GraphKey key = graph_key(graph, options, selected.passes);
     std::shared_ptr<const Program> program;
     CompileInfo info;
     {
@@ -229,9 +226,15 @@ class CpuBackend final : public Backend {
       for (size_t i = 0; i < key.constants.size(); ++i) original.emplace(key.constants[i], static_cast<int32_t>(i));
       const auto tp = std::chrono::steady_clock::now();
       const ir::Graph sealed = with_placeholder_inputs(graph);
-      ir::Graph optimized = run_passes(sealed);
+      ir::Graph optimized = run_passes(sealed, selected.passes);
       const double passes_ms = ms_since(tp);
-      std::unique_ptr<Program> lowered = lower_graph(optimized, options, original);
+      std::unique_ptr<Program> lowered;
+      try {
+        lowered = lower_graph(optimized, options, original);
+      } catch (const LoweringFault& fault) {
+        raise_internal_error({"cpu", fault.what(), &sealed, same_nodes(sealed, optimized) ? nullptr : &optimized,
+                              fault.node(), fault.workaround()});
+      }
       lowered->stats.passes_ms = passes_ms;
       if (dump_programs()) std::fprintf(stderr, "%s", lowered->dump().c_str());
       info = info_of(*lowered);
@@ -258,17 +261,21 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  static ir::Graph run_passes(const ir::Graph& graph) {
-    if (!passes_enabled()) return graph;
+  static ir::Graph run_passes(const ir::Graph& graph, const PassSelection& selection) {
+    if (selection.all_off) return graph;
+    const passes::Pipeline& all = passes::default_pipeline();
+    passes::Pipeline chosen;
+    for (const passes::Pass& pass : all.passes()) {
+      if (std::find(selection.disabled.begin(), selection.disabled.end(), pass.name) == selection.disabled.end()) {
+        chosen.add(pass);
+      }
+    }
+    chosen.repeat(all.max_rounds());
     try {
-      return passes::default_pipeline().run(graph);
+      return chosen.run(graph);
     } catch (const std::exception& e) {
-      static std::once_flag once;
-      std::call_once(once, [&] {
-        std::fprintf(stderr, "tessera cpu backend: the pass pipeline failed (%s); compiling graphs unoptimised\n",
-                     e.what());
-      });
-      return graph;
+      raise_internal_error({"cpu", fmt::format("the pass pipeline failed: {}", e.what()), &graph, nullptr, nullptr,
+                            "TESSERA_PASSES=0 (or -NAME for the pass named above)"});
     }
   }
 };

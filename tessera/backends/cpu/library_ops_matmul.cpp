@@ -5,6 +5,8 @@
 // only use of the previous value) are fused into its epilogue.
 #include <fmt/format.h>
 
+#include <unordered_set>
+
 #include "tessera/backends/cpu/lowering.h"
 
 namespace tessera::backends::cpu {
@@ -258,12 +260,18 @@ bool is_bias_shape(const Shape& bias, const Shape& out) {
 }  // namespace
 
 std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,
-                                                             const std::function<int64_t(const ir::Value&)>& uses) {
+                                                             const std::function<int64_t(const ir::Value&)>& uses,
+                                                             FusionSet fusion) {
   std::unordered_map<const ir::Node*, const ir::NodePtr*> consumer;  // producer -> its single consumer
   for (const ir::NodePtr& node : graph.nodes()) {
     for (const ir::Value& in : node->inputs()) consumer[in.node().get()] = &node;
   }
   std::unordered_map<const ir::Node*, Epilogue> found;
+  // Nodes already absorbed: x@a + y@b has one add that both products could take as their residual;
+  // the first takes it, and the second produces its plain result for it.
+  std::unordered_set<const ir::Node*> claimed;
+  const bool epilogues = fusion.has(Fusion::epilogue), transposed = fusion.has(Fusion::transposed_product);
+  if (!epilogues && !transposed) return found;
   for (const ir::NodePtr& mm : graph.nodes()) {
     // 0: bias, activation or residual next; 1: activation or residual; 2: residual; 3: done.
     int stage = 0;
@@ -279,9 +287,9 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
     }
     Epilogue e;
     ir::Value cur(mm, 0);
-    if (mm->op_name() == "matmul" && uses(cur) == 1 && consumer.count(mm.get()) != 0) {
+    if (transposed && mm->op_name() == "matmul" && uses(cur) == 1 && consumer.count(mm.get()) != 0) {
       const ir::NodePtr& user = *consumer.at(mm.get());
-      if (swaps_last_two_axes(*user)) {
+      if (swaps_last_two_axes(*user) && claimed.insert(user.get()).second) {
         e.transposed = true;
         e.nodes.push_back(user.get());
         e.result = ir::Value(user, 0);
@@ -289,10 +297,11 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
         continue;
       }
     }
+    if (!epilogues) continue;
     if (mm->op_name() == "matmul" && !float_types(*mm, DType::f32)) continue;  // the sgemm epilogue is f32
     while (stage < 3 && uses(cur) == 1 && consumer.count(cur.node().get()) != 0) {
       const ir::NodePtr& user = *consumer.at(cur.node().get());
-      if (user->output_types()[0] != cur.type()) break;
+      if (user->output_types()[0] != cur.type() || claimed.count(user.get()) != 0) break;
       Activation act;
       if (user->op_name() == "add" && user->input(0) != user->input(1)) {
         const ir::Value other = user->input(0) == cur ? user->input(1) : user->input(0);
@@ -313,6 +322,7 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
         break;
       }
       e.nodes.push_back(user.get());
+      claimed.insert(user.get());
       cur = ir::Value(user, 0);
     }
     if (e.nodes.empty()) continue;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <unordered_set>
 
@@ -78,12 +79,26 @@ class GraphLowerer {
  public:
   GraphLowerer(const ir::Graph& graph, const LowerOptions& options,
                const std::unordered_map<const ir::Node*, int32_t>& original_constants)
-      : graph_(graph), options_(options), original_constants_(original_constants), L_(graph) {}
+      : graph_(graph), options_(options), original_constants_(original_constants), L_(graph, options.fusion) {}
 
   std::unique_ptr<Program> run() {
+    try {
+      return lower();
+    } catch (const LoweringFault& fault) {
+      if (!fault.workaround().empty() || workaround_.empty()) throw;
+      throw LoweringFault(fault.node(), fault.what(), workaround_);
+    } catch (const std::exception& e) {
+      // Anything else thrown while lowering is a bug here too: name the node it happened at.
+      throw LoweringFault(L_.current_node(), e.what(), workaround_);
+    }
+  }
+
+ private:
+  std::unique_ptr<Program> lower() {
     const auto t0 = std::chrono::steady_clock::now();
     bind_leaves();
-    L_.set_epilogues(find_epilogues(graph_, [this](const ir::Value& v) { return L_.uses(v); }));
+    L_.set_epilogues(find_epilogues(
+        graph_, [this](const ir::Value& v) { return L_.uses(v); }, options_.fusion));
     for (const ir::NodePtr& n : graph_.nodes()) {
       if (const Epilogue* e = L_.epilogue(*n)) {
         for (const ir::Node* absorbed : e->nodes) owner_[absorbed] = n.get();
@@ -91,8 +106,17 @@ class GraphLowerer {
     }
     double jit_ms = 0, cluster_ms = 0;
     form_clusters(&cluster_ms, &jit_ms);
-    const std::vector<Unit> order = schedule(make_units());
-    for (const Unit& unit : order) lower_unit(unit);
+    // Grouping every adam_update into one pass can close a cycle between the group and the nodes
+    // around it (an update whose input depends on another update); then each update runs alone.
+    const bool group_adam = options_.fusion.has(Fusion::adam_groups);
+    std::optional<std::vector<Unit>> order = schedule(make_units(group_adam));
+    if (!order && group_adam) order = schedule(make_units(false));
+    if (!order) {
+      throw LoweringFault(nullptr, "the scheduling units (fused clusters, matmul epilogues) form a cycle",
+                          "TESSERA_FUSION=-clusters,-epilogue");
+    }
+    for (const Unit& unit : *order) lower_unit(unit);
+    workaround_.clear();
     std::unique_ptr<Program> program = L_.finish();
     program->max_kernel_args = max_kernel_args_;
     program->stats.jit_used = !kernels_.empty();
@@ -102,7 +126,6 @@ class GraphLowerer {
     return program;
   }
 
- private:
   void bind_leaves() {
     Program& p = L_.program();
     for (size_t i = 0; i < graph_.inputs().size(); ++i) {
@@ -157,8 +180,14 @@ class GraphLowerer {
       eligible_.insert(&n);
     }
     if (eligible_.empty()) return;
-    std::vector<lower::Cluster> clusters =
-        lower::find_clusters(graph_, [this](const ir::Node& n) { return eligible_.count(&n) != 0; });
+    std::vector<lower::Cluster> clusters;
+    if (options_.fusion.has(Fusion::clusters)) {
+      clusters = lower::find_clusters(graph_, [this](const ir::Node& n) { return eligible_.count(&n) != 0; });
+    } else {
+      for (const ir::NodePtr& n : graph_.nodes()) {
+        if (eligible_.count(n.get()) != 0) clusters.push_back(single_node_cluster(n));
+      }
+    }
     *cluster_ms = ms_since(tc);
     int64_t work = 0;
     for (const lower::Cluster& c : clusters) {
@@ -205,21 +234,27 @@ class GraphLowerer {
         continue;
       }
       for (const ir::NodePtr& n : c.nodes) {
-        lower::Cluster single;
-        single.nodes = {n};
-        for (const ir::Value& in : n->inputs()) {
-          if (std::find(single.inputs.begin(), single.inputs.end(), in) == single.inputs.end()) {
-            single.inputs.push_back(in);
-          }
-        }
-        for (int i = 0; i < n->num_outputs(); ++i) single.outputs.emplace_back(n, i);
+        lower::Cluster single = single_node_cluster(n);
         if (generatable(single)) kept.push_back(std::move(single));
       }
     }
     return kept;
   }
 
-  std::vector<Unit> make_units() {
+  static lower::Cluster single_node_cluster(const ir::NodePtr& n) {
+    lower::Cluster single;
+    single.nodes = {n};
+    for (const ir::Value& in : n->inputs()) {
+      if (std::find(single.inputs.begin(), single.inputs.end(), in) == single.inputs.end()) {
+        single.inputs.push_back(in);
+      }
+    }
+    for (int i = 0; i < n->num_outputs(); ++i) single.outputs.emplace_back(n, i);
+    return single;
+  }
+
+  std::vector<Unit> make_units(bool group_adam) {
+    unit_of_.clear();
     std::vector<Unit> units;
     std::unordered_map<const ir::Node*, int> cluster_of;
     for (size_t c = 0; c < clusters_.size(); ++c) {
@@ -230,7 +265,8 @@ class GraphLowerer {
     for (const ir::NodePtr& n : graph_.nodes()) {
       if (n->is_leaf()) continue;
       if (n->op_name() == "adam_update" && claim_adam_update(*n)) {
-        auto [it, fresh] = adam_unit.emplace(adam_group_key(*n), static_cast<int>(units.size()));
+        const std::string key = group_adam ? adam_group_key(*n) : std::to_string(n->id());
+        auto [it, fresh] = adam_unit.emplace(key, static_cast<int>(units.size()));
         if (fresh) units.push_back(Unit{{}, -1, true});
         units[static_cast<size_t>(it->second)].nodes.push_back(n);
         unit_of_[n.get()] = it->second;
@@ -258,8 +294,8 @@ class GraphLowerer {
   }
 
   // Orders the units so that each follows the producers of its inputs (Kahn's algorithm, keeping
-  // the graph's order wherever the dependencies allow).
-  std::vector<Unit> schedule(std::vector<Unit> units) {
+  // the graph's order wherever the dependencies allow); nothing if they form a cycle.
+  std::optional<std::vector<Unit>> schedule(std::vector<Unit> units) {
     const size_t n = units.size();
     std::vector<std::vector<int>> dependents(n);
     std::vector<int> pending(n, 0);
@@ -289,15 +325,20 @@ class GraphLowerer {
         if (--pending[static_cast<size_t>(d)] == 0) ready.push(d);
       }
     }
-    TESSERA_CHECK(order.size() == n, "cpu backend: internal error: the units of graph '{}' form a cycle",
-                  graph_.name());
+    if (order.size() != n) return std::nullopt;
     return order;
   }
 
   void lower_unit(const Unit& unit) {
+    const ir::NodePtr& head = unit.nodes.front();
+    L_.set_current_node(head.get());
+    // The switch that would have avoided this unit's fusion, for an internal error's advice.
+    workaround_ = unit.cluster >= 0                          ? "TESSERA_FUSION=-clusters (or TESSERA_JIT=0)"
+                  : unit.adam_group && unit.nodes.size() > 1 ? "TESSERA_FUSION=-adam_groups"
+                  : unit.nodes.size() > 1                    ? "TESSERA_FUSION=-epilogue,-transposed_product"
+                                                             : "";
     if (unit.cluster >= 0) return lower_cluster(static_cast<size_t>(unit.cluster));
     if (unit.adam_group) return lower_adam_group(L_, unit.nodes);
-    const ir::NodePtr& head = unit.nodes.front();
     if (unit.nodes.size() > 1) {  // a matmul or convolution with its fused tail
       if (library_lowerings().at(head->op_name()).lower(L_, head)) return;
       for (const ir::NodePtr& n : unit.nodes) lower_node(n);
@@ -307,6 +348,7 @@ class GraphLowerer {
   }
 
   void lower_node(const ir::NodePtr& node) {
+    L_.set_current_node(node.get());
     const LoweringTable& table = library_lowerings();
     if (auto it = table.find(node->op_name()); it != table.end() && it->second.lower(L_, node)) return;
     std::vector<int32_t> ins;
@@ -366,6 +408,7 @@ class GraphLowerer {
   std::vector<std::shared_ptr<const LoopKernel>> kernels_;
   std::unordered_map<const ir::Node*, int> unit_of_;
   int32_t max_kernel_args_ = 0;
+  std::string workaround_;
 };
 
 }  // namespace

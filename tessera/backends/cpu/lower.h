@@ -13,8 +13,10 @@ struct LowerOptions {
   // In automatic mode, graphs whose fusable work is smaller than this many elements skip code
   // generation (the system compiler would cost more than it saves).
   int64_t jit_min_elements = 1 << 15;
+  FusionSet fusion = FusionSet::all();
 };
 
+// Throws LoweringFault (lowering.h) on a bug of the lowering itself.
 // `original_constants` numbers the constants of the graph as the user built it (before passes), so
 // that the Program can be reused with another graph of the same structure and fresh constant data.
 std::unique_ptr<Program> lower_graph(const ir::Graph& graph, const LowerOptions& options,

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 
+#include "tessera/backends/cpu/program_verifier.h"
+
 namespace tessera::backends::cpu {
 
-Lowering::Lowering(const ir::Graph& graph) : graph_(graph), program_(std::make_unique<Program>()) {
+Lowering::Lowering(const ir::Graph& graph, FusionSet fusion)
+    : graph_(graph), fusion_(fusion), program_(std::make_unique<Program>()) {
   program_->num_inputs = static_cast<int32_t>(graph.inputs().size());
   program_->num_outputs = static_cast<int32_t>(graph.outputs().size());
   for (const ir::NodePtr& node : graph.nodes()) {
@@ -19,8 +22,13 @@ Lowering::Lowering(const ir::Graph& graph) : graph_(graph), program_(std::make_u
 
 int32_t Lowering::value(const ir::Value& v) const {
   auto it = ids_.find(v);
-  TESSERA_CHECK(it != ids_.end(), "cpu backend: internal error: value {}:{} of '{}' used before it was computed",
-                v.node()->id(), v.index(), v.node()->op_name());
+  if (it == ids_.end()) {
+    const auto numbers = ir::value_numbers(graph_);
+    auto n = numbers.find(v);
+    throw LoweringFault(current_, fmt::format("value {} ('{}' {}) is read before the step that computes it",
+                                              n == numbers.end() ? std::string("%?") : fmt::format("%{}", n->second),
+                                              v.node()->op_name(), ir::type_str(v.type())));
+  }
   return it->second;
 }
 
@@ -67,6 +75,7 @@ int32_t Lowering::bind(const ir::Value& v, int32_t buffer, DType dtype) {
 
 int32_t Lowering::derived_constant(int32_t source, const std::string& tag, DType dtype, const Shape& shape,
                                    std::function<Array(const Array&)> derive) {
+  if (!fusion_.has(Fusion::relayout)) return -1;
   const ValueInfo& src = info(source);
   const BufferInfo& buffer = program_->buffers[static_cast<size_t>(src.buffer)];
   if (buffer.kind != BufferKind::constant || src.layout.offset != 0 || !src.layout.contiguous() ||
@@ -80,7 +89,8 @@ int32_t Lowering::derived_constant(int32_t source, const std::string& tag, DType
   c.derive = std::move(derive);
   const auto slot = static_cast<int32_t>(program_->constants.size());
   program_->constants.push_back(std::move(c));
-  const int32_t b = new_buffer(BufferKind::constant, slot, shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)));
+  const int32_t b =
+      new_buffer(BufferKind::constant, slot, shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)));
   values_.push_back(ValueInfo{dtype, b, Layout::packed(shape)});
   const auto id = static_cast<int32_t>(values_.size() - 1);
   derived_constants_.emplace(key, id);
@@ -116,6 +126,7 @@ void Lowering::emit(std::unique_ptr<Step> step, const std::vector<int32_t>& read
   for (int32_t id : written_values) access.writes.push_back(info(id).buffer);
   for (int32_t b : scratch_buffers) access.writes.push_back(b);
   access_.push_back(std::move(access));
+  step_nodes_.push_back(current_);
   ProgramStats& stats = program_->stats;
   switch (step->kind()) {
     case StepKind::library:
@@ -135,6 +146,7 @@ void Lowering::emit(std::unique_ptr<Step> step, const std::vector<int32_t>& read
 }
 
 void Lowering::allow_in_place(int32_t written, int32_t read, const std::vector<int32_t>& reads) {
+  if (!fusion_.has(Fusion::in_place)) return;
   const ValueInfo& w = info(written);
   const ValueInfo& r = info(read);
   // A second reader of that memory in the step (another view, or the same value read twice) forbids
@@ -165,6 +177,7 @@ const Epilogue* Lowering::epilogue(const ir::Node& head) const {
 std::unique_ptr<Program> Lowering::finish() {
   Program& p = *program_;
   const std::vector<ir::Value>& outs = graph_.outputs();
+  current_ = nullptr;
   // Write results straight into the caller's arrays where a result owns a whole arena buffer;
   // everything else (inputs, constants, partial views, repeated outputs) is copied at the end.
   std::vector<bool> direct(outs.size(), false);
@@ -220,6 +233,10 @@ std::unique_ptr<Program> Lowering::finish() {
   p.arena_bytes = plan.peak_bytes;
   p.arena_requests = std::move(requests);
   p.memory = plan;
+  if (auto fault = verify_program(p, access_, thorough_program_checks(p.arena_requests.size()))) {
+    const ir::Node* node = fault->step >= 0 ? step_nodes_[static_cast<size_t>(fault->step)] : nullptr;
+    throw LoweringFault(node, "the lowered program is unsound: " + fault->what);
+  }
   return std::move(program_);
 }
 

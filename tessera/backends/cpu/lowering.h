@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tessera/backends/cpu/compile_options.h"
 #include "tessera/backends/cpu/program.h"
 #include "tessera/ir/graph.h"
 #include "tessera/ir/op_def.h"
@@ -36,16 +37,35 @@ struct Epilogue {
   ir::Value result;                    // what the fused step produces
 };
 
+// A bug found while lowering: the node being lowered when it showed (null when it concerns the whole
+// program) and what went wrong. The backend reports it as an internal compiler error
+// (backends/internal_error.h), with `workaround` as the switch to suggest.
+class LoweringFault : public std::runtime_error {
+ public:
+  LoweringFault(const ir::Node* node, const std::string& what, std::string workaround = {})
+      : std::runtime_error(what), node_(node), workaround_(std::move(workaround)) {}
+  const ir::Node* node() const { return node_; }
+  const std::string& workaround() const { return workaround_; }
+
+ private:
+  const ir::Node* node_;
+  std::string workaround_;
+};
+
 class Lowering {
  public:
-  explicit Lowering(const ir::Graph& graph);
+  Lowering(const ir::Graph& graph, FusionSet fusion);
 
   const ir::Graph& graph() const { return graph_; }
   Program& program() { return *program_; }
+  FusionSet fusion() const { return fusion_; }
+  // The node whose steps are being emitted (named by faults and by the program verifier).
+  void set_current_node(const ir::Node* node) { current_ = node; }
+  const ir::Node* current_node() const { return current_; }
 
   // Values.
   bool has(const ir::Value& v) const { return ids_.count(v) != 0; }
-  int32_t value(const ir::Value& v) const;  // throws if the value was not defined yet
+  int32_t value(const ir::Value& v) const;  // throws LoweringFault if the value was not defined yet
   const ValueInfo& info(int32_t id) const { return values_[static_cast<size_t>(id)]; }
   int32_t produce(const ir::Value& v);                               // v in a fresh packed arena buffer
   int32_t temporary(DType dtype, const Shape& shape);                // an anonymous packed arena value
@@ -75,11 +95,15 @@ class Lowering {
   void set_epilogues(std::unordered_map<const ir::Node*, Epilogue> e) { epilogues_ = std::move(e); }
   const Epilogue* epilogue(const ir::Node& head) const;
 
-  // Finishes the program: output bindings and final copies, liveness, memory plan.
+  // Finishes the program: output bindings and final copies, liveness, memory plan; then verifies it
+  // (program_verifier.h), throwing LoweringFault naming the step's node if it is unsound.
   std::unique_ptr<Program> finish();
 
  private:
   const ir::Graph& graph_;
+  FusionSet fusion_;
+  const ir::Node* current_ = nullptr;
+  std::vector<const ir::Node*> step_nodes_;  // per emitted step, the node it was emitted for
   std::unique_ptr<Program> program_;
   std::vector<ValueInfo> values_;
   std::unordered_map<ir::Value, int32_t, ir::ValueHash> ids_;
@@ -121,8 +145,11 @@ void lower_adam_group(Lowering& lowering, const std::vector<ir::NodePtr>& nodes)
 
 // Fused tails of f32 matmuls and 2-D convolutions found in `graph`, keyed by the matmul/conv node
 // (library_ops_matmul.cpp).
+// Each node is absorbed by at most one producer (the first in graph order), so two matmuls that meet in
+// one add never both claim it. `fusion` selects epilogues and transposed products.
 std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,
-                                                             const std::function<int64_t(const ir::Value&)>& uses);
+                                                             const std::function<int64_t(const ir::Value&)>& uses,
+                                                             FusionSet fusion);
 
 // Steps shared by several lowerings.
 std::unique_ptr<Step> make_copy_step(const CopyPlan& plan, Operand src, Operand dst, std::string what);

@@ -1,0 +1,307 @@
+#include "tessera/testing/graph_fuzz/differential.h"
+
+#include <cmath>
+#include <random>
+#include <unordered_set>
+
+#include "tessera/backends/cpu/compile_options.h"
+#include "tessera/backends/cpu/cpu_backend.h"
+#include "tessera/ir/op_def.h"
+#include "tessera/ops/ops.h"
+#include "tessera/ops/quant.h"
+#include "tessera/passes/pass.h"
+
+namespace tessera::testing::fuzz {
+namespace {
+
+bool same_exactly(double a, double e) {
+  if (std::isnan(e)) return std::isnan(a);
+  return a == e;  // -0 equals +0
+}
+
+template <class Guard>
+std::shared_ptr<void> guard(Guard* g) {
+  return std::shared_ptr<void>(g, [](void* p) { delete static_cast<Guard*>(p); });
+}
+
+struct CpuScope {
+  backends::cpu::ScopedCompileOptions options;
+  backends::cpu::JitMode saved_jit;
+  CpuScope(const backends::cpu::CompileOptions& o, backends::cpu::JitMode jit)
+      : options(o), saved_jit(backends::cpu::jit_mode()) {
+    backends::cpu::set_jit_mode(jit);
+  }
+  ~CpuScope() { backends::cpu::set_jit_mode(saved_jit); }
+};
+
+Variant cpu_variant(const std::string& name, backends::cpu::CompileOptions options, backends::cpu::JitMode jit) {
+  return Variant{name, [options, jit] { return guard(new CpuScope(options, jit)); }};
+}
+
+BackendUnderTest cpu_under_test() {
+  using backends::cpu::CompileOptions;
+  using backends::cpu::FusionSet;
+  using backends::cpu::JitMode;
+  BackendUnderTest b{"cpu", &backends::cpu_backend(), {}, 2};
+  b.variants.push_back(cpu_variant("jit=off", {}, JitMode::off));
+  b.variants.push_back(cpu_variant("jit=on", {}, JitMode::always));
+  b.variants.push_back(cpu_variant("jit=on fusion=none", CompileOptions{FusionSet::none(), {}}, JitMode::always));
+  b.variants.push_back(cpu_variant("jit=off fusion=none", CompileOptions{FusionSet::none(), {}}, JitMode::off));
+  CompileOptions no_passes;
+  no_passes.passes.all_off = true;
+  b.variants.push_back(cpu_variant("jit=on passes=off", no_passes, JitMode::always));
+  b.variants.push_back(cpu_variant("jit=off passes=off", no_passes, JitMode::off));
+  for (const passes::Pass& p : passes::default_pipeline().passes()) {
+    CompileOptions o;
+    o.passes.disabled = {p.name};
+    b.variants.push_back(cpu_variant("jit=on passes=-" + p.name, o, JitMode::always));
+  }
+  for (const auto& [name, f] : backends::cpu::fusion_names()) {
+    b.variants.push_back(
+        cpu_variant("jit=on fusion=-" + name, CompileOptions{FusionSet::all().without(f), {}}, JitMode::always));
+  }
+  return b;
+}
+
+}  // namespace
+
+BackendUnderTest backend_under_test(const std::string& name) {
+  if (name == "cpu") return cpu_under_test();
+  backends::Backend& backend = backends::backend_by_name(name);
+  return BackendUnderTest{name, &backend, {Variant{"default", [] { return std::shared_ptr<void>(); }}}, 1};
+}
+
+std::vector<const Variant*> choose_variants(const BackendUnderTest& backend, size_t extra, uint64_t seed) {
+  std::vector<const Variant*> out;
+  const size_t always = std::min(backend.always, backend.variants.size());
+  for (size_t i = 0; i < always; ++i) out.push_back(&backend.variants[i]);
+  std::mt19937_64 rng(seed);
+  const size_t rest = backend.variants.size() - always;
+  for (size_t i = 0; i < extra && rest > 0; ++i) {
+    const Variant* v = &backend.variants[always + rng() % rest];
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+namespace {
+
+// The unit roundoff of a float dtype.
+double roundoff(DType dt) {
+  switch (dt) {
+    case DType::f64:
+      return 0x1p-53;
+    case DType::f32:
+      return 0x1p-24;
+    case DType::f16:
+      return 0x1p-11;
+    case DType::bf16:
+      return 0x1p-8;
+    default:
+      return 0;
+  }
+}
+
+bool all_integers(const Array& a) {
+  for (double x : a.to_f64()) {
+    if (x != std::floor(x)) return false;
+  }
+  return true;
+}
+
+// The graph again with every float value that is not integer-valued multiplied by 1 + delta, delta
+// of 2u to 4u either way for its dtype's unit roundoff u: each op's result perturbed by a few roundings,
+// which is what two correct backends may legitimately differ by.
+ir::Graph perturbed(const ir::Graph& graph, const std::unordered_map<ir::Value, Array, ir::ValueHash>& values,
+                    uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  // The factor 1 + delta for a value, or an undefined tensor where the value takes no noise.
+  // Random signs and magnitudes in [lo, hi]: never zero, so no element escapes the perturbation.
+  auto noise = [&](const Shape& shape, double lo, double hi) {
+    std::uniform_real_distribution<double> dist(lo, hi);
+    std::vector<double> f(static_cast<size_t>(shape_numel(shape)));
+    for (double& x : f) x = (rng() & 1 ? 1 : -1) * dist(rng);
+    return f;
+  };
+  auto factor = [&](const ir::Value& v) -> Tensor {
+    const DType dt = v.dtype();
+    auto it = values.find(v);
+    if (!is_floating(dt) || it == values.end() || all_integers(it->second)) return Tensor();
+    const double u = roundoff(dt);
+    std::vector<double> f = noise(v.shape(), 2 * u, 4 * u);
+    for (double& x : f) x += 1;
+    return Tensor::from_array(Array::from_vector(f, v.shape()).astype(dt));
+  };
+  auto with_noise = [&](const ir::Value& original, const ir::Value& computed) {
+    if (!graph.is_input(original) && original.node()->op_name() == "quantized_matmul") {
+      // The CPU kernels round the activations to 8 bits (as llama.cpp does) where the reference computes
+      // the exact product: an error of up to about 1/127 of sum |x| |w| per output.
+      const ir::Node& n = *original.node();
+      const Array w = ops::dequantize_array(values.at(n.input(1)), n.attrs().get_string("type"));
+      double x_max = 0, w_max = 0;
+      for (double x : values.at(n.input(0)).to_f64()) x_max = std::max(x_max, std::abs(x));
+      for (double x : w.to_f64()) w_max = std::max(w_max, std::abs(x));
+      const double bound = x_max * w_max * static_cast<double>(w.shape().back()) / 127;
+      const std::vector<double> d = noise(original.shape(), bound / 2, bound);
+      return ops::add(Tensor(computed),
+                      Tensor::from_array(Array::from_vector(d, original.shape()).astype(original.dtype())))
+          .value();
+    }
+    const Tensor f = factor(original);
+    return f.defined() ? ops::mul(Tensor(computed), f).value() : computed;
+  };
+  std::unordered_map<ir::Value, ir::Value, ir::ValueHash> map;
+  for (const ir::Value& in : graph.inputs()) map.emplace(in, with_noise(in, in));
+  for (const ir::NodePtr& n : graph.nodes()) {
+    std::vector<ir::Value> args;
+    bool touched = false;
+    for (const ir::Value& in : n->inputs()) {
+      auto it = map.find(in);
+      touched = touched || (it != map.end() && it->second != in);
+      args.push_back(it != map.end() ? it->second : in);
+    }
+    const std::vector<ir::Value> outs =
+        touched ? ir::make_node_typed(n->op(), std::move(args), n->attrs(), n->output_types())
+                : std::vector<ir::Value>{};
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      const ir::Value original(n, i);
+      map.emplace(original, with_noise(original, touched ? outs[static_cast<size_t>(i)] : original));
+    }
+  }
+  std::vector<ir::Value> outs;
+  for (const ir::Value& v : graph.outputs()) outs.push_back(map.at(v));
+  return ir::Graph::build(graph.inputs(), outs, graph.name());
+}
+
+}  // namespace
+
+ReferenceRun reference_run(const ir::Graph& graph, const std::vector<Array>& inputs) {
+  ReferenceRun r;
+  std::vector<ir::Value> every;
+  for (const ir::NodePtr& n : graph.nodes()) {
+    for (int i = 0; i < n->num_outputs(); ++i) every.emplace_back(n, i);
+  }
+  backends::Backend& ref = backends::reference_backend();
+  const std::vector<Array> all = ref.compile(ir::Graph::build(graph.inputs(), every, graph.name()))->run(inputs);
+  std::unordered_map<ir::Value, Array, ir::ValueHash> values;
+  for (size_t i = 0; i < every.size(); ++i) values.emplace(every[i], all[i]);
+  for (size_t i = 0; i < inputs.size(); ++i) values.emplace(graph.inputs()[i], inputs[i]);
+  for (const ir::Value& v : graph.outputs()) r.outputs.push_back(values.at(v));
+  // Sensitivity to rounding, measured: the largest deviation over two perturbed runs, per element.
+  std::vector<std::vector<double>> deviation(r.outputs.size());
+  for (size_t k = 0; k < r.outputs.size(); ++k) deviation[k].assign(static_cast<size_t>(r.outputs[k].numel()), 0.0);
+  for (uint64_t sample = 0; sample < 2; ++sample) {
+    const std::vector<Array> noisy = ref.compile(perturbed(graph, values, 77 + sample))->run(inputs);
+    for (size_t k = 0; k < noisy.size(); ++k) {
+      const std::vector<double> a = noisy[k].to_f64(), e = r.outputs[k].to_f64();
+      for (size_t i = 0; i < a.size(); ++i) {
+        const double d = std::isnan(a[i]) != std::isnan(e[i]) ? HUGE_VAL : std::abs(a[i] - e[i]);
+        if (!std::isnan(d)) deviation[k][i] = std::max(deviation[k][i], d);
+      }
+    }
+  }
+  // The scale of what the output's producing op read (through views): an op that cancels inside
+  // itself (x - mean(x), log_softmax) is off by roundings of its operands, not of its result.
+  auto operand_scale = [&](ir::Value v) {
+    while (!graph.is_input(v) && v.node()->op().has(ir::kView) && v.node()->inputs().size() == 1) {
+      v = v.node()->input(0);
+    }
+    double scale = 0;
+    if (graph.is_input(v)) return scale;
+    for (const ir::Value& in : v.node()->inputs()) {
+      auto it = values.find(in);
+      if (it == values.end() || !is_floating(in.dtype())) continue;
+      for (double x : it->second.to_f64()) {
+        if (std::isfinite(x)) scale = std::max(scale, std::abs(x));
+      }
+    }
+    return scale;
+  };
+  for (size_t k = 0; k < r.outputs.size(); ++k) {
+    const Array& e = r.outputs[k];
+    const std::vector<double> ev = e.to_f64();
+    const double operands = operand_scale(graph.outputs()[k]);
+    const double u = std::max(roundoff(e.dtype()), 1e-300);
+    std::vector<double> tol(ev.size());
+    for (size_t i = 0; i < ev.size(); ++i) {
+      tol[i] = 3 * deviation[k][i] + 8 * u * (std::abs(ev[i]) + operands) + 1e-300;
+    }
+    r.tolerances.push_back(std::move(tol));
+  }
+  return r;
+}
+
+std::string compare_output(const Array& expected, const Array& got, bool exact, const std::vector<double>& tol) {
+  if (expected.dtype() != got.dtype() || expected.shape() != got.shape()) {
+    return fmt::format("is {}{}, expected {}{}", dtype_name(got.dtype()), shape_str(got.shape()),
+                       dtype_name(expected.dtype()), shape_str(expected.shape()));
+  }
+  const std::vector<double> e = expected.to_f64(), a = got.to_f64();
+  const bool floating = is_floating(expected.dtype());
+  for (size_t i = 0; i < e.size(); ++i) {
+    const bool close = !floating || exact || !std::isfinite(e[i]) || i >= tol.size() ? same_exactly(a[i], e[i])
+                                                                                     : std::abs(a[i] - e[i]) <= tol[i];
+    if (!close) {
+      return fmt::format("element {} is {}, expected {} ({})", i, a[i], e[i],
+                         exact || i >= tol.size() ? std::string("exact") : fmt::format("tolerance {:.3g}", tol[i]));
+    }
+  }
+  return "";
+}
+
+Verdict check_graph(const ir::Graph& graph, const std::vector<Array>& inputs, const std::vector<bool>& exact,
+                    const BackendUnderTest& backend, const std::vector<const Variant*>& variants) {
+  Verdict v;
+  ReferenceRun ref;
+  try {
+    ref = reference_run(graph, inputs);
+  } catch (const std::exception& e) {
+    v.reference_failed = true;
+    v.reference_error = e.what();
+    return v;
+  }
+  const std::vector<Array>& expected = ref.outputs;
+  for (const Variant* variant : variants) {
+    const std::shared_ptr<void> scope = variant->enter();
+    std::unique_ptr<backends::Executable> exe;
+    try {
+      exe = backend.backend->compile(graph);
+    } catch (const std::exception& e) {
+      v.mismatches.push_back({variant->name, fmt::format("compile failed: {}", e.what()), true});
+      continue;
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+      std::vector<Array> got;
+      try {
+        ++v.executions;
+        if (pass == 0) {
+          got = exe->run(inputs);
+        } else {
+          for (const Array& e : expected) got.push_back(Array::empty(e.dtype(), e.shape()));
+          exe->run_into(inputs, got);
+        }
+      } catch (const std::exception& e) {
+        v.mismatches.push_back(
+            {variant->name, fmt::format("{} failed: {}", pass == 0 ? "run" : "run_into", e.what()), true});
+        break;
+      }
+      if (got.size() != expected.size()) {
+        v.mismatches.push_back({variant->name, fmt::format("{} outputs, expected {}", got.size(), expected.size())});
+        break;
+      }
+      bool failed = false;
+      for (size_t k = 0; k < got.size() && !failed; ++k) {
+        const std::string diff = compare_output(expected[k], got[k], k < exact.size() && exact[k], ref.tolerances[k]);
+        if (!diff.empty()) {
+          v.mismatches.push_back(
+              {variant->name, fmt::format("{} output {}: {}", pass == 0 ? "run" : "run_into", k, diff)});
+          failed = true;
+        }
+      }
+      if (failed) break;
+    }
+  }
+  return v;
+}
+
+}  // namespace tessera::testing::fuzz
