@@ -129,6 +129,23 @@ void Tensor::backward() const {
   }
 }
 
+void Tensor::assign(const Array& value) {
+  TESSERA_CHECK(defined(), "assign: undefined tensor");
+  TESSERA_CHECK(value.defined(), "assign: undefined array");
+  const ir::Node& node = *value_.node();
+  if (node.op_name() == "constant" && node.has_data() && dtype() == value.dtype() && shape() == value.shape()) {
+    Array& data = node.runtime().outputs[0];
+    if (!data.storage()->external()) {
+      data.copy_from(value);
+      return;
+    }
+  }
+  const bool grad = requires_grad(), variable = node.runtime().variable;
+  *this = from_array(value.copy());
+  value_.node()->runtime().requires_grad = grad;
+  value_.node()->runtime().variable = variable;
+}
+
 Tensor Tensor::grad() const {
   if (!defined() || !value_.node()->runtime().grad) return Tensor();
   return from_array(*value_.node()->runtime().grad);

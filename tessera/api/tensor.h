@@ -53,6 +53,11 @@ class Tensor {
   void backward() const;
   Tensor grad() const;  // undefined if no gradient has been accumulated
   void zero_grad() const;
+  // Replaces this tensor's value (PyTorch's copy_ on a leaf). A leaf that owns its memory and has the
+  // value's dtype and shape keeps its identity and has its data overwritten, so compiled functions that
+  // captured it, and views of it, see the new value; any other tensor becomes a fresh leaf holding a copy
+  // (keeping requires_grad and the variable mark).
+  void assign(const Array& value);
   // The same value cut off from gradients. An evaluated tensor becomes a fresh leaf holding its data
   // (which also frees the history); otherwise a stop_gradient node.
   Tensor detach() const;

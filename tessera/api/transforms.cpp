@@ -69,20 +69,46 @@ ir::Graph trace(const MultiFn& fn, const std::vector<ir::TensorType>& input_type
 CompiledFunction::CompiledFunction(MultiFn fn, backends::Backend* backend)
     : fn_(std::move(fn)), backend_(backend ? backend : &backends::default_backend()) {}
 
-backends::Executable& CompiledFunction::executable_for(const std::vector<ir::TensorType>& types) {
+namespace {
+
+// A captured leaf whose data can change between calls: a module's parameter or buffer, a tensor that
+// requires gradients, or a constant whose memory someone else still holds (an Array of the caller's,
+// a detached view): its node and its runtime memo are two references, anything more is a third party.
+bool reads_at_every_call(const ir::Node& n) {
+  if (n.op_name() != "constant" || !n.has_data()) return false;
+  const ir::Node::Runtime& rt = n.runtime();
+  return rt.variable || rt.requires_grad || rt.outputs[0].storage().use_count() > 2;
+}
+
+}  // namespace
+
+CompiledFunction::Entry& CompiledFunction::entry_for(const std::vector<ir::TensorType>& types) {
   Signature sig;
   for (const auto& t : types) sig.emplace_back(t.dtype, t.shape);
   auto it = cache_.find(sig);
   if (it == cache_.end()) {
     ++traces_;
-    ir::Graph g = trace(fn_, types);
-    it = cache_.emplace(sig, backend_->compile(g)).first;
+    const ir::Graph traced = trace(fn_, types);
+    Entry e;
+    std::vector<ir::Value> inputs = traced.inputs();
+    for (const ir::NodePtr& n : traced.nodes()) {
+      if (!reads_at_every_call(*n)) continue;
+      e.captured.push_back(n);
+      inputs.emplace_back(n, 0);
+    }
+    const ir::Graph g = e.captured.empty() ? traced : ir::Graph::build(inputs, traced.outputs(), traced.name());
+    e.executable = backend_->compile(g);
+    it = cache_.emplace(sig, std::move(e)).first;
   }
-  return *it->second;
+  return it->second;
 }
 
 const ir::Graph& CompiledFunction::graph_for(const std::vector<ir::TensorType>& types) {
-  return executable_for(types).graph();
+  return entry_for(types).executable->graph();
+}
+
+size_t CompiledFunction::captured_count(const std::vector<ir::TensorType>& types) {
+  return entry_for(types).captured.size();
 }
 
 std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& args) {
@@ -98,15 +124,16 @@ std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& args
     types.reserve(args.size());
     for (const Tensor& a : args) types.push_back(a.type());
     last_ = nullptr;  // stays unset if tracing or compiling throws
-    backends::Executable& exe = executable_for(types);
+    Entry& e = entry_for(types);
     last_types_ = std::move(types);
-    last_ = &exe;
+    last_ = &e;
   }
   if (!all_evaluated) eval(args);
-  std::vector<Array> data;
-  data.reserve(args.size());
-  for (const Tensor& a : args) data.push_back(a.array());
-  std::vector<Array> outs = last_->run(data);
+  data_.clear();
+  for (const Tensor& a : args) data_.push_back(a.array());
+  for (const ir::NodePtr& n : last_->captured) data_.push_back(n->runtime().outputs[0]);
+  std::vector<Array> outs = last_->executable->run(data_);
+  data_.clear();
   std::vector<Tensor> result;
   result.reserve(outs.size());
   for (const Array& o : outs) result.push_back(Tensor::from_array(o));

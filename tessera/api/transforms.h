@@ -26,28 +26,39 @@ Tensor stop_gradient(const Tensor& x);
 
 // Traces `fn` into a graph for each distinct input signature (dtypes and shapes), compiles it on a
 // backend (default_backend() unless one is given) and runs it. Tensors the function captures from outside
-// become constants of the graph.
+// whose data can change — parameters and buffers of modules (updated in place by optimisers and
+// load_state_dict), tensors that require gradients, and leaves whose memory is shared with an Array the
+// caller still holds — are bound as extra graph inputs and read at every call, so a compiled model(x)
+// sees every optimiser step; only true constants fold into the graph.
 class CompiledFunction {
  public:
   explicit CompiledFunction(MultiFn fn, backends::Backend* backend = nullptr);
   std::vector<Tensor> operator()(const std::vector<Tensor>& args);
-  // The graph traced for these argument types (tracing it now if needed).
+  // The graph traced for these argument types (tracing it now if needed). Its inputs are the
+  // arguments followed by the captured tensors that are read at every call.
   const ir::Graph& graph_for(const std::vector<ir::TensorType>& types);
+  // How many captured tensors the graph for these types reads at every call.
+  size_t captured_count(const std::vector<ir::TensorType>& types);
   size_t cache_size() const { return cache_.size(); }
   size_t trace_count() const { return traces_; }
 
  private:
   using Signature = std::vector<std::pair<DType, Shape>>;
-  backends::Executable& executable_for(const std::vector<ir::TensorType>& types);
+  struct Entry {
+    std::unique_ptr<backends::Executable> executable;
+    std::vector<ir::NodePtr> captured;  // leaves read at every call, after the arguments
+  };
+  Entry& entry_for(const std::vector<ir::TensorType>& types);
 
   MultiFn fn_;
   backends::Backend* backend_;
-  std::map<Signature, std::unique_ptr<backends::Executable>> cache_;
+  std::map<Signature, Entry> cache_;
   size_t traces_ = 0;
   // The executable of the last call and its argument types: a steady-state call with the same
   // types skips building and looking up a signature (executables live as long as cache_).
-  backends::Executable* last_ = nullptr;
+  Entry* last_ = nullptr;
   std::vector<ir::TensorType> last_types_;
+  std::vector<Array> data_;  // the call's input arrays, reused
 };
 
 CompiledFunction compile(MultiFn fn, backends::Backend* backend = nullptr);

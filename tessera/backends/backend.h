@@ -40,7 +40,7 @@ Backend& reference_backend();
 Backend& backend_by_name(const std::string& name);
 std::vector<std::string> backend_names();
 // The backend that eager evaluation (Tensor::eval) and compile() use when none is given:
-// $TESSERA_BACKEND if set, else "reference" (the CPU backend is opt-in for now).
+// $TESSERA_BACKEND if set, else "cpu" (the reference backend is the oracle, chosen by name).
 Backend& default_backend();
 void set_default_backend(Backend& backend);
 

@@ -11,7 +11,7 @@ namespace tessera::backends {
 namespace {
 
 // Listed explicitly (not through static registrars) so that linking the static library never drops
-// a backend. The first entry is the oracle and the default.
+// a backend. The first entry is the oracle.
 const std::vector<std::pair<std::string, Backend& (*)()>>& known_backends() {
   static const std::vector<std::pair<std::string, Backend& (*)()>> table{
       {"reference", &reference_backend},
@@ -24,11 +24,9 @@ Backend* initial_default() {
   if (const char* env = std::getenv("TESSERA_BACKEND"); env != nullptr && *env != '\0') {
     return &backend_by_name(env);
   }
-  // The CPU backend is opt-in ($TESSERA_BACKEND=cpu, compile(fn, &cpu_backend())); `tessera train`
-  // and `tessera bench` use it. The whole test suite passes with it as the default, but eager loops of
-  // small graphs ran slower on it than on the reference backend: each eval pays the pass pipeline and
-  // planning, which only larger graphs win back.
-  return &known_backends().front().second();
+  // The fast CPU backend is the default for eager and compiled code, as for the CLI; the reference
+  // backend is the oracle, chosen by name ($TESSERA_BACKEND=reference) and in tests.
+  return &cpu_backend();
 }
 
 std::atomic<Backend*>& default_slot() {

@@ -25,6 +25,7 @@ class Storage {
   std::byte* data() { return data_; }
   const std::byte* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
+  bool external() const { return owner_ != nullptr; }  // memory owned elsewhere (e.g. an mmap'd file)
 
  private:
   std::byte* data_ = nullptr;

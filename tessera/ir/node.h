@@ -82,6 +82,9 @@ class Node {
   struct Runtime {
     std::vector<Array> outputs;
     bool requires_grad = false;
+    // A leaf whose data is overwritten in place between runs (a module's parameter or buffer):
+    // compile() reads it at every call instead of folding it into the graph as a constant.
+    bool variable = false;
     std::optional<Array> grad;
   };
   Runtime& runtime() const { return runtime_; }

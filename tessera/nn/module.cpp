@@ -26,12 +26,38 @@ void Module::register_parameter(const std::string& name, Tensor* slot) {
   for (const auto& p : params_) TESSERA_CHECK(p.first != name, "{}: parameter '{}' registered twice", this->name(), name);
   if (!slot->value().node()->is_leaf()) *slot = Tensor::from_array(slot->array());
   slot->set_requires_grad(true);
+  slot->value().node()->runtime().variable = true;
   params_.emplace_back(name, slot);
+  homes_[slot] = *slot;
 }
 
 void Module::register_buffer(const std::string& name, Tensor* slot) {
   TESSERA_CHECK(slot != nullptr && slot->defined(), "{}: buffer '{}' is undefined", this->name(), name);
+  if (!slot->value().node()->is_leaf()) *slot = Tensor::from_array(slot->array());
+  slot->value().node()->runtime().variable = true;
   buffers_.emplace_back(name, slot);
+  homes_[slot] = *slot;
+}
+
+void Module::commit_slot(Tensor* slot, bool parameter) {
+  Tensor& home = homes_[slot];
+  if (home.defined() && slot->value() == home.value()) return;
+  const Array value = slot->array();
+  if (home.defined() && home.dtype() == value.dtype() && home.shape() == value.shape()) {
+    home.assign(value);  // in place: the leaf keeps its identity
+  } else {
+    const bool grad = home.defined() ? home.requires_grad() : parameter;
+    home = Tensor::from_array(value.copy());
+    home.set_requires_grad(grad);
+    home.value().node()->runtime().variable = true;
+  }
+  *slot = home;
+}
+
+void Module::commit() {
+  for (auto& [n, p] : params_) commit_slot(p, true);
+  for (auto& [n, b] : buffers_) commit_slot(b, false);
+  for (auto& [n, c] : children_) c->commit();
 }
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
@@ -84,21 +110,17 @@ void Module::train(bool on) {
 void Module::to(DType dtype) {
   TESSERA_CHECK(is_floating(dtype), "Module::to: expected a floating dtype, got {}", dtype_name(dtype));
   for (auto& [n, p] : named_parameters()) {
-    if (is_floating(p->dtype()) && p->dtype() != dtype) {
-      *p = Tensor::from_array(p->array().astype(dtype));
-      p->set_requires_grad(true);
-    }
+    if (is_floating(p->dtype()) && p->dtype() != dtype) *p = Tensor::from_array(p->array().astype(dtype));
   }
   for (auto& [n, b] : named_buffers()) {
     if (is_floating(b->dtype()) && b->dtype() != dtype) *b = Tensor::from_array(b->array().astype(dtype));
   }
+  commit();
 }
 
 void Module::requires_grad(bool on) {
-  for (auto& [n, p] : named_parameters()) {
-    if (!p->value().node()->is_leaf()) *p = Tensor::from_array(p->array());
-    p->set_requires_grad(on);
-  }
+  commit();
+  for (auto& [n, p] : named_parameters()) p->set_requires_grad(on);
 }
 
 void Module::zero_grad() {
@@ -152,9 +174,10 @@ void Module::load_state_dict(const std::map<std::string, Array>& state, bool str
   }
   for (const Pending& p : pending) {
     const Array& a = *p.data;
+    // Written into the registered leaves (PyTorch copies too), so compiled functions see the values.
     *p.slot = Tensor::from_array(a.dtype() == p.slot->dtype() ? a : a.astype(p.slot->dtype()));
-    if (p.is_param) p.slot->set_requires_grad(true);
   }
+  commit();
 }
 
 void Module::summarize(const std::string& prefix, int depth, std::string& out) const {
@@ -178,15 +201,7 @@ void materialize(Module& module) {
   for (auto& [n, p] : params) all.push_back(*p);
   for (auto& [n, b] : buffers) all.push_back(*b);
   tessera::eval(all);
-  for (auto& [n, p] : params) {
-    if (!p->value().node()->is_leaf()) {
-      *p = Tensor::from_array(p->array());
-      p->set_requires_grad(true);
-    }
-  }
-  for (auto& [n, b] : buffers) {
-    if (!b->value().node()->is_leaf()) *b = Tensor::from_array(b->array());
-  }
+  module.commit();
 }
 
 }  // namespace tessera::nn

@@ -55,6 +55,13 @@ class Module {
   // A readable tree: each submodule with its parameter shapes.
   std::string summary() const;
 
+  // Makes every parameter and buffer slot (recursively) hold the leaf it was registered with again,
+  // carrying its current value: a slot that now holds a computed tensor (BatchNorm's running statistics
+  // after a training step, a value assigned by hand) is evaluated and written into that leaf in place.
+  // Leaves keep their identity across updates, so compiled functions that captured them read the new
+  // values (they are bound as inputs at every call). Optimisers and materialize() call this.
+  void commit();
+
  protected:
   // Registers a member tensor; parameters become leaves that require gradients.
   void register_parameter(const std::string& name, Tensor* slot);
@@ -68,6 +75,7 @@ class Module {
 
  private:
   void collect(const std::string& prefix, bool buffers, std::vector<std::pair<std::string, Tensor*>>& out);
+  void commit_slot(Tensor* slot, bool parameter);
   void summarize(const std::string& prefix, int depth, std::string& out) const;
 
   std::vector<std::pair<std::string, Tensor*>> params_;
@@ -75,6 +83,7 @@ class Module {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
   std::string registered_name_;  // set by the parent's register_module
+  std::map<const Tensor*, Tensor> homes_;  // per parameter/buffer slot, the leaf that keeps its identity
 };
 
 // Evaluates every parameter and buffer of `module` together and replaces each by a fresh leaf holding

@@ -41,21 +41,18 @@ void Optimizer::step(const std::vector<Tensor>& grads) {
     pending.push_back(updated[i]);
     for (auto& [slot, t] : state_[i]) pending.push_back(t);
   }
-  std::vector<std::pair<std::string, Tensor*>> buffers;
   if (module_) {
-    buffers = module_->named_buffers();
-    for (auto& [n, b] : buffers) pending.push_back(*b);
+    for (auto& [n, b] : module_->named_buffers()) pending.push_back(*b);
   }
   tessera::eval(pending);
+  // Parameters are updated in place (the leaves keep their identity, as PyTorch's do), so compiled
+  // functions that captured them read the new values.
   for (size_t i = 0; i < params_.size(); ++i) {
     if (!updated[i].defined()) continue;
-    *params_[i] = Tensor::from_array(updated[i].array());
-    params_[i]->set_requires_grad(true);
+    params_[i]->assign(updated[i].array());
     for (auto& [slot, t] : state_[i]) t = Tensor::from_array(t.array());
   }
-  for (auto& [n, b] : buffers) {
-    if (!b->value().node()->is_leaf()) *b = Tensor::from_array(b->array());
-  }
+  if (module_) module_->commit();
   ++steps_;
 }
 

@@ -214,12 +214,11 @@ double CompiledTrainStep::step(const Array& x, const Array& y) {
 void CompiledTrainStep::sync() {
   if (!dirty_) return;
   size_t k = 0;
-  for (const auto& [name, p] : params_) {
-    *p = Tensor::from_array(live_[k++].copy());
-    p->set_requires_grad(true);
-  }
+  // Parameters and buffers are written into their leaves in place (their identity is what compiled
+  // functions captured); optimiser state gets fresh leaves.
+  for (const auto& [name, p] : params_) p->assign(live_[k++]);
   for (const auto& [i, slot] : slots_) optimizer_.state(i, slot) = Tensor::from_array(live_[k++].copy());
-  for (const auto& [name, b] : buffers_) *b = Tensor::from_array(live_[k++].copy());
+  for (const auto& [name, b] : buffers_) b->assign(live_[k++]);
   dirty_ = false;
 }
 

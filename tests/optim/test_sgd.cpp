@@ -50,11 +50,12 @@ TEST(SGD, StepUsesGradientsFromBackward) {
   ops::sum(p * p * 3.0).backward();  // gradient 6p
   opt.step();
   expect_close(p, {1.0 - 0.25 * 6.0, -1.0 + 0.25 * 6.0}, 1e-12);
-  // The new parameter is a fresh leaf that trains, without the previous gradient.
+  // The parameter is the same leaf, updated in place; its gradient stays until zero_grad, as in PyTorch.
   EXPECT_TRUE(p.value().node()->is_leaf());
   EXPECT_TRUE(p.requires_grad());
-  EXPECT_FALSE(p.grad().defined());
+  EXPECT_TRUE(p.grad().defined());
   opt.zero_grad();
+  EXPECT_FALSE(p.grad().defined());
   ops::sum(p).backward();
   opt.step();
   expect_close(p, {-0.5 - 0.25, 0.5 - 0.25}, 1e-12);
