@@ -116,22 +116,32 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
   return y + reshape(bias, {1, out_ch, 1, 1});
 }
 
+namespace {
+// ceil_mode is set only when on, so floor-mode graphs print and hash as before the attribute existed.
+Attrs with_ceil_mode(Attrs a, bool ceil_mode) {
+  if (ceil_mode) a.set("ceil_mode", true);
+  return a;
+}
+}  // namespace
+
 Tensor max_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
-                  std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation) {
+                  std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation, bool ceil_mode) {
   return ir::make_node1("max_pool", {x},
-                        Attrs{{"kernel", vec(kernel)},
-                              {"stride", pool_stride(stride, kernel)},
-                              {"padding", vec(padding)},
-                              {"dilation", vec(dilation)}});
+                        with_ceil_mode(Attrs{{"kernel", vec(kernel)},
+                                             {"stride", pool_stride(stride, kernel)},
+                                             {"padding", vec(padding)},
+                                             {"dilation", vec(dilation)}},
+                                       ceil_mode));
 }
 
 Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
-                  std::array<int64_t, 2> padding, bool count_include_pad) {
+                  std::array<int64_t, 2> padding, bool count_include_pad, bool ceil_mode) {
   return ir::make_node1("avg_pool", {x},
-                        Attrs{{"kernel", vec(kernel)},
-                              {"stride", pool_stride(stride, kernel)},
-                              {"padding", vec(padding)},
-                              {"count_include_pad", count_include_pad}});
+                        with_ceil_mode(Attrs{{"kernel", vec(kernel)},
+                                             {"stride", pool_stride(stride, kernel)},
+                                             {"padding", vec(padding)},
+                                             {"count_include_pad", count_include_pad}},
+                                       ceil_mode));
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size) {

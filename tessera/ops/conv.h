@@ -37,11 +37,18 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
 
 // Pooling acts on the last two axes of a [..., C, H, W] input (rank >= 3). stride defaults to the kernel
 // size when given as {0, 0}; padding may be at most half the kernel. max_pool2d pads with -inf and its
-// gradient goes to the first maximum of each window in row-major scan order.
+// gradient goes to the first maximum of each window in row-major scan order (ties: the first one).
+// Output size per axis (PyTorch's): floor((in + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1,
+// or with ceil_mode the ceiling, less one when that last window would start in the right padding (a
+// last window must start inside the input or the left padding).
+// avg_pool2d divides by the taps inside the input, or with count_include_pad by the window clipped to
+// the padded input: the kernel size, except for a partial last window in ceil mode (as PyTorch).
+// Argument order: avg_pool2d takes count_include_pad before ceil_mode, PyTorch the other way round.
 Tensor max_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {0, 0},
-                  std::array<int64_t, 2> padding = {0, 0}, std::array<int64_t, 2> dilation = {1, 1});
+                  std::array<int64_t, 2> padding = {0, 0}, std::array<int64_t, 2> dilation = {1, 1},
+                  bool ceil_mode = false);
 Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {0, 0},
-                  std::array<int64_t, 2> padding = {0, 0}, bool count_include_pad = true);
+                  std::array<int64_t, 2> padding = {0, 0}, bool count_include_pad = true, bool ceil_mode = false);
 // Output cell i averages input [floor(i * in / out), ceil((i + 1) * in / out)) along each axis (PyTorch's bins).
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size);
 
