@@ -52,10 +52,25 @@ Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int
 // Output cell i averages input [floor(i * in / out), ceil((i + 1) * in / out)) along each axis (PyTorch's bins).
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size);
 
-enum class UpsampleMode { Nearest, Bilinear };
-// Resizes the last two axes to `size`; bilinear follows PyTorch's align_corners flag, nearest takes
-// src = floor(dst * in / out) (PyTorch's 'nearest') and works for every dtype.
+// PyTorch's interpolate modes 'nearest', 'nearest-exact' and 'bilinear'.
+enum class UpsampleMode { Nearest, NearestExact, Bilinear };
+// Resizes the last two axes to `size`. Source index of output position dst along an axis of in -> out:
+//   Nearest       src = floor(dst * in / out)            (PyTorch's 'nearest')
+//   NearestExact  src = floor((dst + 0.5) * in / out)    (PyTorch's 'nearest-exact': centres align)
+// both clamped to in - 1 and computed exactly in integers (PyTorch's f32 ratio occasionally picks the
+// neighbour, e.g. 'nearest' from 2 to 82 at dst 41); they copy elements, so every dtype works.
+// Bilinear follows PyTorch's align_corners flag (tessera/ops/resample_coords.h has the formulas).
 Tensor upsample2d(const Tensor& x, std::array<int64_t, 2> size, UpsampleMode mode = UpsampleMode::Nearest,
+                  bool align_corners = false);
+// Resizes by scale factors (h, w), as PyTorch's interpolate(scale_factor=...): the output size is
+// floor(in * scale) per axis, and source coordinates use the ratio 1 / scale (PyTorch's default,
+// recompute_scale_factor=False), rounded to f32 for the nearest modes as PyTorch does, so the indices
+// match PyTorch's. align_corners maps corners by size and ignores the factors, as PyTorch does. For
+// PyTorch's recompute_scale_factor=True pass the size instead.
+Tensor upsample2d_scaled(const Tensor& x, std::array<double, 2> scale_factors,
+                         UpsampleMode mode = UpsampleMode::Nearest, bool align_corners = false);
+// The same factor on both axes (F.interpolate(x, scale_factor=2.0)).
+Tensor upsample2d(const Tensor& x, double scale_factor, UpsampleMode mode = UpsampleMode::Nearest,
                   bool align_corners = false);
 
 }  // namespace tessera::ops

@@ -301,6 +301,18 @@ std::vector<OpCase> op_cases() {
       FN(ops::upsample2d(a[0], {5, 7}, ops::UpsampleMode::Bilinear)));
   add("upsample", "upsample_linear_align", {rnd({1, 2, 3, 4}, 106)},
       FN(ops::upsample2d(a[0], {6, 2}, ops::UpsampleMode::Bilinear, true)));
+  add("upsample", "upsample_nearest_exact", {rnd({1, 2, 3, 4}, 124)},
+      FN(ops::upsample2d(a[0], {5, 7}, ops::UpsampleMode::NearestExact)));
+  add("upsample", "upsample_nearest_scaled_i32", {ints({1, 2, 5, 7}, 125, -9, 9, DType::i32)},
+      FN(ops::upsample2d_scaled(a[0], {1.2, 0.6})));
+  add("upsample", "upsample_linear_scaled", {rnd({1, 2, 4, 5}, 126)},
+      FN(ops::upsample2d_scaled(a[0], {1.5, 2.5}, ops::UpsampleMode::Bilinear)));
+  add("upsample_grad", "upsample_grad_nearest_exact_scaled", {rnd({1, 2, 8, 3}, 127)},
+      FN(node("upsample_grad", {a[0]},
+              ir::Attrs{{"input_size", std::vector<int64_t>{5, 4}},
+                        {"mode", std::string("nearest-exact")},
+                        {"align_corners", false},
+                        {"scales", std::vector<double>{1.7, 0.75}}})));
   add("upsample_grad", "upsample_grad_nearest", {rnd({1, 2, 5, 7}, 107)},
       FN(node("upsample_grad", {a[0]},
               ir::Attrs{{"input_size", std::vector<int64_t>{3, 4}},

@@ -9,11 +9,12 @@
 //                      the scaled cotangent and sums it back with a stride-1 window.
 //   adaptive_avg_pool(_grad), upsample(_grad) (linear): one axis at a time, as a product with an [out, in]
 //                      averaging matrix built from iotas, or as gathers of the two neighbours with their
-//                      weights; nearest resampling gathers, its gradient scatter-adds.
+//                      weights; nearest and nearest-exact resampling gather, their gradients scatter-add.
 #include <cmath>
 
 #include "tessera/core/window.h"
 #include "tessera/io/stablehlo/lower.h"
+#include "tessera/ops/resample_coords.h"
 
 namespace tessera::io::stablehlo {
 
@@ -22,8 +23,8 @@ namespace {
 struct PoolGeometry {
   int64_t rank = 0;  // spatial axes
   std::vector<int64_t> kernel, stride, padding, dilation;
-};
   bool ceil_mode = false;
+};
 
 PoolGeometry geometry(const LowerContext& c) {
   PoolGeometry p;
@@ -32,11 +33,10 @@ PoolGeometry geometry(const LowerContext& c) {
   p.stride = c.attrs().get_ints("stride");
   p.padding = c.attrs().get_ints("padding");
   p.dilation = c.attrs().has("dilation") ? c.attrs().get_ints("dilation") : std::vector<int64_t>(p.kernel.size(), 1);
-  return p;
   p.ceil_mode = c.attrs().get_bool_or("ceil_mode", false);
+  return p;
 }
 
-// The window over a value whose last p.rank axes are spatial (the others get a window of 1).
 using Pads = std::vector<std::pair<int64_t, int64_t>>;
 
 // (low, high) padding per spatial axis for an input of spatial shape `in`: ceil mode pads the high side
@@ -56,6 +56,7 @@ Pads no_pads(const PoolGeometry& p) {
   return Pads(p.kernel.size(), {0, 0});
 }
 
+// The window over a value whose last p.rank axes are spatial (the others get a window of 1).
 Emitter::Window window(const PoolGeometry& p, int64_t value_rank, const Pads& pads) {
   const size_t lead = static_cast<size_t>(value_rank - p.rank);
   Emitter::Window w;
@@ -102,9 +103,9 @@ Val argmax_tuples(Emitter& e, const Val& x, const PoolGeometry& p, Shape* out_sp
 // with include_pad the window clipped to the padded input (the kernel size unless ceil mode cuts it).
 Val pool_divisor(Emitter& e, const PoolGeometry& p, const Shape& in_spatial, const Shape& out_shape, bool include_pad,
                  const std::string& elem) {
-  if (include_pad) {
   const Pads pads = input_pads(p, in_spatial);
   Val counts;
+  if (include_pad) {
     bool whole = true;
     for (size_t i = 0; i < pads.size(); ++i) whole = whole && pads[i].second == p.padding[i];
     if (whole) {
@@ -157,30 +158,25 @@ Val along_axis(Emitter& e, const Val& y, const Val& m, int64_t axis, int64_t dim
   return e.transpose(prod, perm);
 }
 
-// Per output position along one axis: the source index (nearest) or the two neighbours and their
-// weights (linear), as Tessera's reference computes them.
+// Per output position along one axis: the source index (nearest modes) or the two neighbours and their
+// weights (linear), from the same coordinate maps as Tessera's reference (ops/resample_coords.h).
 struct AxisTaps {
   std::vector<int64_t> lo, hi;
   std::vector<double> w_lo, w_hi;
 };
 
-AxisTaps resample_taps(int64_t in, int64_t out, bool nearest, bool align_corners) {
+AxisTaps resample_taps(const ops::resample::Axis& axis, ops::resample::Mode mode, bool align_corners) {
   AxisTaps t;
-  const double scale = align_corners ? (out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0)
-                                     : static_cast<double>(in) / static_cast<double>(out);
-  for (int64_t i = 0; i < out; ++i) {
-    if (nearest) {
-      t.lo.push_back(std::min(i * in / out, in - 1));
+  for (int64_t i = 0; i < axis.out; ++i) {
+    if (mode != ops::resample::Mode::linear) {
+      t.lo.push_back(ops::resample::nearest_source(axis, i, mode == ops::resample::Mode::nearest_exact));
       continue;
     }
-    const double di = static_cast<double>(i);
-    const double src = align_corners ? scale * di : std::max(scale * (di + 0.5) - 0.5, 0.0);
-    const int64_t lo = std::min(static_cast<int64_t>(src), in - 1);
-    const double frac = src - static_cast<double>(lo);
-    t.lo.push_back(lo);
-    t.hi.push_back(lo < in - 1 ? lo + 1 : lo);
-    t.w_lo.push_back(1.0 - frac);
-    t.w_hi.push_back(frac);
+    const ops::resample::LinearTap tap = ops::resample::linear_source(axis, i, align_corners);
+    t.lo.push_back(tap.lo);
+    t.hi.push_back(tap.hi);
+    t.w_lo.push_back(1.0 - tap.frac);
+    t.w_hi.push_back(tap.frac);
   }
   return t;
 }
@@ -196,13 +192,25 @@ Val axis_weights(Emitter& e, const std::vector<double>& w, const Shape& shape, i
 }
 
 struct ResampleAttrs {
+  ops::resample::Mode mode;
   bool nearest, align_corners;
   int64_t rank;
+  std::vector<double> scales;  // empty: ratios from the sizes
 };
 
 ResampleAttrs resample_attrs(const LowerContext& c, const std::string& size_attr) {
-  return {c.attrs().get_string("mode") == "nearest", c.attrs().get_bool("align_corners"),
-          static_cast<int64_t>(c.attrs().get_ints(size_attr).size())};
+  ResampleAttrs r;
+  r.mode = ops::resample::Mode::nearest;
+  ops::resample::parse_mode(c.attrs().get_string("mode"), &r.mode);
+  r.nearest = r.mode != ops::resample::Mode::linear;
+  r.align_corners = c.attrs().get_bool("align_corners");
+  r.rank = static_cast<int64_t>(c.attrs().get_ints(size_attr).size());
+  if (c.attrs().has("scales")) r.scales = c.attrs().get_floats("scales");
+  return r;
+}
+
+ops::resample::Axis resample_axis(const ResampleAttrs& r, int64_t d, int64_t in, int64_t out) {
+  return {in, out, r.scales.empty() ? 0.0 : r.scales[static_cast<size_t>(d)]};
 }
 
 }  // namespace
@@ -303,7 +311,8 @@ void add_pool_lowerings(LoweringTable& t) {
     for (int64_t d = 0; d < r.rank; ++d) {
       const int64_t axis = y.rank() - r.rank + d;
       const AxisTaps taps =
-          resample_taps(y.shape[static_cast<size_t>(axis)], size[static_cast<size_t>(d)], r.nearest, r.align_corners);
+          resample_taps(resample_axis(r, d, y.shape[static_cast<size_t>(axis)], size[static_cast<size_t>(d)]), r.mode,
+                        r.align_corners);
       if (r.nearest) {
         y = e.take_along(y, index_const(e, taps.lo), axis);
         continue;
@@ -323,8 +332,8 @@ void add_pool_lowerings(LoweringTable& t) {
     Val g = e.convert(c.in[0], acc);
     for (int64_t d = 0; d < r.rank; ++d) {
       const int64_t axis = g.rank() - r.rank + d;
-      const AxisTaps taps =
-          resample_taps(in[static_cast<size_t>(d)], g.shape[static_cast<size_t>(axis)], r.nearest, r.align_corners);
+      const AxisTaps taps = resample_taps(
+          resample_axis(r, d, in[static_cast<size_t>(d)], g.shape[static_cast<size_t>(axis)]), r.mode, r.align_corners);
       Shape shape = g.shape;
       shape[static_cast<size_t>(axis)] = in[static_cast<size_t>(d)];
       Val dx = e.add_along(e.splat(0.0, acc, shape), index_const(e, taps.lo),
