@@ -30,7 +30,14 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
 // Normalises over the trailing axes given by normalized_shape; weight/bias optional (undefined Tensor).
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {}, const Tensor& bias = {},
                   double eps = 1e-5);
-Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {}, double eps = 1e-6);
+// x / sqrt(mean(x^2) + eps) * weight. eps defaults to the machine epsilon of x's dtype (f32 1.19e-7,
+// f64 2.2e-16), as PyTorch's F.rms_norm / nn.RMSNorm with eps=None (checked against PyTorch 2.11); f16
+// and bf16 compute in f32 and take f32's epsilon, as PyTorch does. The default was 1e-6 before; models
+// trained with an explicit eps (1e-5, 1e-6) pass it.
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
+                std::optional<double> eps = std::nullopt);
+// The eps rms_norm uses when none is given, for inputs of dtype `dt`.
+double default_rms_norm_eps(DType dt);
 
 // Batch norm over all axes but axis 1 (channels). In training it uses batch statistics and returns
 // updated running statistics; in inference it uses the running statistics, which it returns as given.
