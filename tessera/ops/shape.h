@@ -40,6 +40,8 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
 std::vector<Tensor> chunk(const Tensor& x, int64_t sections, int64_t axis = 0);
 enum class PadMode { Constant, Reflect };
 // One (before, after) pair per axis, starting from the first axis; missing trailing axes get (0, 0).
+// PyTorch's F.pad orders its flat list the other way, from the last axis backwards:
+// F.pad(x, (l, r, t, b)) on [N, C, H, W] is pad(x, {{0, 0}, {0, 0}, {t, b}, {l, r}}).
 // Widths are non-negative. Reflect mirrors without repeating the edge (numpy "reflect"), so each
 // width must be smaller than its axis.
 Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& widths, PadMode mode = PadMode::Constant,
