@@ -9,6 +9,7 @@
 #include "command.h"
 #include "tessera/backends/backend.h"
 #include "tessera/train/classifier.h"
+#include "tessera/train/limits.h"
 
 namespace tessera::cli {
 
@@ -44,9 +45,11 @@ Command add_train_command(CLI::App& root) {
   app->add_option("--dataset", o.dataset, "Dataset")->check(CLI::IsMember({"fashion-mnist"}))->capture_default_str();
   app->add_option("--data-dir", o.data_dir, "Where the dataset's files are (default: its Debian package's folder)");
   app->add_option("--model", o.model, "Model")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
-  app->add_option("--epochs", o.epochs, "Epochs to train")->check(CLI::Range(int64_t{1}, int64_t{100000}))
+  app->add_option("--epochs", o.epochs, "Epochs to train")
+      ->check(CLI::Range(int64_t{1}, train::kMaxEpochs))
       ->capture_default_str();
-  app->add_option("--batch-size", o.batch_size, "Examples per step")->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+  app->add_option("--batch-size", o.batch_size, "Examples per step")
+      ->check(CLI::Range(int64_t{1}, train::kMaxBatchSize))
       ->capture_default_str();
   app->add_option("--lr", o.lr, "Learning rate")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--optimizer", o.optimizer, "Optimizer")->check(CLI::IsMember({"adam", "adamw", "sgd", "radam"}))

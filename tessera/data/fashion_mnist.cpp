@@ -29,14 +29,18 @@ TensorDataset load_fashion_mnist(const std::string& split, const std::string& di
   const std::string prefix = split == "train" ? "train" : "t10k";
   const std::string images_path = find_file(dir, prefix + "-images-idx3-ubyte");
   const std::string labels_path = find_file(dir, prefix + "-labels-idx1-ubyte");
+  // The headers first: what a file declares is checked before any of its data is read or inflated.
+  const IdxHeader image_header = read_idx_header(images_path);
+  const IdxHeader label_header = read_idx_header(labels_path);
+  const Shape& is = image_header.shape;
+  TESSERA_CHECK(image_header.dtype == DType::u8 && is.size() == 3 && is[1] == 28 && is[2] == 28,
+                "load_fashion_mnist: '{}' holds {}{}, expected u8[N, 28, 28] images", images_path,
+                dtype_name(image_header.dtype), shape_str(is));
+  TESSERA_CHECK(label_header.dtype == DType::u8 && label_header.shape == Shape{is[0]},
+                "load_fashion_mnist: '{}' holds {}{}, expected u8[{}] labels to match the images", labels_path,
+                dtype_name(label_header.dtype), shape_str(label_header.shape), is[0]);
   const Array images = read_idx(images_path);
   const Array labels = read_idx(labels_path);
-  TESSERA_CHECK(images.dtype() == DType::u8 && images.rank() == 3 && images.shape()[1] == 28 && images.shape()[2] == 28,
-                "load_fashion_mnist: '{}' holds {}{}, expected u8[N, 28, 28] images", images_path,
-                dtype_name(images.dtype()), shape_str(images.shape()));
-  TESSERA_CHECK(labels.dtype() == DType::u8 && labels.rank() == 1 && labels.shape()[0] == images.shape()[0],
-                "load_fashion_mnist: '{}' holds {}{}, expected u8[{}] labels to match the images", labels_path,
-                dtype_name(labels.dtype()), shape_str(labels.shape()), images.shape()[0]);
   const int64_t n = images.shape()[0];
 
   Array x = Array::empty(DType::f32, flatten ? Shape{n, 784} : Shape{n, 1, 28, 28});

@@ -90,10 +90,18 @@ std::string ConvTranspose2d::name() const {
                      weight.dim(1) * groups_, weight.dim(2), weight.dim(3), stride_[0], stride_[1]);
 }
 
-Tensor MaxPool2d::forward(const Tensor& x) { return ops::max_pool2d(x, kernel_, stride_, padding_); }
-std::string MaxPool2d::name() const { return fmt::format("MaxPool2d([{}, {}])", kernel_[0], kernel_[1]); }
-Tensor AvgPool2d::forward(const Tensor& x) { return ops::avg_pool2d(x, kernel_, stride_, padding_); }
-std::string AvgPool2d::name() const { return fmt::format("AvgPool2d([{}, {}])", kernel_[0], kernel_[1]); }
+Tensor MaxPool2d::forward(const Tensor& x) {
+  return ops::max_pool2d(x, kernel_, stride_, padding_, {1, 1}, ceil_mode_);
+}
+std::string MaxPool2d::name() const {
+  return fmt::format("MaxPool2d([{}, {}]{})", kernel_[0], kernel_[1], ceil_mode_ ? ", ceil_mode" : "");
+}
+Tensor AvgPool2d::forward(const Tensor& x) {
+  return ops::avg_pool2d(x, kernel_, stride_, padding_, /*count_include_pad=*/true, ceil_mode_);
+}
+std::string AvgPool2d::name() const {
+  return fmt::format("AvgPool2d([{}, {}]{})", kernel_[0], kernel_[1], ceil_mode_ ? ", ceil_mode" : "");
+}
 Tensor AdaptiveAvgPool2d::forward(const Tensor& x) { return ops::adaptive_avg_pool2d(x, size_); }
 std::string AdaptiveAvgPool2d::name() const { return fmt::format("AdaptiveAvgPool2d([{}, {}])", size_[0], size_[1]); }
 

@@ -48,28 +48,31 @@ class ConvTranspose2d : public Module {
   int64_t groups_;
 };
 
+// ceil_mode as PyTorch's (ops::max_pool2d / ops::avg_pool2d describe it).
 class MaxPool2d : public Module {
  public:
   explicit MaxPool2d(std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {0, 0},
-                     std::array<int64_t, 2> padding = {0, 0})
-      : kernel_(kernel), stride_(stride), padding_(padding) {}
+                     std::array<int64_t, 2> padding = {0, 0}, bool ceil_mode = false)
+      : kernel_(kernel), stride_(stride), padding_(padding), ceil_mode_(ceil_mode) {}
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
 
  private:
   std::array<int64_t, 2> kernel_, stride_, padding_;
+  bool ceil_mode_;
 };
 
 class AvgPool2d : public Module {
  public:
   explicit AvgPool2d(std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {0, 0},
-                     std::array<int64_t, 2> padding = {0, 0})
-      : kernel_(kernel), stride_(stride), padding_(padding) {}
-  Tensor forward(const Tensor& x) override;
+                     std::array<int64_t, 2> padding = {0, 0}, bool ceil_mode = false)
+      : kernel_(kernel), stride_(stride), padding_(padding), ceil_mode_(ceil_mode) {}
+  Tensor forward(const Tensor& x) override;  // counts the padding in each average, as PyTorch's default
   std::string name() const override;
 
  private:
   std::array<int64_t, 2> kernel_, stride_, padding_;
+  bool ceil_mode_;
 };
 
 class AdaptiveAvgPool2d : public Module {

@@ -28,8 +28,7 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias, ops::G
 Tensor Linear::forward(const Tensor& x) {
   TESSERA_CHECK(x.rank() >= 1 && x.dim(-1) == in_, "{}: expected input with last dimension {}, got {}", name(), in_,
                 ir::type_str(x.type()));
-  Tensor y = ops::matmul(x, ops::transpose(weight));
-  return bias.defined() ? y + bias : y;
+  return ops::linear(x, weight, bias);
 }
 
 std::string Linear::name() const { return fmt::format("Linear({}, {}{})", in_, out_, bias.defined() ? "" : ", no bias"); }

@@ -44,7 +44,7 @@ LayerNorm::LayerNorm(Shape normalized_shape, double eps, bool affine) : shape_(s
 Tensor LayerNorm::forward(const Tensor& x) { return ops::layer_norm(x, shape_, weight, bias, eps_); }
 std::string LayerNorm::name() const { return fmt::format("LayerNorm({})", shape_str(shape_)); }
 
-RMSNorm::RMSNorm(Shape normalized_shape, double eps) : shape_(std::move(normalized_shape)), eps_(eps) {
+RMSNorm::RMSNorm(Shape normalized_shape, std::optional<double> eps) : shape_(std::move(normalized_shape)), eps_(eps) {
   weight = init::ones(shape_);
   register_parameter("weight", &weight);
 }

@@ -1,6 +1,8 @@
 #pragma once
 // Normalisation modules. BatchNorm keeps running statistics as buffers; in training mode each forward
 // replaces them with lazily computed updates (materialize() or an optimiser step evaluates them).
+#include <optional>
+
 #include "tessera/nn/module.h"
 
 namespace tessera::nn {
@@ -32,16 +34,17 @@ class LayerNorm : public Module {
   double eps_;
 };
 
+// eps defaults to the input dtype's machine epsilon, as PyTorch's nn.RMSNorm(eps=None) (ops::rms_norm).
 class RMSNorm : public Module {
  public:
-  explicit RMSNorm(Shape normalized_shape, double eps = 1e-6);
+  explicit RMSNorm(Shape normalized_shape, std::optional<double> eps = std::nullopt);
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
   Tensor weight;
 
  private:
   Shape shape_;
-  double eps_;
+  std::optional<double> eps_;
 };
 
 class GroupNorm : public Module {

@@ -13,6 +13,7 @@ Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& a, double exponent);
+// Gradient at a tie (a == b): half to each operand, as PyTorch's torch.maximum / torch.minimum.
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 
@@ -28,7 +29,8 @@ Tensor logical_or(const Tensor& a, const Tensor& b);
 
 // cond ? a : b elementwise; cond is bool, a and b promote; all three broadcast.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
-// Limits x to [lo, hi]; either bound may be absent.
+// Limits x to [lo, hi]; either bound may be absent. Gradient: 1 on the closed interval lo <= x <= hi
+// (at a bound too, as PyTorch), 0 outside.
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
 
 }  // namespace tessera::ops

@@ -4,6 +4,8 @@
 // transposed convolution's parameters).
 #include "tessera/ops/conv.h"
 
+#include <cmath>
+
 #include "tessera/ir/op_def.h"
 #include "tessera/ops/conv_util.h"
 #include "tessera/ops/ops.h"
@@ -35,6 +37,18 @@ void require_rank(const char* op, const Tensor& x, const Tensor& weight, const T
   if (x.rank() != rank || weight.rank() != rank) {
     ir::op_fail(op, types_of(x, weight, bias), "expected {}, got ranks {} and {}", layout, x.rank(), weight.rank());
   }
+}
+
+std::string mode_name(UpsampleMode mode) {
+  switch (mode) {
+    case UpsampleMode::Nearest:
+      return "nearest";
+    case UpsampleMode::NearestExact:
+      return "nearest-exact";
+    case UpsampleMode::Bilinear:
+      return "linear";
+  }
+  return "nearest";
 }
 
 // Pooling stride: {0, 0} means "the kernel size".
@@ -116,22 +130,32 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
   return y + reshape(bias, {1, out_ch, 1, 1});
 }
 
+namespace {
+// ceil_mode is set only when on, so floor-mode graphs print and hash as before the attribute existed.
+Attrs with_ceil_mode(Attrs a, bool ceil_mode) {
+  if (ceil_mode) a.set("ceil_mode", true);
+  return a;
+}
+}  // namespace
+
 Tensor max_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
-                  std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation) {
+                  std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation, bool ceil_mode) {
   return ir::make_node1("max_pool", {x},
-                        Attrs{{"kernel", vec(kernel)},
-                              {"stride", pool_stride(stride, kernel)},
-                              {"padding", vec(padding)},
-                              {"dilation", vec(dilation)}});
+                        with_ceil_mode(Attrs{{"kernel", vec(kernel)},
+                                             {"stride", pool_stride(stride, kernel)},
+                                             {"padding", vec(padding)},
+                                             {"dilation", vec(dilation)}},
+                                       ceil_mode));
 }
 
 Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
-                  std::array<int64_t, 2> padding, bool count_include_pad) {
+                  std::array<int64_t, 2> padding, bool count_include_pad, bool ceil_mode) {
   return ir::make_node1("avg_pool", {x},
-                        Attrs{{"kernel", vec(kernel)},
-                              {"stride", pool_stride(stride, kernel)},
-                              {"padding", vec(padding)},
-                              {"count_include_pad", count_include_pad}});
+                        with_ceil_mode(Attrs{{"kernel", vec(kernel)},
+                                             {"stride", pool_stride(stride, kernel)},
+                                             {"padding", vec(padding)},
+                                             {"count_include_pad", count_include_pad}},
+                                       ceil_mode));
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size) {
@@ -140,9 +164,35 @@ Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size) 
 
 Tensor upsample2d(const Tensor& x, std::array<int64_t, 2> size, UpsampleMode mode, bool align_corners) {
   return ir::make_node1("upsample", {x},
-                        Attrs{{"size", vec(size)},
-                              {"mode", std::string(mode == UpsampleMode::Nearest ? "nearest" : "linear")},
-                              {"align_corners", align_corners}});
+                        Attrs{{"size", vec(size)}, {"mode", mode_name(mode)}, {"align_corners", align_corners}});
+}
+
+Tensor upsample2d_scaled(const Tensor& x, std::array<double, 2> scale_factors, UpsampleMode mode, bool align_corners) {
+  const char* op = "upsample2d_scaled";
+  if (x.rank() < 2) ir::op_fail(op, {x.type()}, "expected an input of rank >= 2 ([..., H, W])");
+  std::vector<int64_t> size;
+  for (size_t i = 0; i < 2; ++i) {
+    const double f = scale_factors[i];
+    if (!(std::isfinite(f) && f > 0.0)) {
+      ir::op_fail(op, {x.type()}, "scale factors must be positive and finite, got ({}, {})", scale_factors[0],
+                  scale_factors[1]);
+    }
+    // PyTorch: floor(float(in) * scale) in double.
+    const double out = std::floor(static_cast<double>(x.dim(static_cast<int64_t>(i) - 2)) * f);
+    if (!(out >= 1.0 && out < 9.0e15)) {
+      ir::op_fail(op, {x.type()}, "scale factor {} gives {} output elements along spatial axis {}, expected >= 1", f,
+                  out, i);
+    }
+    size.push_back(static_cast<int64_t>(out));
+  }
+  Attrs attrs{{"size", size}, {"mode", mode_name(mode)}, {"align_corners", align_corners}};
+  // align_corners maps corners by size alone (PyTorch ignores the factors there too).
+  if (!align_corners) attrs.set("scales", std::vector<double>{scale_factors[0], scale_factors[1]});
+  return ir::make_node1("upsample", {x}, std::move(attrs));
+}
+
+Tensor upsample2d(const Tensor& x, double scale_factor, UpsampleMode mode, bool align_corners) {
+  return upsample2d_scaled(x, {scale_factor, scale_factor}, mode, align_corners);
 }
 
 void register_conv_ops(ir::OpRegistry& r) {

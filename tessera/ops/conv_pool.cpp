@@ -1,14 +1,17 @@
 // Pooling over the trailing spatial axes (their number is the length of the kernel / output_size
-// attribute; every leading axis is a batch axis):
+// attribute; every leading axis is a batch axis). The sliding pools take an optional ceil_mode
+// (PyTorch's): a last, partial window is kept when it starts inside the input or the left padding.
 //   max_pool(x)               max over each window; padding counts as -inf
 //   max_pool_grad(x, g)       routes g to each window's argmax in x (the first maximum in scan order)
 //   max_pool_gather(x, v)     reads v at each window's argmax in x; the adjoint of max_pool_grad in g
 //   avg_pool(x) / avg_pool_grad(g)                    mean over windows, and its transpose
 //   adaptive_avg_pool(x) / adaptive_avg_pool_grad(g)  PyTorch's adaptive bins, and the transpose
 // The averaging ops are linear window operators (conv_util.h), so each one's VJP is the other.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "tessera/core/window.h"
 #include "tessera/ir/op_def.h"
 #include "tessera/ops/conv.h"
 #include "tessera/ops/conv_util.h"
@@ -23,6 +26,7 @@ using ir::VjpContext;
 struct PoolParams {
   int64_t rank = 0;
   Shape kernel, stride, padding, dilation;
+  bool ceil_mode = false;
 };
 
 void check_pool_rank(const std::string& op, const std::vector<TensorType>& in, size_t index, int64_t rank) {
@@ -42,6 +46,7 @@ PoolParams pool_params(const std::string& op, const std::vector<TensorType>& in,
   p.stride = spatial_attr(op, in, a, "stride", p.rank, 1);
   p.padding = spatial_attr(op, in, a, "padding", p.rank, 0);
   p.dilation = a.has("dilation") ? spatial_attr(op, in, a, "dilation", p.rank, 1) : Shape(p.kernel.size(), 1);
+  p.ceil_mode = a.get_bool_or("ceil_mode", false);
   for (size_t i = 0; i < p.kernel.size(); ++i) {
     if (2 * p.padding[i] > p.kernel[i]) {
       ir::op_fail(op, in, "padding {} must be at most half the kernel size {}", shape_str(p.padding),
@@ -59,6 +64,7 @@ PoolParams pool_params_unchecked(const Attrs& a) {
   p.stride = a.get_ints("stride");
   p.padding = a.get_ints("padding");
   p.dilation = a.has("dilation") ? a.get_ints("dilation") : Shape(p.kernel.size(), 1);
+  p.ceil_mode = a.get_bool_or("ceil_mode", false);
   return p;
 }
 
@@ -66,8 +72,21 @@ Shape pooled_spatial(const std::string& op, const std::vector<TensorType>& in, c
                      const Shape& spatial) {
   Shape out;
   for (size_t i = 0; i < spatial.size(); ++i) {
-    out.push_back(window_out_size(op, in, static_cast<int64_t>(i), spatial[i], p.kernel[i], p.stride[i], p.padding[i],
-                                  p.dilation[i]));
+    if (!p.ceil_mode) {
+      out.push_back(window_out_size(op, in, static_cast<int64_t>(i), spatial[i], p.kernel[i], p.stride[i], p.padding[i],
+                                    p.dilation[i]));
+      continue;
+    }
+    const int64_t n =
+        sliding_window_count(spatial[i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i], /*ceil_mode=*/true);
+    if (n < 1) {
+      ir::op_fail(op, in,
+                  "kernel size {} (dilated to {}) leaves no window over the padded input size {} (= {} + 2 x padding "
+                  "{}) along spatial axis {}, even in ceil mode",
+                  p.kernel[i], p.dilation[i] * (p.kernel[i] - 1) + 1, spatial[i] + 2 * p.padding[i], spatial[i],
+                  p.padding[i], i);
+    }
+    out.push_back(n);
   }
   return out;
 }
@@ -75,7 +94,7 @@ Shape pooled_spatial(const std::string& op, const std::vector<TensorType>& in, c
 Shape pooled_spatial_unchecked(const PoolParams& p, const Shape& spatial) {
   Shape out;
   for (size_t i = 0; i < spatial.size(); ++i) {
-    out.push_back(window_out_size_unchecked(spatial[i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i]));
+    out.push_back(sliding_window_count(spatial[i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i], p.ceil_mode));
   }
   return out;
 }
@@ -87,10 +106,14 @@ Windows pool_windows(const PoolParams& p, const Shape& in, bool average, bool co
   for (size_t i = 0; i < in.size(); ++i) {
     AxisTaps taps = sliding_axis_taps(in[i], p.kernel[i], out[i], p.stride[i], p.padding[i], p.dilation[i]);
     if (average) {
-      // Without ceil mode a window never leaves the padded input, so counting the padding gives the kernel size.
-      for (auto& list : taps) {
-        const double divisor = count_include_pad ? static_cast<double>(p.kernel[i]) : static_cast<double>(list.size());
-        for (auto& tap : list) tap.second = 1.0 / divisor;
+      // PyTorch's divisors: the taps inside the input, or with count_include_pad the window clipped to the
+      // padded input (the kernel size, except for a partial last window in ceil mode).
+      for (size_t o = 0; o < taps.size(); ++o) {
+        const int64_t start = static_cast<int64_t>(o) * p.stride[i] - p.padding[i];
+        const int64_t padded_end = std::min(start + p.kernel[i], in[i] + p.padding[i]);
+        const double divisor =
+            count_include_pad ? static_cast<double>(padded_end - start) : static_cast<double>(taps[o].size());
+        for (auto& tap : taps[o]) tap.second = 1.0 / divisor;
       }
     }
     axes.push_back(std::move(taps));
@@ -203,11 +226,13 @@ void require_same_shape(const std::string& op, const std::vector<TensorType>& in
 const std::vector<ir::AttrSpec> kMaxPoolAttrs = {{"kernel", ir::AttrKind::Ints},
                                                  {"stride", ir::AttrKind::Ints},
                                                  {"padding", ir::AttrKind::Ints},
-                                                 {"dilation", ir::AttrKind::Ints}};
+                                                 {"dilation", ir::AttrKind::Ints},
+                                                 {"ceil_mode", ir::AttrKind::Bool, false}};
 const std::vector<ir::AttrSpec> kAvgPoolAttrs = {{"kernel", ir::AttrKind::Ints},
                                                  {"stride", ir::AttrKind::Ints},
                                                  {"padding", ir::AttrKind::Ints},
-                                                 {"count_include_pad", ir::AttrKind::Bool}};
+                                                 {"count_include_pad", ir::AttrKind::Bool},
+                                                 {"ceil_mode", ir::AttrKind::Bool, false}};
 
 Attrs with_input_size(Attrs a, const Shape& in_spatial) {
   a.set("input_size", in_spatial);

@@ -1,9 +1,12 @@
 // Resampling of the trailing spatial axes (as many as the `size` attribute has entries) with PyTorch's
-// conventions:
-//   nearest: src = floor(dst * in / out), computed exactly in integers (PyTorch's 'nearest' mode)
-//   linear:  separable (bi/tri)linear interpolation; align_corners maps corner pixel centres onto each
-//            other (src = dst * (in - 1) / (out - 1)), otherwise src = (dst + 0.5) * in / out - 0.5,
-//            clamped at 0, with the upper neighbour clamped to the last pixel.
+// conventions (the coordinate maps are in resample_coords.h, shared with the StableHLO export):
+//   nearest:        src = floor(dst * in / out), computed exactly in integers (PyTorch's 'nearest')
+//   nearest-exact:  src = floor((dst + 0.5) * in / out), likewise (PyTorch's 'nearest-exact')
+//   linear:         separable (bi/tri)linear interpolation; align_corners maps corner pixel centres onto
+//                   each other (src = dst * (in - 1) / (out - 1)), otherwise src = (dst + 0.5) * in / out
+//                   - 0.5, clamped at 0, with the upper neighbour clamped to the last pixel.
+// The optional `scales` attribute holds the scale factors a user gave (PyTorch's scale_factor): the ratio
+// is then 1 / scale instead of in / out, as PyTorch computes it.
 // upsample is linear in its input; upsample_grad is its transpose, and each one's VJP is the other.
 #include <algorithm>
 #include <cmath>
@@ -12,6 +15,7 @@
 #include "tessera/ops/conv.h"
 #include "tessera/ops/conv_util.h"
 #include "tessera/ops/ops.h"
+#include "tessera/ops/resample_coords.h"
 
 namespace tessera::ops::conv_detail {
 
@@ -19,51 +23,52 @@ namespace {
 using ir::Value;
 using ir::VjpContext;
 
-AxisTaps nearest_taps(int64_t in, int64_t out) {
-  AxisTaps taps(static_cast<size_t>(out));
-  for (int64_t i = 0; i < out; ++i) taps[static_cast<size_t>(i)].push_back({std::min(i * in / out, in - 1), 1.0});
-  return taps;
-}
-
-AxisTaps linear_taps(int64_t in, int64_t out, bool align_corners) {
-  AxisTaps taps(static_cast<size_t>(out));
-  const double scale = align_corners ? (out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0)
-                                     : static_cast<double>(in) / static_cast<double>(out);
-  for (int64_t i = 0; i < out; ++i) {
-    const double di = static_cast<double>(i);
-    const double src = align_corners ? scale * di : std::max(scale * (di + 0.5) - 0.5, 0.0);
-    const int64_t lo = std::min(static_cast<int64_t>(src), in - 1);
-    const int64_t hi = lo < in - 1 ? lo + 1 : lo;
-    const double frac = src - static_cast<double>(lo);
-    taps[static_cast<size_t>(i)] = {{lo, 1.0 - frac}, {hi, frac}};
-  }
-  return taps;
+resample::Mode mode_of(const Attrs& a) {
+  resample::Mode mode = resample::Mode::nearest;
+  resample::parse_mode(a.get_string("mode"), &mode);  // validated at construction
+  return mode;
 }
 
 bool is_nearest(const Attrs& a) {
-  return a.get_string("mode") == "nearest";
+  return mode_of(a) != resample::Mode::linear;
+}
+
+AxisTaps axis_taps(const Attrs& a, const resample::Axis& axis) {
+  AxisTaps taps(static_cast<size_t>(axis.out));
+  const resample::Mode mode = mode_of(a);
+  for (int64_t i = 0; i < axis.out; ++i) {
+    if (mode == resample::Mode::linear) {
+      const resample::LinearTap t = resample::linear_source(axis, i, a.get_bool("align_corners"));
+      taps[static_cast<size_t>(i)] = {{t.lo, 1.0 - t.frac}, {t.hi, t.frac}};
+    } else {
+      taps[static_cast<size_t>(i)].push_back(
+          {resample::nearest_source(axis, i, mode == resample::Mode::nearest_exact), 1.0});
+    }
+  }
+  return taps;
 }
 
 Windows resample_windows(const Attrs& a, const Shape& in, const Shape& out) {
   std::vector<AxisTaps> axes;
   for (size_t d = 0; d < in.size(); ++d) {
-    axes.push_back(is_nearest(a) ? nearest_taps(in[d], out[d])
-                                 : linear_taps(in[d], out[d], a.get_bool("align_corners")));
+    const double scale = a.has("scales") ? a.get_floats("scales")[d] : 0.0;
+    axes.push_back(axis_taps(a, {in[d], out[d], scale}));
   }
   return combine_axis_taps(axes, in, out);
 }
 
-// Checks mode, align_corners and the input's rank/sizes; returns the spatial rank.
+// Checks mode, align_corners, scales and the input's rank/sizes; returns the spatial rank.
 int64_t check_resample(const std::string& op, const std::vector<TensorType>& in, const Attrs& a,
                        const std::string& size_attr) {
   const std::string& mode = a.get_string("mode");
-  if (mode != "nearest" && mode != "linear") {
-    ir::op_fail(op, in, "mode must be 'nearest' or 'linear', got '{}'", mode);
+  resample::Mode parsed;
+  if (!resample::parse_mode(mode, &parsed)) {
+    ir::op_fail(op, in, "mode must be 'nearest', 'nearest-exact' or 'linear', got '{}'", mode);
   }
-  if (mode == "nearest" && a.get_bool("align_corners")) {
-    ir::op_fail(op, in, "align_corners applies only to linear interpolation, not to mode 'nearest'");
+  if (parsed != resample::Mode::linear && a.get_bool("align_corners")) {
+    ir::op_fail(op, in, "align_corners applies only to linear interpolation, not to mode '{}'", mode);
   }
-  if (mode == "linear" || op == "upsample_grad") require_floating(op, in, 0, "input");
+  if (parsed == resample::Mode::linear || op == "upsample_grad") require_floating(op, in, 0, "input");
   const int64_t rank = static_cast<int64_t>(a.get_ints(size_attr).size());
   if (rank < 1) ir::op_fail(op, in, "{} must have at least one entry", size_attr);
   if (in[0].rank() < rank) {
@@ -74,11 +79,23 @@ int64_t check_resample(const std::string& op, const std::vector<TensorType>& in,
     if (d < 1)
       ir::op_fail(op, in, "spatial sizes must be positive, got {}", shape_str(spatial_dims(in[0].shape, rank)));
   }
+  if (a.has("scales")) {
+    const std::vector<double>& scales = a.get_floats("scales");
+    if (static_cast<int64_t>(scales.size()) != rank) {
+      ir::op_fail(op, in, "scales has {} entries, expected one per spatial axis ({})", scales.size(), rank);
+    }
+    for (double f : scales) {
+      if (!(std::isfinite(f) && f > 0.0)) ir::op_fail(op, in, "scale factors must be positive and finite, got {}", f);
+    }
+  }
   return rank;
 }
 
+// The attributes of the transposed op: the same mode, corners and scale factors, the other size.
 Attrs mode_attrs(const Attrs& a, const std::string& size_attr, const Shape& size) {
-  return Attrs{{"mode", a.get_string("mode")}, {"align_corners", a.get_bool("align_corners")}, {size_attr, size}};
+  Attrs out{{"mode", a.get_string("mode")}, {"align_corners", a.get_bool("align_corners")}, {size_attr, size}};
+  if (a.has("scales")) out.set("scales", a.get_floats("scales"));
+  return out;
 }
 
 }  // namespace
@@ -88,7 +105,10 @@ void register_upsample_ops(ir::OpRegistry& r) {
       .name = "upsample",
       .min_inputs = 1,
       .max_inputs = 1,
-      .attrs = {{"size", ir::AttrKind::Ints}, {"mode", ir::AttrKind::String}, {"align_corners", ir::AttrKind::Bool}},
+      .attrs = {{"size", ir::AttrKind::Ints},
+                {"mode", ir::AttrKind::String},
+                {"align_corners", ir::AttrKind::Bool},
+                {"scales", ir::AttrKind::Floats, false}},
       .infer = [](const std::vector<TensorType>& in, const Attrs& a) -> std::vector<TensorType> {
         const int64_t rank = check_resample("upsample", in, a, "size");
         return {{in[0].dtype, concat_shapes(leading_dims(in[0].shape, rank), a.get_ints("size"))}};
@@ -112,7 +132,8 @@ void register_upsample_ops(ir::OpRegistry& r) {
       .max_inputs = 1,
       .attrs = {{"input_size", ir::AttrKind::Ints},
                 {"mode", ir::AttrKind::String},
-                {"align_corners", ir::AttrKind::Bool}},
+                {"align_corners", ir::AttrKind::Bool},
+                {"scales", ir::AttrKind::Floats, false}},
       .infer = [](const std::vector<TensorType>& in, const Attrs& a) -> std::vector<TensorType> {
         const int64_t rank = check_resample("upsample_grad", in, a, "input_size");
         return {{in[0].dtype, concat_shapes(leading_dims(in[0].shape, rank), a.get_ints("input_size"))}};

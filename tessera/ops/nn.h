@@ -17,7 +17,12 @@ struct CrossEntropyOptions {
   int64_t ignore_index = -100;   // targets equal to this contribute nothing (and are not counted)
   double label_smoothing = 0.0;  // in [0, 1]
 };
-// logits [N, C] (or [N, C, d...]) and integer class targets [N] (or [N, d...]).
+// logits [N, C] (or [N, C, d...]) and integer class targets [N] (or [N, d...]). As PyTorch (checked
+// against 1.13): with smoothing eps each counted target's loss is
+//   (1 - eps) * (-log p[target]) + (eps / C) * sum_c (-log p[c]),
+// i.e. the target distribution (1 - eps) one_hot + eps / C. Targets equal to ignore_index add 0 to both
+// terms and are left out of the mean's denominator (mean = sum / number of targets not ignored; all
+// ignored gives 0 / 0 = NaN, Sum gives 0).
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEntropyOptions& options = {});
 // Negative log-likelihood of log-probabilities [N, C] at integer targets [N].
 Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, Reduction reduction = Reduction::Mean,
@@ -30,7 +35,14 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
 // Normalises over the trailing axes given by normalized_shape; weight/bias optional (undefined Tensor).
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {}, const Tensor& bias = {},
                   double eps = 1e-5);
-Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {}, double eps = 1e-6);
+// x / sqrt(mean(x^2) + eps) * weight. eps defaults to the machine epsilon of x's dtype (f32 1.19e-7,
+// f64 2.2e-16), as PyTorch's F.rms_norm / nn.RMSNorm with eps=None (checked against PyTorch 2.11); f16
+// and bf16 compute in f32 and take f32's epsilon, as PyTorch does. The default was 1e-6 before; models
+// trained with an explicit eps (1e-5, 1e-6) pass it.
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = {},
+                std::optional<double> eps = std::nullopt);
+// The eps rms_norm uses when none is given, for inputs of dtype `dt`.
+double default_rms_norm_eps(DType dt);
 
 // Batch norm over all axes but axis 1 (channels). In training it uses batch statistics and returns
 // updated running statistics; in inference it uses the running statistics, which it returns as given.
@@ -50,11 +62,14 @@ Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}
 Tensor dropout(const Tensor& x, double p, bool training, Generator& generator);
 Tensor dropout(const Tensor& x, double p, bool training = true);  // default generator
 
-// Rows of `weight` [num_embeddings, dim] picked by integer `indices` -> [..., dim].
+// Rows of `weight` [num_embeddings, dim] picked by integer `indices` -> [..., dim]. Argument order:
+// weight first, unlike PyTorch's F.embedding(input, weight).
 Tensor embedding(const Tensor& weight, const Tensor& indices);
 
 // softmax(q k^T * scale + mask) v over the last two axes. q [..., Hq, L, D], k/v [..., Hk, S, D]; when
-// Hq is a multiple of Hk each group of Hq/Hk query heads shares one key/value head (GQA). mask is
+// Hq is a multiple of Hk each group of Hq/Hk consecutive query heads shares one key/value head (GQA):
+// query head h reads key/value head h / (Hq / Hk), as PyTorch's enable_gqa (k and v repeat_interleave'd,
+// not tiled: with Hq = 4, Hk = 2, heads 0 and 1 read kv head 0, heads 2 and 3 kv head 1). mask is
 // boolean (true = attend) or additive float, broadcastable to [..., Hq, L, S]. scale defaults to
 // 1/sqrt(D). Batch axes (before the heads) must be equal in q, k and v; v may have its own last dim.
 // is_causal lets query i attend to keys j <= i (top-left aligned); it may be combined with a mask.

@@ -1,5 +1,7 @@
 // Normalisation layers as composites of elementwise ops and `sum` (their gradients, of any order, come
 // from the parts). Statistics use the biased variance; f16/bf16 inputs are normalised in f32.
+#include <limits>
+
 #include "tessera/ir/op_def.h"
 #include "tessera/ir/origin.h"
 #include "tessera/ops/ops.h"
@@ -105,14 +107,21 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
               x.dtype());
 }
 
-Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, double eps) {
+double default_rms_norm_eps(DType dt) {
+  // PyTorch takes std::numeric_limits<opmath_t>::epsilon(): the compute type's, f32 for f16 and bf16.
+  return norm_compute_dtype(dt) == DType::f64 ? std::numeric_limits<double>::epsilon()
+                                              : static_cast<double>(std::numeric_limits<float>::epsilon());
+}
+
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, std::optional<double> eps) {
   const ir::OriginScope origin("ops::rms_norm");
   check_normalized_shape("rms_norm", x, normalized_shape, {{"weight", weight}});
   const DType ct = norm_compute_dtype(x.dtype());
   const Tensor xc = cast(x, ct);
   const Axes axes = trailing_axes(x.rank(), normalized_shape.size());
   const double inv_count = 1.0 / static_cast<double>(shape_numel(normalized_shape));
-  const Tensor y = xc * rsqrt(sum(square(xc), axes, true) * inv_count + eps);
+  const double e = eps.value_or(default_rms_norm_eps(x.dtype()));
+  const Tensor y = xc * rsqrt(sum(square(xc), axes, true) * inv_count + e);
   return cast(affine(y, weight.defined() ? cast(weight, ct) : weight, Tensor()), x.dtype());
 }
 

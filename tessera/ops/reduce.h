@@ -10,6 +10,8 @@ using Axes = std::vector<int64_t>;
 
 Tensor sum(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
 Tensor mean(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
+// max/min are PyTorch's amax/amin: at a tie the gradient is split evenly between the elements equal to
+// the result (torch.max(x, dim), which returns indices, would route it all to one of them).
 Tensor max(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
 Tensor min(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
 Tensor prod(const Tensor& x, const Axes& axes = {}, bool keepdims = false);

@@ -1,6 +1,7 @@
 #pragma once
 // Shape manipulation. reshape, permute, transpose, broadcast_to, squeeze, unsqueeze and slice are
 // views on the reference backend whenever the strides allow (no copy).
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,9 +17,15 @@ Tensor transpose(const Tensor& x, int64_t a = -2, int64_t b = -1);
 Tensor broadcast_to(const Tensor& x, const Shape& shape);
 Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes = {});  // empty: all size-1 axes
 Tensor unsqueeze(const Tensor& x, int64_t axis);
+// Bounds for slice where Python leaves one out: kEnd is past the last element and kBegin before the
+// first, so x[start:] is slice(x, axis, start, kEnd), x[::-1] is slice(x, axis, kEnd, kBegin, -1) and
+// x[:stop] is slice(x, axis, kBegin, stop) (0 does as well there). Indices clamp as in Python.
+inline constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();
+inline constexpr int64_t kBegin = std::numeric_limits<int64_t>::min();
 // Python slice semantics along one axis (negative indices count from the end; step may be negative).
-// Pass INT64_MAX / INT64_MIN as stop for "to the end" with a positive / negative step.
 Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t stop, int64_t step = 1);
+// x[start:] along `axis` (to the end, step 1).
+Tensor slice(const Tensor& x, int64_t axis, int64_t start);
 // The adjoint of slice: zeros of length `size` along `axis`, with g's elements placed at positions
 // start, start + step, ... (g.shape[axis] of them, all inside 0..size-1). Differentiable; its
 // gradient is the matching slice.
@@ -33,6 +40,8 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
 std::vector<Tensor> chunk(const Tensor& x, int64_t sections, int64_t axis = 0);
 enum class PadMode { Constant, Reflect };
 // One (before, after) pair per axis, starting from the first axis; missing trailing axes get (0, 0).
+// PyTorch's F.pad orders its flat list the other way, from the last axis backwards:
+// F.pad(x, (l, r, t, b)) on [N, C, H, W] is pad(x, {{0, 0}, {0, 0}, {t, b}, {l, r}}).
 // Widths are non-negative. Reflect mirrors without repeating the edge (numpy "reflect"), so each
 // width must be smaller than its axis.
 Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& widths, PadMode mode = PadMode::Constant,

@@ -104,6 +104,10 @@ Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t stop, int64_t
   return ir::make_node1("slice", {x}, Attrs{{"axis", axis}, {"start", start}, {"stop", stop}, {"step", step}});
 }
 
+Tensor slice(const Tensor& x, int64_t axis, int64_t start) {
+  return slice(x, axis, start, kEnd);
+}
+
 Tensor slice_backward(const Tensor& g, int64_t axis, int64_t start, int64_t step, int64_t size) {
   return ir::make_node1("slice_backward", {g}, Attrs{{"axis", axis}, {"start", start}, {"step", step}, {"size", size}});
 }

@@ -5,6 +5,8 @@
 
 namespace tessera::ops {
 
+// Gradients at kinks (as PyTorch): abs'(0) = 0 (it is g * sign(x)); relu'(0) = 0 (the gradient flows
+// where the output is > 0); leaky_relu'(0) = negative_slope and elu'(0) = alpha (the left branch).
 Tensor neg(const Tensor& x);
 Tensor abs(const Tensor& x);
 Tensor sign(const Tensor& x);

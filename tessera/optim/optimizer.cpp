@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "tessera/core/parse_int.h"
 #include "tessera/ir/node.h"
 #include "tessera/ops/ops.h"
 
@@ -92,15 +93,8 @@ void Optimizer::load_state_dict(const std::map<std::string, Array>& state,
                 it == metadata.end() ? std::string("none") : it->second);
   auto st = metadata.find("step");
   TESSERA_CHECK(st != metadata.end(), "{}: checkpoint lacks the optimizer step count", name());
-  int64_t steps = -1;
-  try {
-    size_t used = 0;
-    steps = std::stoll(st->second, &used);
-    if (used != st->second.size()) steps = -1;
-  } catch (const std::exception&) {
-    steps = -1;
-  }
-  TESSERA_CHECK(steps >= 0, "{}: checkpoint has step count '{}', expected a non-negative integer", name(), st->second);
+  const int64_t steps =
+      parse_int_or_fail(st->second, 0, kMaxStepCount, fmt::format("{}: the checkpoint's step count", name()));
   // Validate everything before replacing any state.
   std::vector<std::map<std::string, Tensor>> loaded(params_.size());
   for (size_t i = 0; i < params_.size(); ++i) {

@@ -32,6 +32,8 @@ class Optimizer {
   double lr() const { return lr_; }
   void set_lr(double lr);  // lr must be non-negative (schedules call this every step)
   int64_t step_count() const { return steps_; }
+  // Step numbers reach the update as f64 (step_scalar), exact up to 2^53.
+  static constexpr int64_t kMaxStepCount = int64_t{1} << 53;
   const std::vector<Tensor*>& params() const { return params_; }
   virtual std::string name() const = 0;
 
@@ -39,7 +41,8 @@ class Optimizer {
   std::map<std::string, Array> state_dict() const;
   std::map<std::string, std::string> state_metadata() const;
   // Restores state saved by state_dict (errors name the missing or mis-shaped entry). Everything is
-  // validated first: a failed load leaves the optimiser as it was.
+  // validated first: a failed load leaves the optimiser as it was. The step count must be a plain
+  // decimal integer in [0, kMaxStepCount] (parse_int_strict).
   void load_state_dict(const std::map<std::string, Array>& state, const std::map<std::string, std::string>& metadata);
 
  protected:

@@ -1,11 +1,19 @@
 #include "tessera/train/checkpoint.h"
 
+#include "tessera/core/parse_int.h"
 #include "tessera/io/safetensors.h"
+#include "tessera/train/limits.h"
 
 namespace tessera::train {
 
 namespace {
 constexpr const char* kFormat = "tessera-checkpoint-1";
+}
+
+int64_t checkpoint_epoch(const std::string& path, const std::map<std::string, std::string>& metadata) {
+  auto ep = metadata.find("epoch");
+  if (ep == metadata.end()) return 0;
+  return parse_int_or_fail(ep->second, 0, kMaxEpochs, fmt::format("checkpoint {}: metadata 'epoch'", path));
 }
 
 void save_checkpoint(const std::string& path, nn::Module& model, const optim::Optimizer* optimizer,
@@ -63,14 +71,7 @@ CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim
   }
   CheckpointInfo info;
   info.metadata = file.metadata;
-  auto ep = file.metadata.find("epoch");
-  if (ep != file.metadata.end()) {
-    try {
-      info.epoch = std::stoll(ep->second);
-    } catch (const std::exception&) {
-      fail("checkpoint {}: metadata 'epoch' is '{}', expected an integer", path, ep->second);
-    }
-  }
+  info.epoch = checkpoint_epoch(path, file.metadata);
   return info;
 }
 

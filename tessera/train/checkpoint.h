@@ -22,5 +22,8 @@ void save_checkpoint(const std::string& path, nn::Module& model, const optim::Op
 CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* optimizer);
 // Reads only the metadata (to learn which model/optimiser a checkpoint needs before building them).
 std::map<std::string, std::string> read_checkpoint_metadata(const std::string& path);
+// The completed epochs a checkpoint's metadata records: 0 without an "epoch" entry, else a plain decimal
+// in [0, kMaxEpochs] (parse_int_strict: "-1000000", "1xyz" and " 1" fail naming the file).
+int64_t checkpoint_epoch(const std::string& path, const std::map<std::string, std::string>& metadata);
 
 }  // namespace tessera::train

@@ -1,15 +1,16 @@
 #include "tessera/train/classifier.h"
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
-
+#include "tessera/core/parse_int.h"
 #include "tessera/data/dataset.h"
 #include "tessera/data/fashion_mnist.h"
 #include "tessera/io/atomic_file.h"
@@ -34,8 +35,10 @@ void validate(const TrainOptions& o) {
   const std::vector<std::string> models = models::classifier_names();
   TESSERA_CHECK(std::find(models.begin(), models.end(), o.model) != models.end(),
                 "train: unknown model '{}' (expected {})", o.model, fmt::join(models, " or "));
-  TESSERA_CHECK(o.epochs >= 1, "train: --epochs must be at least 1, got {}", o.epochs);
-  TESSERA_CHECK(o.batch_size >= 1, "train: --batch-size must be at least 1, got {}", o.batch_size);
+  TESSERA_CHECK(o.epochs >= 1 && o.epochs <= kMaxEpochs, "train: --epochs must be in [1, {}], got {}", kMaxEpochs,
+                o.epochs);
+  TESSERA_CHECK(o.batch_size >= 1 && o.batch_size <= kMaxBatchSize, "train: --batch-size must be in [1, {}], got {}",
+                kMaxBatchSize, o.batch_size);
   TESSERA_CHECK(std::isfinite(o.lr) && o.lr > 0, "train: --lr must be a positive number, got {}", o.lr);
   TESSERA_CHECK(o.optimizer == "adam" || o.optimizer == "adamw" || o.optimizer == "sgd" || o.optimizer == "radam",
                 "train: unknown optimizer '{}' (expected adam, adamw, sgd or radam)", o.optimizer);
@@ -91,32 +94,49 @@ std::pair<double, double> evaluate(nn::Module& model, const data::TensorDataset&
   return {loss_sum / n, static_cast<double>(correct) / n};
 }
 
-// The per-epoch rows (epochs 1..up_to) of the metrics.csv written beside a checkpoint, so that a resumed
-// run's metrics and curves cover the whole training. A missing or unreadable file gives no rows.
-std::vector<EpochRecord> earlier_epochs(const std::string& checkpoint, int64_t up_to) {
-  std::ifstream in(std::filesystem::path(checkpoint).parent_path() / "metrics.csv");
-  std::vector<EpochRecord> rows;
-  std::string line;
-  if (!in || !std::getline(in, line)) return rows;  // header
-  while (std::getline(in, line)) {
-    std::replace(line.begin(), line.end(), ',', ' ');
-    std::istringstream fields(line);
-    EpochRecord r;
-    if (!(fields >> r.epoch >> r.train_loss >> r.test_loss >> r.test_accuracy >> r.samples_per_s >> r.seconds)) break;
-    if (r.epoch != static_cast<int64_t>(rows.size()) + 1 || r.epoch > up_to) break;
-    rows.push_back(r);
+// The per-epoch rows 1..up_to of the run a checkpoint continues: the checkpoint's own copy (metadata
+// "metrics", which must hold exactly those rows), else the complete rows of the metrics.csv beside it (a
+// torn last line is dropped; a shorter history gives no rows, so curves never have a gap).
+std::vector<EpochRecord> earlier_epochs(const std::string& checkpoint, const std::map<std::string, std::string>& meta,
+                                        int64_t up_to) {
+  auto kept = meta.find("metrics");
+  if (kept != meta.end()) {
+    ParsedMetrics parsed = parse_metrics_csv(kept->second);
+    TESSERA_CHECK(parsed.complete && static_cast<int64_t>(parsed.rows.size()) == up_to,
+                  "checkpoint {}: metadata 'metrics' holds {} complete rows{}, expected the {} epochs it records",
+                  checkpoint, parsed.rows.size(), parsed.complete ? "" : " and a malformed line", up_to);
+    return parsed.rows;
   }
-  if (static_cast<int64_t>(rows.size()) != up_to) rows.clear();  // partial history: better none
-  return rows;
+  std::ifstream in(std::filesystem::path(checkpoint).parent_path() / "metrics.csv", std::ios::binary);
+  if (!in) return {};
+  std::ostringstream text;
+  text << in.rdbuf();
+  ParsedMetrics parsed = parse_metrics_csv(text.str());
+  if (static_cast<int64_t>(parsed.rows.size()) < up_to) return {};
+  parsed.rows.resize(static_cast<size_t>(up_to));  // rows of epochs after the checkpoint are redone
+  return parsed.rows;
+}
+
+// Strictly parsed training position of a checkpoint to resume from, checked before any data is loaded.
+int64_t resume_epoch(const TrainOptions& o, const std::map<std::string, std::string>& meta) {
+  auto m = meta.find("model");
+  TESSERA_CHECK(m != meta.end() && m->second == o.model, "train: checkpoint {} holds model '{}', not '{}'", o.resume,
+                m == meta.end() ? std::string("unknown") : m->second, o.model);
+  const int64_t epoch = checkpoint_epoch(o.resume, meta);
+  TESSERA_CHECK(epoch < o.epochs, "train: checkpoint {} already completed {} epochs (--epochs is {})", o.resume, epoch,
+                o.epochs);
+  // Not used to resume, but a checkpoint whose position is garbage is not trusted either.
+  if (auto seed = meta.find("seed"); seed != meta.end()) {
+    parse_uint_or_fail(seed->second, UINT64_MAX, fmt::format("checkpoint {}: metadata 'seed'", o.resume));
+  }
+  if (auto batch = meta.find("batch_size"); batch != meta.end()) {
+    parse_int_or_fail(batch->second, 1, kMaxBatchSize, fmt::format("checkpoint {}: metadata 'batch_size'", o.resume));
+  }
+  return epoch;
 }
 
 void write_metrics_csv(const std::string& path, const std::vector<EpochRecord>& rows) {
-  std::string csv = "epoch,train_loss,test_loss,test_accuracy,samples_per_s,seconds\n";
-  for (const EpochRecord& r : rows) {
-    csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.1f},{:.3f}\n", r.epoch, r.train_loss, r.test_loss, r.test_accuracy,
-                       r.samples_per_s, r.seconds);
-  }
-  io::write_file_atomic(path, csv);
+  io::write_file_atomic(path, metrics_csv(rows));
 }
 
 void write_curves_png(const std::string& path, const TrainReport& report) {
@@ -144,16 +164,21 @@ void write_curves_png(const std::string& path, const TrainReport& report) {
 TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
   validate(o);
   const auto start = Clock::now();
+  int64_t first_epoch = 0;
+  std::vector<EpochRecord> history;
   if (!o.resume.empty()) {
     // Checked before loading the data, so that a wrong checkpoint fails at once.
     const std::map<std::string, std::string> meta = read_checkpoint_metadata(o.resume);
-    auto m = meta.find("model");
-    TESSERA_CHECK(m != meta.end() && m->second == o.model, "train: checkpoint {} holds model '{}', not '{}'", o.resume,
-                  m == meta.end() ? std::string("unknown") : m->second, o.model);
+    first_epoch = resume_epoch(o, meta);
+    history = earlier_epochs(o.resume, meta, first_epoch);
   }
   const std::string dir = o.data_dir.empty() ? data::kFashionMnistDir : o.data_dir;
   auto train_set = std::make_shared<data::TensorDataset>(limit(data::load_fashion_mnist("train", dir), o.train_limit));
   const data::TensorDataset test_set = limit(data::load_fashion_mnist("test", dir), o.test_limit);
+  // An empty split would train nothing and report 0 / 0 = NaN metrics.
+  TESSERA_CHECK(train_set->size() > 0, "train: the training set in '{}' is empty (0 examples); nothing to train on",
+                dir);
+  TESSERA_CHECK(test_set.size() > 0, "train: the test set in '{}' is empty (0 examples); nothing to evaluate on", dir);
 
   ops::Generator init_gen(o.seed);
   std::shared_ptr<nn::Module> model = models::make_classifier(o.model, init_gen);
@@ -169,19 +194,23 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
 
   TrainReport report;
   report.parameters = model->num_parameters();
-  int64_t first_epoch = 0;
   if (!o.resume.empty()) {
-    first_epoch = load_checkpoint(o.resume, *model, opt.get()).epoch;
-    TESSERA_CHECK(first_epoch < o.epochs, "train: checkpoint {} already completed {} epochs (--epochs is {})", o.resume,
-                  first_epoch, o.epochs);
-    report.epochs = earlier_epochs(o.resume, first_epoch);
+    TESSERA_CHECK(load_checkpoint(o.resume, *model, opt.get()).epoch == first_epoch,
+                  "train: checkpoint {} changed while it was being read", o.resume);
+    report.epochs = history;
   }
   if (log) {
     fmt::print(log, "training {} ({} parameters) on {} {} examples, {} epochs, batch {}, {} lr {}\n", o.model,
                report.parameters, train_set->size(), o.dataset, o.epochs - first_epoch, o.batch_size, o.optimizer,
                o.lr);
   }
-  if (!o.out_dir.empty()) std::filesystem::create_directories(o.out_dir);
+  if (!o.out_dir.empty()) {
+    std::filesystem::create_directories(o.out_dir);
+    // Repair first: a metrics.csv torn or cut short by a killed run holds the known-good rows again now,
+    // not only after the next epoch.
+    if (!o.resume.empty())
+      write_metrics_csv((std::filesystem::path(o.out_dir) / "metrics.csv").string(), report.epochs);
+  }
 
   double smoothed = NAN;
   int64_t trained_samples = 0;
@@ -236,12 +265,14 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
     }
     if (!o.out_dir.empty()) {
       report.checkpoint = (std::filesystem::path(o.out_dir) / "checkpoint.safetensors").string();
+      // The checkpoint holds the metrics up to its epoch: the known-good state metrics.csv is rebuilt from.
       save_checkpoint(report.checkpoint, *model, opt.get(),
                       {{"model", o.model},
                        {"epoch", std::to_string(epoch + 1)},
                        {"seed", std::to_string(o.seed)},
                        {"dataset", o.dataset},
-                       {"batch_size", std::to_string(o.batch_size)}});
+                       {"batch_size", std::to_string(o.batch_size)},
+                       {"metrics", metrics_csv(report.epochs)}});
       write_metrics_csv((std::filesystem::path(o.out_dir) / "metrics.csv").string(), report.epochs);
       write_curves_png((std::filesystem::path(o.out_dir) / "curves.png").string(), report);
     }

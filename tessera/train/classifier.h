@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "tessera/train/limits.h"
+#include "tessera/train/metrics_csv.h"
+
 namespace tessera::train {
 
 struct TrainOptions {
@@ -31,15 +34,6 @@ struct TrainOptions {
   std::string backend;   // empty: the default backend
 };
 
-struct EpochRecord {
-  int64_t epoch = 0;  // 1-based
-  double train_loss = 0;
-  double test_loss = 0;
-  double test_accuracy = 0;
-  double samples_per_s = 0;  // training throughput of this epoch
-  double seconds = 0;
-};
-
 struct TrainReport {
   std::vector<EpochRecord> epochs;
   std::vector<std::pair<double, double>> loss_curve;  // (epoch position, smoothed batch loss)
@@ -50,8 +44,12 @@ struct TrainReport {
   std::string checkpoint;  // path written, if any
 };
 
-// Validates the options (clear errors for bad values) and trains. Progress and per-epoch lines go to
-// `log` (nullptr: silent).
+// Validates the options (clear errors for bad values; an empty training or test set is one) and trains.
+// Progress and per-epoch lines go to `log` (nullptr: silent).
+// Each checkpoint carries the metrics rows up to its epoch (metadata "metrics"), so a resumed run
+// rewrites metrics.csv from that known-good copy at once: a row lost or torn when a run was killed
+// between writing its checkpoint and its metrics.csv comes back. Checkpoints without the entry fall
+// back to the metrics.csv beside them, whose torn last line is dropped.
 TrainReport train_classifier(const TrainOptions& options, std::FILE* log = stderr);
 
 // One JSON object with the report's headline numbers (test_accuracy, samples_per_s, wall_s, ...).

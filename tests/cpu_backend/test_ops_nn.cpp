@@ -97,6 +97,22 @@ void add_pool_samples(std::vector<Sample>& s) {
                            node1("avg_pool_grad", {a[1]}, ap),
                            node1("adaptive_avg_pool_grad", {a[1]}, ir::Attrs{{"input_size", Ints{8, 6}}})};
                  }});
+    // Ceil mode on odd sizes: partial last windows (and the 2x2 stride-2 pool off its vector path).
+    s.push_back({"pools ceil mode " + t, {{dt, {2, 3, 9, 7}}}, [](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+                   return {ops::max_pool2d(a[0], {2, 2}, {2, 2}, {0, 0}, {1, 1}, true),
+                           ops::max_pool2d(a[0], {3, 3}, {3, 2}, {1, 1}, {1, 1}, true),
+                           ops::avg_pool2d(a[0], {3, 3}, {2, 2}, {1, 1}, false, true),
+                           ops::avg_pool2d(a[0], {3, 2}, {2, 2}, {1, 0}, true, true)};
+                 }});
+    s.push_back({"pool gradients ceil mode " + t,
+                 {{dt, {2, 3, 9, 7}}, {dt, {2, 3, 5, 4}}, {dt, {2, 3, 9, 7}}},
+                 [](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+                   const ir::Attrs mp = pool_attrs({2, 2}, {2, 2}, {0, 0}, {1, 1}).set("ceil_mode", true);
+                   const ir::Attrs ap{{"kernel", Ints{3, 3}},      {"stride", Ints{2, 2}}, {"padding", Ints{1, 1}},
+                                      {"count_include_pad", true}, {"ceil_mode", true},    {"input_size", Ints{9, 7}}};
+                   return {node1("max_pool_grad", {a[0], a[1]}, mp), node1("max_pool_gather", {a[0], a[2]}, mp),
+                           node1("avg_pool_grad", {a[1]}, ap)};
+                 }});
     s.push_back(
         {"upsample " + t,
          {{dt, {1, 2, 3, 4}}, {dt, {1, 2, 6, 5}}},

@@ -58,6 +58,26 @@ TEST(FashionMnist, Errors) {
                        "expected u8[N, 28, 28]");
 }
 
+// The headers are checked before any data is inflated: a file that declares the wrong shape is refused
+// for its shape even when its data would also be short; a file with more data than it declares (a gzip
+// bomb is the extreme case) is refused without inflating the rest.
+TEST(FashionMnist, ChecksHeadersBeforeReadingData) {
+  ScratchDir dir;
+  write_fake_split(dir, "train", 2, true, {1, 2});
+  const std::vector<uint8_t> wrong =
+      data::gzip(u8(std::string("\0\0\x08\x03\0\0\0\x02\0\0\0\x1c\0\0\0\x1d", 16) + "short"), 21);
+  write_bytes(dir.file("train-images-idx3-ubyte.gz"), std::string(wrong.begin(), wrong.end()));
+  EXPECT_TESSERA_ERROR(data::load_fashion_mnist("train", dir.path().string()), "u8[2, 28, 29]",
+                       "expected u8[N, 28, 28]");
+  // The right header and 2 images, then 8 MiB more.
+  std::string images =
+      std::string("\0\0\x08\x03\0\0\0\x02\0\0\0\x1c\0\0\0\x1c", 16) + std::string(2 * 784 + (8 << 20), '\0');
+  const std::vector<uint8_t> bomb = data::gzip(u8(images), images.size());
+  write_bytes(dir.file("train-images-idx3-ubyte.gz"), std::string(bomb.begin(), bomb.end()));
+  EXPECT_TESSERA_ERROR(data::load_fashion_mnist("train", dir.path().string()), "train-images-idx3-ubyte.gz",
+                       "need 1568 data bytes", "trailing bytes");
+}
+
 TEST(FashionMnist, RealDataset) {
   if (!std::filesystem::exists(std::string(data::kFashionMnistDir) + "/train-images-idx3-ubyte.gz")) {
     GTEST_SKIP() << "Fashion-MNIST is not installed under " << data::kFashionMnistDir

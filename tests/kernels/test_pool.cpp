@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -48,6 +49,11 @@ std::vector<Pool2dGeometry> pool_cases() {
       make_pool2d_geometry(4, 9, 8, 3, 3, 2, 2, 1, 1),          // overlapping with padding
       make_pool2d_geometry(2, 10, 11, 3, 2, 1, 3, 1, 1, 2, 1),  // dilation
       make_pool2d_geometry(2, 5, 5, 5, 5),                      // one window
+      // ceil mode: partial last windows (the 2x2 one off the vector path), a kernel wider than the input
+      make_pool2d_geometry(5, 11, 11, 2, 2, 0, 0, 0, 0, 1, 1, true),
+      make_pool2d_geometry(2, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, true),
+      make_pool2d_geometry(2, 10, 11, 3, 2, 2, 3, 1, 0, 2, 1, true),
+      make_pool2d_geometry(3, 2, 2, 3, 3, 2, 2, 0, 0, 1, 1, true),
   };
 }
 
@@ -114,9 +120,10 @@ TEST(MaxPool2d, HandComputed) {
 TEST(AvgPool2d, ForwardAndBackwardMatchDefinition) {
   std::mt19937 rng(22);
   runtime::ThreadPool pool(2);
-  const std::vector<Pool2dGeometry> cases = {make_pool2d_geometry(3, 8, 8, 2, 2),
-                                             make_pool2d_geometry(2, 7, 9, 3, 3, 2, 2, 1, 1),
-                                             make_pool2d_geometry(2, 5, 6, 3, 2, 1, 1, 1, 1)};
+  const std::vector<Pool2dGeometry> cases = {
+      make_pool2d_geometry(3, 8, 8, 2, 2), make_pool2d_geometry(2, 7, 9, 3, 3, 2, 2, 1, 1),
+      make_pool2d_geometry(2, 5, 6, 3, 2, 1, 1, 1, 1), make_pool2d_geometry(2, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, true),
+      make_pool2d_geometry(2, 5, 5, 2, 2, 2, 2, 0, 0, 1, 1, true)};
   for (const auto& g : cases)
     for (bool include_pad : {true, false}) {
       const int64_t in = g.planes * g.in_h * g.in_w, out = g.planes * g.out_h * g.out_w;
@@ -139,7 +146,12 @@ TEST(AvgPool2d, ForwardAndBackwardMatchDefinition) {
                 s += x[static_cast<size_t>(cells.back())];
                 ++count;
               }
-            const double div = include_pad ? static_cast<double>(g.kernel_h * g.kernel_w) : static_cast<double>(count);
+            // PyTorch's count_include_pad divisor: the window clipped to the padded input (ceil mode cuts the
+            // last one).
+            const int64_t h0 = oh * g.stride_h - g.pad_h, w0 = ow * g.stride_w - g.pad_w;
+            const int64_t padded =
+                (std::min(h0 + g.kernel_h, g.in_h + g.pad_h) - h0) * (std::min(w0 + g.kernel_w, g.in_w + g.pad_w) - w0);
+            const double div = include_pad ? static_cast<double>(padded) : static_cast<double>(count);
             const size_t o = static_cast<size_t>((p * g.out_h + oh) * g.out_w + ow);
             ASSERT_NEAR(y[o], s / div, 1e-6);
             for (int64_t c : cells) want_dx[static_cast<size_t>(c)] += dy[o] / div;
@@ -153,6 +165,12 @@ TEST(Pool2d, RejectsBadGeometry) {
   Pool2dGeometry g = make_pool2d_geometry(1, 4, 4, 2, 2);
   g.out_h = 3;
   EXPECT_THROW(max_pool2d_forward(g, buf.data(), buf.data()), Error);
+  // Ceil mode allows a partial last window, floor mode does not.
+  g = make_pool2d_geometry(1, 5, 5, 2, 2, 0, 0, 0, 0, 1, 1, true);
+  EXPECT_EQ(g.out_h, 3);
+  EXPECT_NO_THROW(max_pool2d_forward(g, buf.data(), buf.data() + 50));
+  g.ceil_mode = false;
+  EXPECT_THROW(max_pool2d_forward(g, buf.data(), buf.data() + 50), Error);
   g = make_pool2d_geometry(1, 4, 4, 2, 2);
   g.kernel_w = 0;
   EXPECT_THROW(avg_pool2d_forward(g, true, buf.data(), buf.data()), Error);

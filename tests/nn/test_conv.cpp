@@ -213,6 +213,20 @@ TEST(Pooling, AvgPool2dAveragesWindows) {
   expect_values_near(values(y), ref, 1e-6);
 }
 
+// ceil_mode keeps the partial last windows (PyTorch's nn.MaxPool2d / nn.AvgPool2d(ceil_mode=True)).
+TEST(Pooling, CeilModeModules) {
+  const Tensor x = random_tensor({1, 2, 5, 7}, 39);
+  nn::MaxPool2d max_pool({2, 2}, {0, 0}, {0, 0}, true);
+  nn::AvgPool2d avg_pool({2, 2}, {0, 0}, {0, 0}, true);
+  expect_shape(max_pool(x), {1, 2, 3, 4});
+  expect_shape(avg_pool(x), {1, 2, 3, 4});
+  expect_values_near(values(max_pool(x)),
+                     values(ops::max_pool2d(x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, /*ceil_mode=*/true)), 0.0);
+  expect_values_near(values(avg_pool(x)), values(ops::avg_pool2d(x, {2, 2}, {2, 2}, {0, 0}, true, true)), 0.0);
+  EXPECT_EQ(max_pool.name(), "MaxPool2d([2, 2], ceil_mode)");
+  EXPECT_EQ(nn::AvgPool2d({2, 2}).name(), "AvgPool2d([2, 2])");
+}
+
 TEST(Pooling, AdaptiveAvgPool2dUsesPyTorchBins) {
   const Tensor x = random_tensor({1, 1, 5, 7}, 39);
   nn::AdaptiveAvgPool2d pool({2, 3});

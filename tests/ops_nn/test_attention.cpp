@@ -114,6 +114,21 @@ TEST(Attention, GroupedQueryHeads) {
                1e-12);
 }
 
+// Query head h reads key/value head h / (Hq / Hk): k and v repeat_interleave'd (PyTorch's enable_gqa),
+// not tiled. With one query position and one key per head, each output is exactly its kv head's value.
+TEST(Attention, GqaGroupsConsecutiveQueryHeads) {
+  const Tensor q = ops::zeros({1, 4, 1, 2}, DType::f64);
+  const Tensor k = ops::zeros({1, 2, 1, 2}, DType::f64);
+  const Tensor v = Tensor::from_vector<double>({10, 11, 20, 21}, {1, 2, 1, 2});
+  expect_close(ops::scaled_dot_product_attention(q, k, v), {10, 11, 10, 11, 20, 21, 20, 21}, 0.0);
+  // The same as attention over explicitly interleaved heads 0, 0, 1, 1.
+  const Tensor interleaved =
+      ops::concat({ops::slice(v, 1, 0, 1), ops::slice(v, 1, 0, 1), ops::slice(v, 1, 1, 2), ops::slice(v, 1, 1, 2)}, 1);
+  const Tensor k4 = ops::zeros({1, 4, 1, 2}, DType::f64);
+  expect_close(ops::scaled_dot_product_attention(q, k, v),
+               ops::scaled_dot_product_attention(q, k4, interleaved).array().to_f64(), 0.0);
+}
+
 TEST(Attention, BooleanAndAdditiveMasks) {
   const Dims d{2, 2, 2, 3, 4, 3, 3};
   const Inputs in = make_inputs(d, 7);

@@ -81,6 +81,30 @@ TEST(CrossEntropy, LabelSmoothing) {
   expect_close(ops::cross_entropy(logits, t_ign, {.label_smoothing = eps}), {(l0 + l2) / 2}, 1e-13);
 }
 
+// PyTorch 1.13, float64: F.cross_entropy(logits, [0, -100, 2, 1], label_smoothing=0.2, reduction=...). The
+// ignored target adds 0 to both terms and is not counted: the mean is the sum over 3 targets / 3.
+TEST(CrossEntropy, LabelSmoothingWithIgnoredTargetsMatchesPyTorch) {
+  const Tensor logits =
+      Tensor::from_vector<double>({0.5, -1.25, 2.0, 1.5, 0.25, -0.75, -2.0, 0.0, 1.0, 0.125, 0.375, -0.5}, {4, 3});
+  const Tensor targets = Tensor::from_vector<int64_t>({0, -100, 2, 1}, {4});
+  const ops::CrossEntropyOptions mean{.label_smoothing = 0.2};
+  expect_close(ops::cross_entropy(logits, targets, mean), {1.0754838314667987}, 1e-14);
+  expect_close(ops::cross_entropy(logits, targets, {.reduction = Reduction::Sum, .label_smoothing = 0.2}),
+               {3.226451494400396}, 1e-14);
+  expect_close(ops::cross_entropy(logits, targets, {.reduction = Reduction::None, .label_smoothing = 0.2}),
+               {1.7492886497686995, 0.0, 0.6156788834348532, 0.8614839611968437}, 1e-14);
+  const Tensor g =
+      grad([&](const std::vector<Tensor>& xs) { return ops::cross_entropy(xs[0], targets, mean); })({logits})[0];
+  expect_close(
+      g,
+      {-0.22994882818640744, -0.011979975446743415, 0.2419288036331508, 0.0, 0.0, 0.0, -0.010515879902442318,
+       0.06427659789191746, -0.053760717989475175, 0.09601098767625149, -0.13707444228267193, 0.04106345460642044},
+      1e-14);
+  // All ignored: 0 / 0 = NaN, as PyTorch.
+  EXPECT_TRUE(
+      std::isnan(ops::cross_entropy(logits, Tensor::from_vector<int64_t>({-100, -100, -100, -100}, {4}), mean).item()));
+}
+
 TEST(CrossEntropy, SpatialTargets) {
   // logits [N=2, C=3, d=2]: the class axis is 1; targets [2, 2].
   std::vector<double> data;

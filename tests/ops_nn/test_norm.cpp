@@ -1,5 +1,7 @@
 // layer_norm, rms_norm, batch_norm, group_norm: values against statistics computed here, running
 // statistics after a training step, errors and f64 gradient checks.
+#include <limits>
+
 #include "test_util.h"
 
 using namespace tessera;
@@ -90,7 +92,7 @@ TEST(RmsNorm, ValuesErrorsGradients) {
     ms /= 4;
     for (size_t c = 0; c < 4; ++c) want[r * 4 + c] = x[r * 4 + c] / std::sqrt(ms + 1e-6) * w[c];
   }
-  expect_close(ops::rms_norm(Tensor::from_array(xa), {4}, Tensor::from_array(wa)), want, 1e-12);
+  expect_close(ops::rms_norm(Tensor::from_array(xa), {4}, Tensor::from_array(wa), 1e-6), want, 1e-12);
   // Over both axes, no weight.
   double ms = 0;
   for (double v : x) ms += v * v;
@@ -105,6 +107,26 @@ TEST(RmsNorm, ValuesErrorsGradients) {
         return ops::rms_norm(xs[0], {2, 3}, xs[1]);
       },
       (std::vector<Array>{random_array({2, 2, 3}, 23), random_array({2, 3}, 24)}));
+}
+
+// Without an eps, rms_norm adds the machine epsilon of the compute dtype, as PyTorch's F.rms_norm(eps=None):
+// f64 2^-52, f32 2^-23, and f32's for f16/bf16 (they compute in f32). Tiny inputs make the eps visible.
+TEST(RmsNorm, DefaultEpsIsTheMachineEpsilon) {
+  EXPECT_EQ(ops::default_rms_norm_eps(DType::f64), std::numeric_limits<double>::epsilon());
+  EXPECT_EQ(ops::default_rms_norm_eps(DType::f32), static_cast<double>(std::numeric_limits<float>::epsilon()));
+  EXPECT_EQ(ops::default_rms_norm_eps(DType::f16), static_cast<double>(std::numeric_limits<float>::epsilon()));
+  EXPECT_EQ(ops::default_rms_norm_eps(DType::bf16), static_cast<double>(std::numeric_limits<float>::epsilon()));
+  const std::vector<double> x = {1e-4, -2e-4, 3e-4, 0.0};
+  const double ms = (1e-8 + 4e-8 + 9e-8) / 4;
+  for (DType dt : {DType::f64, DType::f32}) {
+    const double eps = ops::default_rms_norm_eps(dt);
+    std::vector<double> want;
+    for (double v : x) want.push_back(v / std::sqrt(ms + eps));
+    const Tensor y = ops::rms_norm(ops::cast(Tensor::from_vector<double>(x, {4}), dt), {4});
+    expect_close(y, want, dt == DType::f64 ? 1e-12 : 1e-5);
+    // The old default, 1e-6, gives visibly different values here: the test pins the new one.
+    EXPECT_GT(std::abs(y.array().to_f64()[2] - 3e-4 / std::sqrt(ms + 1e-6)), 0.1);
+  }
 }
 
 TEST(BatchNorm, TrainingStepValuesAndRunningStats) {

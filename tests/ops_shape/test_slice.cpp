@@ -7,8 +7,8 @@ using namespace tessera;
 using namespace tessera::test;
 
 namespace {
-constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();
-constexpr int64_t kBegin = std::numeric_limits<int64_t>::min();
+using ops::kBegin;
+using ops::kEnd;
 
 std::vector<double> slice1(int64_t start, int64_t stop, int64_t step) {
   return ops::slice(iota_tensor({6}), 0, start, stop, step).array().to_f64();
@@ -36,6 +36,21 @@ TEST(Slice, PythonSemanticsOnOneAxis) {
   EXPECT_EQ(slice1(-7, kBegin, -1), V{});                    // x[-7::-1]
   EXPECT_EQ(slice1(0, 6, kEnd), (V{0}));
   EXPECT_EQ(slice1(5, kBegin, kBegin), (V{5}));
+}
+
+// The named bounds say what Python's omitted ones do; slice(x, axis, start) is x[start:].
+TEST(Slice, NamedBoundsAndToTheEnd) {
+  using V = std::vector<double>;
+  EXPECT_EQ(slice1(2, kEnd, 1), (V{2, 3, 4, 5}));              // x[2:]
+  EXPECT_EQ(slice1(kBegin, 3, 1), (V{0, 1, 2}));               // x[:3]
+  EXPECT_EQ(slice1(kBegin, kEnd, 2), (V{0, 2, 4}));            // x[::2]
+  EXPECT_EQ(slice1(kEnd, kBegin, -1), (V{5, 4, 3, 2, 1, 0}));  // x[::-1]
+  EXPECT_EQ(slice1(kEnd, 2, -1), (V{5, 4, 3}));                // x[:2:-1]
+  const Tensor x = iota_tensor({3, 4});
+  expect_close(ops::slice(x, 1, 1), {1, 2, 3, 5, 6, 7, 9, 10, 11});  // x[:, 1:]
+  expect_close(ops::slice(x, 0, -1), {8, 9, 10, 11});                // x[-1:]
+  expect_shape(ops::slice(x, 0, 7), {0, 4});                         // x[7:]
+  EXPECT_EQ(ops::slice(x, 1, 1).value().node()->attrs().get_int("stop"), ops::kEnd);
 }
 
 TEST(Slice, ShapesAndViews) {

@@ -109,6 +109,11 @@ TEST(OptimizerState, LoadErrors) {
   auto bad_step = meta;
   bad_step["step"] = "two";
   EXPECT_TESSERA_ERROR(other.load_state_dict(state, bad_step), "adam", "step", "'two'");
+  // Strict: whole text, no sign, exact as f64 (the update reads the step as a double).
+  for (const char* bad : {"4xyz", " 4", "+4", "-4", "-0", "", "9007199254740993"}) {
+    bad_step["step"] = bad;
+    EXPECT_TESSERA_ERROR(other.load_state_dict(state, bad_step), "adam", "step count", "expected an integer in [0, ");
+  }
   auto no_name = meta;
   no_name.erase("optimizer");
   EXPECT_TESSERA_ERROR(other.load_state_dict(state, no_name), "adam", "'none'");

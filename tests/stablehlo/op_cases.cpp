@@ -267,6 +267,31 @@ std::vector<OpCase> op_cases() {
                         {"padding", std::vector<int64_t>{1, 1}},
                         {"count_include_pad", false},
                         {"input_size", std::vector<int64_t>{7, 6}}})));
+  // ceil_mode: partial last windows (img is 7 x 6), a padded high side in the export.
+  add("max_pool", "max_pool_ceil", {img}, FN(ops::max_pool2d(a[0], {2, 2}, {2, 2}, {0, 1}, {1, 1}, true)));
+  add("avg_pool", "avg_pool_ceil_include_pad", {img}, FN(ops::avg_pool2d(a[0], {3, 3}, {2, 2}, {1, 1}, true, true)));
+  add("avg_pool", "avg_pool_ceil_exclude_pad", {img}, FN(ops::avg_pool2d(a[0], {2, 4}, {2, 3}, {0, 1}, false, true)));
+  const ir::Attrs pool_ceil{{"kernel", std::vector<int64_t>{2, 2}},
+                            {"stride", std::vector<int64_t>{2, 2}},
+                            {"padding", std::vector<int64_t>{0, 0}},
+                            {"dilation", std::vector<int64_t>{1, 1}},
+                            {"ceil_mode", true}};  // 7 x 5 -> 4 x 3 (floor mode: 3 x 2)
+  add("max_pool_grad", "max_pool_grad_ceil", {ints({2, 4, 7, 5}, 120, 0, 3, DType::f32), rnd({2, 4, 4, 3}, 121)},
+      [pool_ceil](const std::vector<Tensor>& a) {
+        return std::vector<Tensor>{node("max_pool_grad", {a[0], a[1]}, pool_ceil)};
+      });
+  add("max_pool_gather", "max_pool_gather_ceil", {ints({2, 4, 7, 5}, 122, 0, 3, DType::f32), rnd({2, 4, 7, 5}, 128)},
+      [pool_ceil](const std::vector<Tensor>& a) {
+        return std::vector<Tensor>{node("max_pool_gather", {a[0], a[1]}, pool_ceil)};
+      });
+  add("avg_pool_grad", "avg_pool_grad_ceil", {rnd({2, 4, 4, 4}, 123)},
+      FN(node("avg_pool_grad", {a[0]},
+              ir::Attrs{{"kernel", std::vector<int64_t>{3, 3}},
+                        {"stride", std::vector<int64_t>{2, 2}},
+                        {"padding", std::vector<int64_t>{1, 1}},
+                        {"count_include_pad", true},
+                        {"ceil_mode", true},
+                        {"input_size", std::vector<int64_t>{7, 6}}})));
   add("adaptive_avg_pool", "adaptive_avg_pool", {img}, FN(ops::adaptive_avg_pool2d(a[0], {3, 4})));
   add("adaptive_avg_pool_grad", "adaptive_avg_pool_grad", {rnd({2, 4, 3, 4}, 103)},
       FN(node("adaptive_avg_pool_grad", {a[0]}, ir::Attrs{{"input_size", std::vector<int64_t>{7, 6}}})));
@@ -276,6 +301,18 @@ std::vector<OpCase> op_cases() {
       FN(ops::upsample2d(a[0], {5, 7}, ops::UpsampleMode::Bilinear)));
   add("upsample", "upsample_linear_align", {rnd({1, 2, 3, 4}, 106)},
       FN(ops::upsample2d(a[0], {6, 2}, ops::UpsampleMode::Bilinear, true)));
+  add("upsample", "upsample_nearest_exact", {rnd({1, 2, 3, 4}, 124)},
+      FN(ops::upsample2d(a[0], {5, 7}, ops::UpsampleMode::NearestExact)));
+  add("upsample", "upsample_nearest_scaled_i32", {ints({1, 2, 5, 7}, 125, -9, 9, DType::i32)},
+      FN(ops::upsample2d_scaled(a[0], {1.2, 0.6})));
+  add("upsample", "upsample_linear_scaled", {rnd({1, 2, 4, 5}, 126)},
+      FN(ops::upsample2d_scaled(a[0], {1.5, 2.5}, ops::UpsampleMode::Bilinear)));
+  add("upsample_grad", "upsample_grad_nearest_exact_scaled", {rnd({1, 2, 8, 3}, 127)},
+      FN(node("upsample_grad", {a[0]},
+              ir::Attrs{{"input_size", std::vector<int64_t>{5, 4}},
+                        {"mode", std::string("nearest-exact")},
+                        {"align_corners", false},
+                        {"scales", std::vector<double>{1.7, 0.75}}})));
   add("upsample_grad", "upsample_grad_nearest", {rnd({1, 2, 5, 7}, 107)},
       FN(node("upsample_grad", {a[0]},
               ir::Attrs{{"input_size", std::vector<int64_t>{3, 4}},

@@ -209,6 +209,17 @@ TEST(Checkpoint, BadEpochMetadata) {
   const std::string path = dir / "ckpt.safetensors";
   train::save_checkpoint(path, *model, nullptr, {{"epoch", "two"}});
   EXPECT_TESSERA_ERROR(train::load_checkpoint(path, *model, nullptr), path, "epoch", "'two'");
+  // Strict: the whole text, no sign, at most kMaxEpochs (std::stoll read "1xyz" as 1 and "-1000000" as a
+  // number, which then trained a million epochs).
+  for (const char* bad : {"-1000000", "1xyz", " 1", "+1", "-0", "", "100001", "99999999999999999999"}) {
+    train::save_checkpoint(path, *model, nullptr, {{"epoch", bad}});
+    EXPECT_TESSERA_ERROR(train::load_checkpoint(path, *model, nullptr), path, "metadata 'epoch'",
+                         "expected an integer in [0, 100000]");
+  }
+  for (const char* good : {"0", "3", "100000"}) {
+    train::save_checkpoint(path, *model, nullptr, {{"epoch", good}});
+    EXPECT_EQ(train::load_checkpoint(path, *model, nullptr).epoch, std::stoll(good));
+  }
 }
 
 TEST(Checkpoint, OverwritesAtomically) {

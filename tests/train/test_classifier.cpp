@@ -239,3 +239,120 @@ TEST(TrainClassifier, ResumeChecksTheCheckpointBeforeLoadingData) {
   o.resume = corrupt;
   EXPECT_TESSERA_ERROR(train::train_classifier(o, nullptr), corrupt);
 }
+
+// A checkpoint's training position is parsed strictly before any data is loaded: "-1000000" used to
+// train a million epochs and "1xyz" to read as 1.
+TEST(TrainClassifier, ResumeRefusesMalformedCheckpointPositions) {
+  TempDir dir;
+  ops::Generator gen(0);
+  auto mlp = models::mlp(gen);
+  const std::string path = dir / "mlp.safetensors";
+  train::TrainOptions o;
+  o.data_dir = "/nonexistent";  // never reached
+  o.epochs = 2;
+  o.resume = path;
+  const std::vector<std::pair<std::map<std::string, std::string>, std::string>> cases = {
+      {{{"epoch", "-1000000"}}, "metadata 'epoch' is '-1000000'"},
+      {{{"epoch", "1xyz"}}, "metadata 'epoch' is '1xyz'"},
+      {{{"epoch", "1"}, {"seed", "-3"}}, "metadata 'seed' is '-3'"},
+      {{{"epoch", "1"}, {"batch_size", "0"}}, "metadata 'batch_size' is '0'"},
+      {{{"epoch", "1"}, {"metrics", "garbage"}}, "metadata 'metrics' holds 0 complete rows and a malformed line"},
+      {{{"epoch", "1"}, {"metrics", std::string(train::kMetricsHeader) + "\n"}},
+       "holds 0 complete rows, expected the 1"},
+  };
+  for (const auto& [extra, message] : cases) {
+    std::map<std::string, std::string> meta = extra;
+    meta["model"] = "mlp";
+    train::save_checkpoint(path, *mlp, nullptr, meta);
+    EXPECT_TESSERA_ERROR(train::train_classifier(o, nullptr), path, message);
+  }
+}
+
+// An empty split trains or evaluates nothing (0 / 0 = NaN metrics, exit code 0 before): refused.
+TEST(TrainClassifier, RefusesEmptyTrainingOrTestSets) {
+  TempDir dir;
+  write_tiny_fashion_mnist(dir.path() / "no_train", 0, 8);
+  write_tiny_fashion_mnist(dir.path() / "no_test", 8, 0);
+  train::TrainOptions o = small_run("", 1);
+  o.data_dir = dir / "no_train";
+  EXPECT_TESSERA_ERROR(train::train_classifier(o, nullptr), "the training set", "is empty", "no_train");
+  o.data_dir = dir / "no_test";
+  EXPECT_TESSERA_ERROR(train::train_classifier(o, nullptr), "the test set", "is empty", "no_test");
+}
+
+namespace {
+
+std::string without_trailing_part_of_last_line(const std::string& csv, size_t keep_of_last) {
+  const size_t last_start = csv.rfind('\n', csv.size() - 2) + 1;
+  return csv.substr(0, last_start + keep_of_last);
+}
+
+}  // namespace
+
+// A run killed while writing metrics.csv (a torn last row), or between its checkpoint and metrics.csv (a
+// missing last row), then resumed: the rows come back from the checkpoint's own copy. Before, the
+// history was dropped whole ("partial history: better none") and the resumed file began at epoch 3.
+TEST(TrainClassifier, ResumeRepairsATornOrShortMetricsFile) {
+  TempDir dir;
+  write_tiny_fashion_mnist(dir.path() / "data", 64, 32);
+  train::TrainOptions o = small_run(dir / "run", 2);
+  o.data_dir = dir / "data";
+  o.train_limit = 0;
+  o.test_limit = 0;
+  train::train_classifier(o, nullptr);
+  const std::string metrics = dir / "run/metrics.csv";
+  const std::vector<std::string> original = lines_of(read_file(metrics));
+  ASSERT_EQ(original.size(), 3u);
+  const std::string checkpoint = dir / "run/checkpoint.safetensors";
+  EXPECT_EQ(train::read_checkpoint_metadata(checkpoint).at("metrics"), read_file(metrics));
+  const std::string saved_checkpoint = read_file(checkpoint);
+
+  const std::string torn = without_trailing_part_of_last_line(read_file(metrics), 5);  // "2,0.9" and no newline
+  const std::string short_file = without_trailing_part_of_last_line(read_file(metrics), 0);
+  for (const std::string& damaged : {torn, short_file}) {
+    write_file(checkpoint, saved_checkpoint);
+    write_file(metrics, damaged);
+    train::TrainOptions resume = o;
+    resume.epochs = 3;
+    resume.resume = checkpoint;
+    const train::TrainReport report = train::train_classifier(resume, nullptr);
+    ASSERT_EQ(report.epochs.size(), 3u);
+    const std::vector<std::string> repaired = lines_of(read_file(metrics));
+    ASSERT_EQ(repaired.size(), 4u) << read_file(metrics);
+    EXPECT_EQ(repaired[0], original[0]);
+    EXPECT_EQ(repaired[1], original[1]);
+    EXPECT_EQ(repaired[2], original[2]);
+    EXPECT_EQ(repaired[3].substr(0, 2), "3,");
+  }
+}
+
+// A checkpoint without its own metrics copy (written before it had one) falls back to the metrics.csv
+// beside it, dropping a torn line after the rows it needs.
+TEST(TrainClassifier, ResumeFromACheckpointWithoutMetricsReadsTheCsvTolerantly) {
+  TempDir dir;
+  write_tiny_fashion_mnist(dir.path() / "data", 64, 32);
+  train::TrainOptions o = small_run(dir / "run", 2);
+  o.data_dir = dir / "data";
+  o.train_limit = 0;
+  o.test_limit = 0;
+  train::train_classifier(o, nullptr);
+  const std::string checkpoint = dir / "run/checkpoint.safetensors";
+  io::SafetensorsFile file = io::load_safetensors(checkpoint);
+  std::map<std::string, std::string> meta = file.metadata;
+  meta.erase("metrics");
+  std::vector<std::pair<std::string, Array>> tensors(file.tensors.begin(), file.tensors.end());
+  const std::string old_style = dir / "old/checkpoint.safetensors";
+  std::filesystem::create_directories(dir.path() / "old");
+  io::save_safetensors(old_style, tensors, meta);
+  const std::string rows = read_file(dir / "run/metrics.csv");
+  write_file(dir / "old/metrics.csv", rows + "3,0.51");  // a torn row of an epoch the checkpoint lacks
+  train::TrainOptions resume = o;
+  resume.epochs = 3;
+  resume.resume = old_style;
+  resume.out_dir = dir / "resumed";
+  train::train_classifier(resume, nullptr);
+  const std::vector<std::string> got = lines_of(read_file(dir / "resumed/metrics.csv"));
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[1], lines_of(rows)[1]);
+  EXPECT_EQ(got[2], lines_of(rows)[2]);
+}

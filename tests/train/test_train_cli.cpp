@@ -2,6 +2,8 @@
 // for bad options, a missing dataset and a corrupt checkpoint.
 #include <nlohmann/json.hpp>
 
+#include "tessera/models/vision.h"
+#include "tessera/train/checkpoint.h"
 #include "train_helpers.h"
 
 using namespace tessera;
@@ -86,6 +88,34 @@ TEST_F(CliTest, TrainResumeFromCorruptCheckpointNamesTheFile) {
   EXPECT_TRUE(contains(r.err, "broken.safetensors")) << r.err;
   EXPECT_TRUE(contains(r.err, "tessera: error:")) << r.err;
   EXPECT_EQ(count_lines(r.err), 1) << r.err;
+}
+
+// `tessera train --resume` with a checkpoint whose epoch reads "-1000000" (which used to train a million
+// epochs) or "1xyz" (read as 1) fails at once, naming the file and the value.
+TEST_F(CliTest, TrainResumeRefusesMalformedEpochMetadata) {
+  ops::Generator gen(0);
+  auto mlp = models::mlp(gen);
+  for (const char* epoch : {"-1000000", "1xyz"}) {
+    const std::string ckpt = path("bad_epoch.safetensors").string();
+    train::save_checkpoint(ckpt, *mlp, nullptr, {{"model", "mlp"}, {"epoch", epoch}});
+    const CliResult r = run("train --quiet --epochs 2 --data-dir /nonexistent --resume " + shell_quote(ckpt));
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "bad_epoch.safetensors")) << r.err;
+    EXPECT_TRUE(contains(r.err, std::string("metadata 'epoch' is '") + epoch + "'")) << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  }
+}
+
+// An empty training or test set exited 0 with "-nan" metrics; now it is an error (exit code 1).
+TEST_F(CliTest, TrainRefusesAnEmptyDataset) {
+  write_tiny_fashion_mnist(path("empty"), 0, 0);
+  const CliResult r = run("train --quiet --json --data-dir " + shell_quote(path("empty").string()) + " --out " +
+                          shell_quote(path("out").string()));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "the training set")) << r.err;
+  EXPECT_TRUE(contains(r.err, "is empty")) << r.err;
+  EXPECT_FALSE(contains(r.out, "nan")) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(path("out") / "metrics.csv"));
 }
 
 TEST_F(CliTest, TrainHelpListsItsOptions) {

@@ -9,8 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/cli_runner.h"
+#include "tessera/data/idx.h"
 #include "test_util.h"
 
 namespace tessera::test {
@@ -72,6 +75,19 @@ inline CliResult run_sibling(const std::string& program, const std::string& args
 
 inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
+}
+
+// A miniature Fashion-MNIST folder (gzip'd IDX files) with n_train and n_test images: pixel p of image i
+// is (7 i + p) % 256, label i % 10. Either count may be 0.
+inline void write_tiny_fashion_mnist(const std::filesystem::path& dir, int64_t n_train, int64_t n_test) {
+  std::filesystem::create_directories(dir);
+  for (const auto& [prefix, n] : {std::pair<std::string, int64_t>{"train", n_train}, {"t10k", n_test}}) {
+    std::vector<uint8_t> px(static_cast<size_t>(n * 784)), labels(static_cast<size_t>(n));
+    for (size_t k = 0; k < px.size(); ++k) px[k] = static_cast<uint8_t>((7 * (k / 784) + k % 784) % 256);
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<uint8_t>(i % 10);
+    data::write_idx((dir / (prefix + "-images-idx3-ubyte.gz")).string(), Array::from_vector(px, {n, 28, 28}), true);
+    data::write_idx((dir / (prefix + "-labels-idx1-ubyte.gz")).string(), Array::from_vector(labels, {n}), true);
+  }
 }
 
 }  // namespace tessera::test

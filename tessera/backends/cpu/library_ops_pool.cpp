@@ -1,5 +1,6 @@
-// 2-D f32 max/avg pooling and their gradients as kernel library calls (tessera/kernels/cpu/pool.h).
-// Leading axes fold into planes, so any rank >= 3 works; other cases run on the reference kernels.
+// 2-D f32 max/avg pooling and their gradients as kernel library calls (tessera/kernels/cpu/pool.h),
+// in floor and ceil mode. Leading axes fold into planes, so any rank >= 3 works; other cases run on the
+// reference kernels.
 #include <fmt/format.h>
 
 #include "tessera/backends/cpu/lowering.h"
@@ -37,6 +38,7 @@ kernels::Pool2dGeometry geometry(const ir::Attrs& a, const Shape& x, const Shape
     g.dilation_h = a.get_ints("dilation")[0];
     g.dilation_w = a.get_ints("dilation")[1];
   }
+  g.ceil_mode = a.get_bool_or("ceil_mode", false);
   return g;
 }
 
@@ -79,8 +81,8 @@ class PoolStep final : public Step {
   StepKind kind() const override { return StepKind::library; }
   std::string describe() const override {
     static constexpr const char* kNames[] = {"max_pool2d", "max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward"};
-    return fmt::format("{} {}x{}x{} k{}x{} s{}x{}", kNames[static_cast<int>(kind_)], g_.planes, g_.in_h, g_.in_w,
-                       g_.kernel_h, g_.kernel_w, g_.stride_h, g_.stride_w);
+    return fmt::format("{} {}x{}x{} k{}x{} s{}x{}{}", kNames[static_cast<int>(kind_)], g_.planes, g_.in_h, g_.in_w,
+                       g_.kernel_h, g_.kernel_w, g_.stride_h, g_.stride_w, g_.ceil_mode ? " ceil" : "");
   }
 
  private:

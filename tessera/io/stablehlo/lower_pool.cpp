@@ -1,4 +1,6 @@
 // Pooling and resampling over the trailing spatial axes (any leading axes).
+// ceil_mode pads the high side further (tessera/core/window.h), so the windows are those of Tessera's
+// reference; averages divide by PyTorch's clipped counts there.
 //   max_pool:          reduce_window(maximum), padded with -inf.
 //   max_pool_grad / _gather: the first maximum of each window (row-major, NaN greatest) found by a
 //                      variadic reduce_window over (value, flat index) pairs, then a scatter-add / gather
@@ -7,10 +9,12 @@
 //                      the scaled cotangent and sums it back with a stride-1 window.
 //   adaptive_avg_pool(_grad), upsample(_grad) (linear): one axis at a time, as a product with an [out, in]
 //                      averaging matrix built from iotas, or as gathers of the two neighbours with their
-//                      weights; nearest resampling gathers, its gradient scatter-adds.
+//                      weights; nearest and nearest-exact resampling gather, their gradients scatter-add.
 #include <cmath>
 
+#include "tessera/core/window.h"
 #include "tessera/io/stablehlo/lower.h"
+#include "tessera/ops/resample_coords.h"
 
 namespace tessera::io::stablehlo {
 
@@ -19,6 +23,7 @@ namespace {
 struct PoolGeometry {
   int64_t rank = 0;  // spatial axes
   std::vector<int64_t> kernel, stride, padding, dilation;
+  bool ceil_mode = false;
 };
 
 PoolGeometry geometry(const LowerContext& c) {
@@ -28,11 +33,31 @@ PoolGeometry geometry(const LowerContext& c) {
   p.stride = c.attrs().get_ints("stride");
   p.padding = c.attrs().get_ints("padding");
   p.dilation = c.attrs().has("dilation") ? c.attrs().get_ints("dilation") : std::vector<int64_t>(p.kernel.size(), 1);
+  p.ceil_mode = c.attrs().get_bool_or("ceil_mode", false);
   return p;
 }
 
+using Pads = std::vector<std::pair<int64_t, int64_t>>;
+
+// (low, high) padding per spatial axis for an input of spatial shape `in`: ceil mode pads the high side
+// further so that plain reduce_window arithmetic yields the partial last window.
+Pads input_pads(const PoolGeometry& p, const Shape& in) {
+  Pads pads;
+  for (size_t i = 0; i < p.kernel.size(); ++i) {
+    const int64_t count =
+        sliding_window_count(in[i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i], p.ceil_mode);
+    pads.push_back({p.padding[i],
+                    sliding_window_high_padding(in[i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i], count)});
+  }
+  return pads;
+}
+
+Pads no_pads(const PoolGeometry& p) {
+  return Pads(p.kernel.size(), {0, 0});
+}
+
 // The window over a value whose last p.rank axes are spatial (the others get a window of 1).
-Emitter::Window window(const PoolGeometry& p, int64_t value_rank, bool padded) {
+Emitter::Window window(const PoolGeometry& p, int64_t value_rank, const Pads& pads) {
   const size_t lead = static_cast<size_t>(value_rank - p.rank);
   Emitter::Window w;
   w.dims.assign(lead, 1);
@@ -43,8 +68,7 @@ Emitter::Window window(const PoolGeometry& p, int64_t value_rank, bool padded) {
     w.dims.push_back(p.kernel[i]);
     w.strides.push_back(p.stride[i]);
     w.dilations.push_back(p.dilation[i]);
-    w.padding.push_back(padded ? std::pair<int64_t, int64_t>{p.padding[i], p.padding[i]}
-                               : std::pair<int64_t, int64_t>{0, 0});
+    w.padding.push_back(pads[i]);
   }
   return w;
 }
@@ -66,27 +90,41 @@ Val argmax_tuples(Emitter& e, const Val& x, const PoolGeometry& p, Shape* out_sp
   const Val xv = e.reshape(x, x3);
   const Val index = e.reshape(e.iota("i64", {b, positions}, 1), x3);
   const bool floating = xv.is_float();
-  const std::vector<Val> r =
-      e.reduce_window({xv, index}, {e.splat(-HUGE_VAL, xv.elem), e.splat(9.3e18, "i64")}, window(p, xv.rank(), true),
-                      [floating](Emitter& bb, const std::vector<Val>& a) {
-                        return pick_extreme_with_index(bb, a, Cmp::GT, floating);
-                      });
+  const std::vector<Val> r = e.reduce_window(
+      {xv, index}, {e.splat(-HUGE_VAL, xv.elem), e.splat(9.3e18, "i64")}, window(p, xv.rank(), input_pads(p, in)),
+      [floating](Emitter& bb, const std::vector<Val>& a) { return pick_extreme_with_index(bb, a, Cmp::GT, floating); });
   *out_spatial = trailing(r[1].shape, p.rank);
   const int64_t q = shape_numel(*out_spatial);
   const Val at = e.reshape(r[1], {b, q, 1});
   return e.concatenate({e.iota("i64", {b, q, 1}, 0), at}, 2);
 }
 
-// The averaging divisor of each output window, broadcast to `out_shape`.
+// The averaging divisor of each output window, broadcast to `out_shape`: the taps inside the input, or
+// with include_pad the window clipped to the padded input (the kernel size unless ceil mode cuts it).
 Val pool_divisor(Emitter& e, const PoolGeometry& p, const Shape& in_spatial, const Shape& out_shape, bool include_pad,
                  const std::string& elem) {
+  const Pads pads = input_pads(p, in_spatial);
+  Val counts;
   if (include_pad) {
-    int64_t k = 1;
-    for (int64_t v : p.kernel) k *= v;
-    return e.splat(static_cast<double>(k), elem, out_shape);
+    bool whole = true;
+    for (size_t i = 0; i < pads.size(); ++i) whole = whole && pads[i].second == p.padding[i];
+    if (whole) {
+      int64_t k = 1;
+      for (int64_t v : p.kernel) k *= v;
+      return e.splat(static_cast<double>(k), elem, out_shape);
+    }
+    // Ones over the padded input; the extra high padding of ceil mode counts as nothing.
+    Shape padded = in_spatial;
+    Pads extra;
+    for (size_t i = 0; i < pads.size(); ++i) {
+      padded[i] += 2 * p.padding[i];
+      extra.push_back({0, pads[i].second - p.padding[i]});
+    }
+    counts = e.reduce_window(e.splat(1.0, elem, padded), e.splat(0.0, elem), window(p, p.rank, extra), "stablehlo.add");
+  } else {
+    counts =
+        e.reduce_window(e.splat(1.0, elem, in_spatial), e.splat(0.0, elem), window(p, p.rank, pads), "stablehlo.add");
   }
-  const Val counts =
-      e.reduce_window(e.splat(1.0, elem, in_spatial), e.splat(0.0, elem), window(p, p.rank, true), "stablehlo.add");
   const int64_t lead = static_cast<int64_t>(out_shape.size()) - p.rank;
   return e.broadcast_in_dim(counts, out_shape, iota_axes(p.rank, lead));
 }
@@ -120,30 +158,25 @@ Val along_axis(Emitter& e, const Val& y, const Val& m, int64_t axis, int64_t dim
   return e.transpose(prod, perm);
 }
 
-// Per output position along one axis: the source index (nearest) or the two neighbours and their
-// weights (linear), as Tessera's reference computes them.
+// Per output position along one axis: the source index (nearest modes) or the two neighbours and their
+// weights (linear), from the same coordinate maps as Tessera's reference (ops/resample_coords.h).
 struct AxisTaps {
   std::vector<int64_t> lo, hi;
   std::vector<double> w_lo, w_hi;
 };
 
-AxisTaps resample_taps(int64_t in, int64_t out, bool nearest, bool align_corners) {
+AxisTaps resample_taps(const ops::resample::Axis& axis, ops::resample::Mode mode, bool align_corners) {
   AxisTaps t;
-  const double scale = align_corners ? (out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0)
-                                     : static_cast<double>(in) / static_cast<double>(out);
-  for (int64_t i = 0; i < out; ++i) {
-    if (nearest) {
-      t.lo.push_back(std::min(i * in / out, in - 1));
+  for (int64_t i = 0; i < axis.out; ++i) {
+    if (mode != ops::resample::Mode::linear) {
+      t.lo.push_back(ops::resample::nearest_source(axis, i, mode == ops::resample::Mode::nearest_exact));
       continue;
     }
-    const double di = static_cast<double>(i);
-    const double src = align_corners ? scale * di : std::max(scale * (di + 0.5) - 0.5, 0.0);
-    const int64_t lo = std::min(static_cast<int64_t>(src), in - 1);
-    const double frac = src - static_cast<double>(lo);
-    t.lo.push_back(lo);
-    t.hi.push_back(lo < in - 1 ? lo + 1 : lo);
-    t.w_lo.push_back(1.0 - frac);
-    t.w_hi.push_back(frac);
+    const ops::resample::LinearTap tap = ops::resample::linear_source(axis, i, align_corners);
+    t.lo.push_back(tap.lo);
+    t.hi.push_back(tap.hi);
+    t.w_lo.push_back(1.0 - tap.frac);
+    t.w_hi.push_back(tap.frac);
   }
   return t;
 }
@@ -159,13 +192,25 @@ Val axis_weights(Emitter& e, const std::vector<double>& w, const Shape& shape, i
 }
 
 struct ResampleAttrs {
+  ops::resample::Mode mode;
   bool nearest, align_corners;
   int64_t rank;
+  std::vector<double> scales;  // empty: ratios from the sizes
 };
 
 ResampleAttrs resample_attrs(const LowerContext& c, const std::string& size_attr) {
-  return {c.attrs().get_string("mode") == "nearest", c.attrs().get_bool("align_corners"),
-          static_cast<int64_t>(c.attrs().get_ints(size_attr).size())};
+  ResampleAttrs r;
+  r.mode = ops::resample::Mode::nearest;
+  ops::resample::parse_mode(c.attrs().get_string("mode"), &r.mode);
+  r.nearest = r.mode != ops::resample::Mode::linear;
+  r.align_corners = c.attrs().get_bool("align_corners");
+  r.rank = static_cast<int64_t>(c.attrs().get_ints(size_attr).size());
+  if (c.attrs().has("scales")) r.scales = c.attrs().get_floats("scales");
+  return r;
+}
+
+ops::resample::Axis resample_axis(const ResampleAttrs& r, int64_t d, int64_t in, int64_t out) {
+  return {in, out, r.scales.empty() ? 0.0 : r.scales[static_cast<size_t>(d)]};
 }
 
 }  // namespace
@@ -174,7 +219,8 @@ void add_pool_lowerings(LoweringTable& t) {
   t.add("max_pool", [](LowerContext& c) -> std::vector<Val> {
     const PoolGeometry p = geometry(c);
     const Val& x = c.in[0];
-    return {c.e.reduce_window(x, c.e.splat(-HUGE_VAL, x.elem), window(p, x.rank(), true), "stablehlo.maximum")};
+    return {c.e.reduce_window(x, c.e.splat(-HUGE_VAL, x.elem),
+                              window(p, x.rank(), input_pads(p, trailing(x.shape, p.rank))), "stablehlo.maximum")};
   });
   t.add("max_pool_gather", [](LowerContext& c) -> std::vector<Val> {
     Emitter& e = c.e;
@@ -203,7 +249,8 @@ void add_pool_lowerings(LoweringTable& t) {
     const PoolGeometry p = geometry(c);
     const std::string acc = widened(c.in[0].elem);
     const Val x = e.convert(c.in[0], acc);
-    const Val sum = e.reduce_window(x, e.splat(0.0, acc), window(p, x.rank(), true), "stablehlo.add");
+    const Val sum = e.reduce_window(x, e.splat(0.0, acc), window(p, x.rank(), input_pads(p, trailing(x.shape, p.rank))),
+                                    "stablehlo.add");
     const Val div =
         pool_divisor(e, p, trailing(x.shape, p.rank), sum.shape, c.attrs().get_bool("count_include_pad"), acc);
     return {e.convert(e.div(sum, div), c.out_elem())};
@@ -226,7 +273,7 @@ void add_pool_lowerings(LoweringTable& t) {
     const Val gp = e.pad(scaled, e.splat(0.0, acc), low, high, interior);
     PoolGeometry unit = p;
     unit.stride.assign(p.kernel.size(), 1);
-    return {e.convert(e.reduce_window(gp, e.splat(0.0, acc), window(unit, gp.rank(), false), "stablehlo.add"),
+    return {e.convert(e.reduce_window(gp, e.splat(0.0, acc), window(unit, gp.rank(), no_pads(unit)), "stablehlo.add"),
                       c.out_elem())};
   });
   t.add("adaptive_avg_pool", [](LowerContext& c) -> std::vector<Val> {
@@ -264,7 +311,8 @@ void add_pool_lowerings(LoweringTable& t) {
     for (int64_t d = 0; d < r.rank; ++d) {
       const int64_t axis = y.rank() - r.rank + d;
       const AxisTaps taps =
-          resample_taps(y.shape[static_cast<size_t>(axis)], size[static_cast<size_t>(d)], r.nearest, r.align_corners);
+          resample_taps(resample_axis(r, d, y.shape[static_cast<size_t>(axis)], size[static_cast<size_t>(d)]), r.mode,
+                        r.align_corners);
       if (r.nearest) {
         y = e.take_along(y, index_const(e, taps.lo), axis);
         continue;
@@ -284,8 +332,8 @@ void add_pool_lowerings(LoweringTable& t) {
     Val g = e.convert(c.in[0], acc);
     for (int64_t d = 0; d < r.rank; ++d) {
       const int64_t axis = g.rank() - r.rank + d;
-      const AxisTaps taps =
-          resample_taps(in[static_cast<size_t>(d)], g.shape[static_cast<size_t>(axis)], r.nearest, r.align_corners);
+      const AxisTaps taps = resample_taps(
+          resample_axis(r, d, in[static_cast<size_t>(d)], g.shape[static_cast<size_t>(axis)]), r.mode, r.align_corners);
       Shape shape = g.shape;
       shape[static_cast<size_t>(axis)] = in[static_cast<size_t>(d)];
       Val dx = e.add_along(e.splat(0.0, acc, shape), index_const(e, taps.lo),

@@ -4,11 +4,13 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "tessera/core/error.h"
+#include "tessera/core/window.h"
 #include "tessera/kernels/cpu/conv_internal.h"
 #include "tessera/kernels/cpu/cpu_features.h"
 
@@ -24,14 +26,15 @@ void check_geometry(const Pool2dGeometry& g, const char* what) {
                 "{}x{}",
                 what, g.planes, g.in_h, g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w,
                 g.dilation_h, g.dilation_w, g.out_h, g.out_w);
-  TESSERA_CHECK(g.out_h <= conv_out_size(g.in_h, g.kernel_h, g.stride_h, g.pad_h, g.dilation_h) &&
-                    g.out_w <= conv_out_size(g.in_w, g.kernel_w, g.stride_w, g.pad_w, g.dilation_w),
+  TESSERA_CHECK(g.out_h <= sliding_window_count(g.in_h, g.kernel_h, g.stride_h, g.pad_h, g.dilation_h, g.ceil_mode) &&
+                    g.out_w <= sliding_window_count(g.in_w, g.kernel_w, g.stride_w, g.pad_w, g.dilation_w, g.ceil_mode),
                 "{}: output {}x{} exceeds the natural pooled size", what, g.out_h, g.out_w);
 }
 
+// The vector path reads whole 2x2 windows, so a partial last window (ceil mode) takes the scalar loops.
 bool is_2x2_stride2(const Pool2dGeometry& g) {
   return g.kernel_h == 2 && g.kernel_w == 2 && g.stride_h == 2 && g.stride_w == 2 && g.pad_h == 0 && g.pad_w == 0 &&
-         g.dilation_h == 1 && g.dilation_w == 1;
+         g.dilation_h == 1 && g.dilation_w == 1 && 2 * g.out_h <= g.in_h && 2 * g.out_w <= g.in_w;
 }
 
 // True when v should replace the current best (greater, or the first NaN).
@@ -191,8 +194,14 @@ void for_planes(const Pool2dGeometry& g, runtime::ThreadPool* pool, F&& per_plan
   });
 }
 
+// PyTorch's divisor: with count_include_pad the window clipped to the padded input (only a partial
+// last window in ceil mode is cut), else the taps inside the input.
 float avg_divisor(const Pool2dGeometry& g, bool count_include_pad, int64_t oh, int64_t ow) {
-  if (count_include_pad) return static_cast<float>(g.kernel_h * g.kernel_w);
+  if (count_include_pad) {
+    const int64_t h0 = oh * g.stride_h - g.pad_h, w0 = ow * g.stride_w - g.pad_w;
+    const int64_t h1 = std::min(h0 + g.kernel_h, g.in_h + g.pad_h), w1 = std::min(w0 + g.kernel_w, g.in_w + g.pad_w);
+    return static_cast<float>((h1 - h0) * (w1 - w0));
+  }
   int64_t nh = 0, nw = 0;
   for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
     const int64_t ih = oh * g.stride_h - g.pad_h + kh;
@@ -209,7 +218,7 @@ float avg_divisor(const Pool2dGeometry& g, bool count_include_pad, int64_t oh, i
 
 Pool2dGeometry make_pool2d_geometry(int64_t planes, int64_t in_h, int64_t in_w, int64_t kernel_h, int64_t kernel_w,
                                     int64_t stride_h, int64_t stride_w, int64_t pad_h, int64_t pad_w,
-                                    int64_t dilation_h, int64_t dilation_w) {
+                                    int64_t dilation_h, int64_t dilation_w, bool ceil_mode) {
   Pool2dGeometry g;
   g.planes = planes;
   g.in_h = in_h;
@@ -222,8 +231,9 @@ Pool2dGeometry make_pool2d_geometry(int64_t planes, int64_t in_h, int64_t in_w, 
   g.pad_w = pad_w;
   g.dilation_h = dilation_h;
   g.dilation_w = dilation_w;
-  g.out_h = conv_out_size(in_h, kernel_h, g.stride_h, pad_h, dilation_h);
-  g.out_w = conv_out_size(in_w, kernel_w, g.stride_w, pad_w, dilation_w);
+  g.ceil_mode = ceil_mode;
+  g.out_h = sliding_window_count(in_h, kernel_h, g.stride_h, pad_h, dilation_h, ceil_mode);
+  g.out_w = sliding_window_count(in_w, kernel_w, g.stride_w, pad_w, dilation_w, ceil_mode);
   return g;
 }
 
