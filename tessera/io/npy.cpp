@@ -100,7 +100,9 @@ class HeaderParser {
 
  private:
   [[noreturn]] void error(const std::string& message) const {
-    fail("{}: malformed header at character {}: {} in {}", what_, pos_, message, printable_quoted(s_, 160));
+    // `message` may quote keys from the header: escaped like the header itself.
+    fail("{}: malformed header at character {}: {} in {}", what_, pos_, printable(message, 300),
+         printable_quoted(s_, 160));
   }
   template <class T>
   void set_once(std::optional<T>& slot, T value, const std::string& key) {
