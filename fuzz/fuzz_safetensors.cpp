@@ -3,24 +3,26 @@
 // a write/read round trip unchanged.
 #include <cstring>
 
+#include "fuzz/fuzz_target.h"
 #include "tessera/io/safetensors.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+TESSERA_FUZZ_TARGET(safetensors) {
   tessera::io::SafetensorsFile file;
   try {
     file = tessera::io::load_safetensors_from_memory(data, size, "fuzz input");
-  } catch (const tessera::Error&) {
+  } catch (const tessera::Error& e) {
+    FUZZ_CHECK(tessera::fuzz::is_short_plain_message(e.what()));
     return 0;
   }
   std::vector<std::pair<std::string, tessera::Array>> tensors(file.tensors.begin(), file.tensors.end());
   const std::string bytes = tessera::io::serialize_safetensors(tensors, file.metadata);
   const tessera::io::SafetensorsFile again = tessera::io::load_safetensors_from_memory(
       reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "round trip");
-  if (again.metadata != file.metadata || again.tensors.size() != file.tensors.size()) __builtin_trap();
+  FUZZ_CHECK(again.metadata == file.metadata && again.tensors.size() == file.tensors.size());
   for (const auto& [name, a] : file.tensors) {
     const tessera::Array& b = again.tensors.at(name);
-    if (a.dtype() != b.dtype() || a.shape() != b.shape() || a.nbytes() != b.nbytes()) __builtin_trap();
-    if (a.nbytes() > 0 && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) != 0) __builtin_trap();
+    FUZZ_CHECK(a.dtype() == b.dtype() && a.shape() == b.shape() && a.nbytes() == b.nbytes());
+    FUZZ_CHECK(a.nbytes() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0);
   }
   return 0;
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite from a clean clone: installs dependencies, builds with warnings as errors,
-# runs every test, then rebuilds with AddressSanitizer + UndefinedBehaviorSanitizer and runs them again.
-#   bash scripts/test.sh            # both configurations
-#   TESSERA_SKIP_SANITIZE=1 bash scripts/test.sh   # release only (faster local loop)
+# runs every test, runs each fuzz target for 30 s, then rebuilds with AddressSanitizer +
+# UndefinedBehaviorSanitizer and runs the tests again.
+#   bash scripts/test.sh            # everything
+#   TESSERA_SKIP_SANITIZE=1 bash scripts/test.sh   # without the sanitizer pass (faster local loop)
+#   TESSERA_SKIP_FUZZ=1 bash scripts/test.sh       # without the fuzz stage
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -14,6 +16,13 @@ echo "== release build (-Werror) =="
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 (cd build && ctest -j "$jobs" --output-on-failure --timeout 600)
+
+if [[ "${TESSERA_SKIP_FUZZ:-0}" != 1 ]]; then
+  # Every libFuzzer target, 30 s each over its seed corpus and regression files (fuzz/README.md).
+  echo "== fuzz targets (libFuzzer + ASan + UBSan, 30 s each) =="
+  bash fuzz/build.sh build-fuzz
+  bash fuzz/run_all.sh 30 build-fuzz
+fi
 
 if [[ "${TESSERA_SKIP_SANITIZE:-0}" != 1 ]]; then
   echo "== sanitizer build (ASan + UBSan) =="

@@ -3,8 +3,6 @@
 // A GGUF model file (recognised by its magic) is summarised instead: metadata, tensors, types and
 // sizes; --tensor NAME shows one tensor and --dump OUT.npy writes its dequantized f32 values.
 #include <algorithm>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -12,6 +10,7 @@
 
 #include "command.h"
 #include "file_io.h"
+#include "tessera/core/printable.h"
 #include "tessera/io/gguf/gguf_summary.h"
 #include "tessera/io/npy.h"
 #include "tessera/ir/graph.h"
@@ -31,10 +30,7 @@ struct InspectOptions {
 };
 
 bool is_gguf_file(const std::string& path) {
-  if (path == "-") return false;
-  std::ifstream in(path, std::ios::binary);
-  char magic[4] = {};
-  return in.read(magic, 4) && std::memcmp(magic, "GGUF", 4) == 0;
+  return starts_with_bytes(path, "GGUF");
 }
 
 int run_inspect_gguf(const InspectOptions& options) {
@@ -68,8 +64,15 @@ std::unordered_map<ir::Value, int, ir::ValueHash> number_values(const ir::Graph&
   return number;
 }
 
+// Names as printed: escaped and cut short, so that one long name cannot widen every line.
+constexpr size_t kNameColumn = 64;
+
+std::string column_text(const std::string& name) {
+  return printable(name, kNameColumn);
+}
+
 std::string input_name(const ir::Value& v, int number) {
-  if (v.node()->op_name() == "input") return v.node()->attrs().get_string("name");
+  if (v.node()->op_name() == "input") return column_text(v.node()->attrs().get_string("name"));
   return fmt::format("v{}", number);
 }
 
@@ -107,12 +110,12 @@ std::string summarize(const ir::Graph& graph) {
     ++constants;
     elements += value.numel();
     bytes += value.nbytes();
-    if (node->attrs().has("name")) named.emplace_back(node->attrs().get_string("name"), &value);
+    if (node->attrs().has("name")) named.emplace_back(column_text(node->attrs().get_string("name")), &value);
   }
   out += fmt::format("constants: {} ({} named), {} elements, {} bytes\n", constants, named.size(), elements, bytes);
   constexpr size_t kMaxListed = 32;
   size_t param_width = 0;
-  for (const auto& [name, value] : named) param_width = std::max(param_width, name.size());
+  for (size_t i = 0; i < named.size() && i < kMaxListed; ++i) param_width = std::max(param_width, named[i].first.size());
   for (size_t i = 0; i < named.size() && i < kMaxListed; ++i) {
     const Array& value = *named[i].second;
     out += fmt::format("  {:<{}}  {:<16} {} bytes\n", named[i].first, param_width,

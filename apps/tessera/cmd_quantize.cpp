@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "command.h"
+#include "tessera/core/printable.h"
 #include "tessera/io/gguf/quantize_file.h"
 #include "tessera/quant/ggml_type.h"
 
@@ -43,7 +44,7 @@ int run_quantize(const QuantizeCliOptions& o) {
         out_bytes += p.bytes_out;
         changed += p.from != p.to;
         if (o.quiet) return;
-        std::cout << fmt::format("[{:>4}/{}] {:<40} {:>5} -> {:<5} {:>10} -> {:<10} {}\n", i + 1, n, p.name,
+        std::cout << fmt::format("[{:>4}/{}] {:<40} {:>5} -> {:<5} {:>10} -> {:<10} {}\n", i + 1, n, printable(p.name, 64),
                                  quant::type_name(p.from), quant::type_name(p.to),
                                  human_bytes(static_cast<double>(p.bytes_in)),
                                  human_bytes(static_cast<double>(p.bytes_out)), p.reason);
@@ -69,13 +70,18 @@ Command add_quantize_command(CLI::App& root) {
                   "expression) get TYPE instead, e.g. --keep 'output.weight=f16' --keep 'blk.*.attn_v.weight=q8_0' "
                   "(repeatable; the first match wins)")
       ->type_name("PATTERN=TYPE");
-  app->add_flag("--allow-requantize", o->allow_requantize, "Re-encode tensors that are already quantized");
+  app->add_flag("--allow-requantize", o->allow_requantize,
+                "Re-encode tensors already in another block format (dequantized, then quantized again; without "
+                "this flag that is an error)");
   app->add_flag("-q,--quiet", o->quiet, "Print only the summary line");
   app->footer(
       "Default choice per tensor (llama-quantize's rules, without its per-layer mixes): only tensors with 2 or\n"
       "more dimensions whose name ends in 'weight' are quantized; norms, biases and other 1-D tensors, MoE\n"
       "router weights and positional embeddings keep their type. Rows whose length is not a multiple of the\n"
-      "block size fall back (q2_k/q3_k -> q4_0, q4_k -> q5_0, q5_k -> q5_1, q6_k -> q8_0, else f16).");
+      "block size fall back (q2_k/q3_k -> q4_0, q4_k -> q5_0, q5_k -> q5_1, q6_k -> q8_0, else f16).\n"
+      "Already-quantized inputs: tensors already in the chosen type are copied; re-encoding a quantized tensor\n"
+      "into another type (say Q4_K -> Q8_0) compounds two rounding errors and stops with an error unless\n"
+      "--allow-requantize is given. general.file_type always names the type the weight matrices were written in.");
   return {app, [o] { return run_quantize(*o); }};
 }
 

@@ -1,42 +1,22 @@
 #include "file_io.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 
 #include "tessera/core/error.h"
+#include "tessera/io/atomic_file.h"
+#include "tessera/io/regular_file.h"
 
 namespace tessera::cli {
 
 namespace {
-std::string errno_text(int err) {
-  return std::generic_category().message(err);
-}
 
-// Gives up on a partly written temporary file: closes and removes it, then reports `err`.
-[[noreturn]] void abandon_write(int fd, const std::filesystem::path& tmp, const std::string& path, int err) {
-  if (fd >= 0) ::close(fd);
-  ::unlink(tmp.c_str());
-  fail("cannot write '{}': {}", path, errno_text(err));
-}
-}  // namespace
-
-std::string read_text_file(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    return ss.str();
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail("cannot read '{}': it is a directory", path);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("cannot open '{}': {}", path, errno_text(errno));
+// Reads `fd` to its end, refusing more than kMaxTextFileBytes; `what` names it in messages.
+std::string read_all(int fd, const std::string& what) {
   std::string text;
   char buffer[1 << 16];
   while (true) {
@@ -44,14 +24,49 @@ std::string read_text_file(const std::string& path) {
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      fail("cannot read '{}': {}", path, errno_text(err));
+      fail("cannot read {}: {}", what, std::strerror(errno));
+    }
+    if (text.size() + static_cast<size_t>(n) > kMaxTextFileBytes) {
+      fail("cannot read {}: it holds more than the {} bytes a text input may have", what, kMaxTextFileBytes);
     }
     text.append(buffer, static_cast<size_t>(n));
   }
-  ::close(fd);
   return text;
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path) {
+  if (path == "-") return read_all(STDIN_FILENO, "standard input");
+  uint64_t size = 0;
+  const int fd = io::open_regular_file(path, &size);
+  try {
+    if (size > kMaxTextFileBytes) {
+      fail("cannot read '{}': {} bytes is more than the {} bytes a text input may have", path, size,
+           kMaxTextFileBytes);
+    }
+    std::string text = read_all(fd, "'" + path + "'");
+    ::close(fd);
+    return text;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+}
+
+bool starts_with_bytes(const std::string& path, std::string_view magic) {
+  if (path == "-") return false;
+  uint64_t size = 0;
+  int fd = -1;
+  try {
+    fd = io::open_regular_file(path, &size);
+  } catch (const Error&) {
+    return false;  // the reader that opens it next says why
+  }
+  std::string head(magic.size(), '\0');
+  const bool match = ::pread(fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) && head == magic;
+  ::close(fd);
+  return match;
 }
 
 void write_file_atomic(const std::string& path, std::string_view contents) {
@@ -59,26 +74,9 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
     std::cout << contents << std::flush;
     return;
   }
-  namespace fs = std::filesystem;
-  const fs::path target(path);
   std::error_code ec;
-  if (fs::is_directory(target, ec)) fail("cannot write '{}': it is a directory", path);
-  // The temporary sits next to the target so that rename stays within one file system (atomic).
-  const fs::path tmp = target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot write '{}': {}", path, errno_text(errno));
-  size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      abandon_write(fd, tmp, path, errno);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) abandon_write(fd, tmp, path, errno);
-  if (::close(fd) != 0) abandon_write(-1, tmp, path, errno);
-  if (::rename(tmp.c_str(), target.c_str()) != 0) abandon_write(-1, tmp, path, errno);
+  if (std::filesystem::is_directory(path, ec)) fail("cannot write '{}': it is a directory", path);
+  io::write_file_atomic(path, contents);
 }
 
 }  // namespace tessera::cli

@@ -1,16 +1,25 @@
 #pragma once
 // File access for the CLI with errors that name the file and the reason (tessera::Error).
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace tessera::cli {
 
-// The whole file as text; "-" reads standard input.
+// The most a text input (the IR text form) may hold; larger inputs are refused before they exhaust
+// memory (standard input may be endless: `tessera inspect - </dev/zero`).
+inline constexpr uint64_t kMaxTextFileBytes = uint64_t{1} << 30;
+
+// The whole file as text; "-" reads standard input. Only regular files are read (a device, FIFO or
+// directory is refused), and at most kMaxTextFileBytes.
 std::string read_text_file(const std::string& path);
 
-// Writes `contents` to `path` through a temporary file in the same folder and a rename, so a reader
-// never sees a half-written file and a failed write leaves any previous file intact. "-" writes to
-// standard output.
+// Whether `path` is a regular file that begins with `magic` (false for "-" and anything unreadable).
+bool starts_with_bytes(const std::string& path, std::string_view magic);
+
+// Writes `contents` to `path` atomically (io::write_file_atomic: an exclusive temporary file in the
+// same folder, then a rename), so a reader never sees a half-written file and a failed write leaves any
+// previous file intact. "-" writes to standard output.
 void write_file_atomic(const std::string& path, std::string_view contents);
 
 }  // namespace tessera::cli

@@ -41,7 +41,10 @@ Measurement train_rate(const std::string& name, const std::string& model_name, i
       *model, opt, [](nn::Module& m, const Tensor& x, const Tensor& y) { return ops::cross_entropy(m(x), y); }, 0.0,
       &backend_of(o));
   const Shape image = model_name == "mlp" ? Shape{784} : Shape{1, 28, 28};
-  auto [x, y] = synthetic_batch(image, batch);
+  // Plain variables, not a structured binding: clang before 16 cannot capture bindings in a lambda.
+  const std::pair<Array, Array> data = synthetic_batch(image, batch);
+  const Array& x = data.first;
+  const Array& y = data.second;
   step.step(x, y);  // the eager first step that creates Adam's state
   Measurement m = measure_rate(name, "samples/s", o, static_cast<double>(batch), [&] { step.step(x, y); });
   m.detail = fmt::format("{} batch {}, Adam, backend {}", model_name, batch, backend_of(o).name());

@@ -35,12 +35,17 @@ Array Array::empty(DType dtype, const Shape& shape) {
   for (int64_t d : shape) {
     TESSERA_CHECK(d >= 0, "Array: negative dimension in shape {}", shape_str(shape));
   }
-  // Checked product: a hostile shape must fail cleanly instead of wrapping to a small allocation.
-  uint64_t bytes = dtype_size(dtype);
+  // Checked products: a hostile shape must fail cleanly instead of wrapping to a small allocation. The
+  // extent multiplies the non-zero dimensions only, so that the strides (which skip zeros) fit too
+  // when a zero dimension makes the array empty.
+  constexpr uint64_t kMaxBytes = uint64_t{1} << 48;
+  uint64_t bytes = dtype_size(dtype), extent = dtype_size(dtype);
   for (int64_t d : shape) {
-    TESSERA_CHECK(d == 0 || bytes <= (uint64_t{1} << 48) / static_cast<uint64_t>(d),
-                  "Array: shape {} of {} is too large to allocate", shape_str(shape), dtype_name(dtype));
-    bytes *= static_cast<uint64_t>(d);
+    const uint64_t dim = static_cast<uint64_t>(d), nonzero = std::max<uint64_t>(dim, 1);
+    TESSERA_CHECK(extent <= kMaxBytes / nonzero, "Array: shape {} of {} is too large to allocate", shape_str(shape),
+                  dtype_name(dtype));
+    extent *= nonzero;
+    bytes *= dim;
   }
   auto storage = std::make_shared<Storage>(static_cast<size_t>(bytes));
   return Array(std::move(storage), dtype, shape, contiguous_strides(shape), 0);

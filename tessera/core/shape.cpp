@@ -30,7 +30,8 @@ Strides contiguous_strides(const Shape& shape) {
   int64_t stride = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = stride;
-    stride *= std::max<int64_t>(shape[i], 1);
+    TESSERA_CHECK(!__builtin_mul_overflow(stride, std::max<int64_t>(shape[i], 1), &stride),
+                  "shape {} is too large: its strides overflow 64 bits", shape_str(shape));
   }
   return strides;
 }

@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "tessera/core/error.h"
+#include "tessera/core/temp_file.h"
+#include "tessera/io/regular_file.h"
 
 namespace tessera::io {
 
@@ -38,12 +40,9 @@ void sync_directory(const std::string& dir) {
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   TESSERA_CHECK(!path_.empty(), "cannot write a file with an empty path");
-  temp_path_ = path_ + ".tmp." + std::to_string(::getpid());
-  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd_ < 0) {
-    const int err = errno;
-    fail("cannot write '{}': creating the temporary file '{}' failed: {}", path_, temp_path_, errno_text(err));
-  }
+  TempFile temp = create_temp_file(path_, 0644);
+  fd_ = temp.fd;
+  temp_path_ = std::move(temp.path);
 }
 
 AtomicFile::~AtomicFile() {
@@ -103,22 +102,9 @@ void write_file_atomic(const std::string& path, const std::function<void(AtomicF
 }
 
 MappedFile::MappedFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    fail("cannot read '{}': {}", path, errno_text(err));
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    fail("cannot read '{}': fstat failed: {}", path, errno_text(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail("cannot read '{}': not a regular file", path);
-  }
-  size_ = static_cast<size_t>(st.st_size);
+  uint64_t size = 0;
+  const int fd = open_regular_file(path, &size);
+  size_ = static_cast<size_t>(size);
   if (size_ > 0) {
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {

@@ -1,10 +1,12 @@
 #pragma once
 // File helpers shared by the checkpoint and data readers/writers.
 //
-// AtomicFile — atomic replacement: data goes to `<path>.tmp.<pid>` in the same directory, is fsync'd, then
-// renamed over `path`. Readers see either the old file or the complete new one, never a partial write,
-// even if the process dies midway. Every failure removes the temporary file and throws tessera::Error
-// naming the path and the system's reason (errno text).
+// AtomicFile — atomic replacement: data goes to a temporary file in the same directory, created
+// exclusively under an unpredictable name (tessera/core/temp_file.h: a planted symlink cannot redirect
+// it, and leftovers of killed runs are cleaned up), is fsync'd, then renamed over `path` (mode 0644 less
+// the umask). Readers see either the old file or the complete new one, never a partial write, even if
+// the process dies midway. Every failure removes the temporary file and throws tessera::Error naming
+// the path and the system's reason (errno text).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -15,7 +17,7 @@ namespace tessera::io {
 
 class AtomicFile {
  public:
-  // Creates (truncates) the temporary file next to `path`.
+  // Creates the temporary file next to `path`.
   explicit AtomicFile(std::string path);
   ~AtomicFile();  // without commit(): closes and removes the temporary file, leaving `path` untouched
   AtomicFile(const AtomicFile&) = delete;
@@ -48,7 +50,8 @@ void write_file_atomic(const std::string& path, const std::function<void(AtomicF
 
 // MappedFile — a read-only memory map of a whole regular file, so readers parse files and in-memory
 // images with the same code and copy tensor bytes straight from the page cache. Errors name the path
-// and the errno text. An empty file maps to (nullptr, 0).
+// and the errno text; devices, FIFOs and directories are refused (io/regular_file.h). An empty file
+// maps to (nullptr, 0).
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "tessera/core/printable.h"
 #include "tessera/io/atomic_file.h"
 
 namespace tessera::io {
@@ -99,7 +100,9 @@ class HeaderParser {
 
  private:
   [[noreturn]] void error(const std::string& message) const {
-    fail("{}: malformed header at character {}: {} in \"{}\"", what_, pos_, message, s_);
+    // `message` may quote keys from the header: escaped like the header itself.
+    fail("{}: malformed header at character {}: {} in {}", what_, pos_, printable(message, 300),
+         printable_quoted(s_, 160));
   }
   template <class T>
   void set_once(std::optional<T>& slot, T value, const std::string& key) {
@@ -193,7 +196,7 @@ Descr parse_descr(const std::string& descr, const std::string& what) {
   for (const NpyType& t : kTypes) {
     if (d.size() == 2 && d[0] == t.kind && d[1] - '0' == t.size) return {t.dtype, big && t.size > 1};
   }
-  fail("{}: unsupported dtype descriptor '{}' (expected one of {})", what, descr, kTypeList);
+  fail("{}: unsupported dtype descriptor '{}' (expected one of {})", what, printable(descr, 48), kTypeList);
 }
 
 void byteswap_elements(uint8_t* p, int64_t count, size_t size) {
@@ -256,7 +259,7 @@ Array load_npy_from_memory(const uint8_t* data, size_t size, const std::string& 
                 "{}: the byte size of shape {} overflows 64 bits", what, shape_str(*h.shape));
   const uint64_t available = size - prefix - header_len;
   TESSERA_CHECK(available == nbytes, "{}: {}{} ('{}') needs {} data bytes but the file holds {}{}", what,
-                dtype_name(descr.dtype), shape_str(*h.shape), *h.descr, nbytes, available,
+                dtype_name(descr.dtype), shape_str(*h.shape), printable(*h.descr, 48), nbytes, available,
                 available < nbytes ? " (truncated?)" : "");
 
   // Fortran order is C order of the reversed shape; read that way, then transpose back.

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "tessera/core/printable.h"
 #include "tessera/io/atomic_file.h"
 
 namespace tessera::io {
@@ -33,7 +34,7 @@ std::string json_quote(const std::string& s, const char* role) {
   try {
     return json(s).dump();
   } catch (const json::exception&) {
-    fail("save_safetensors: {} '{}' is not valid UTF-8", role, s);
+    fail("save_safetensors: {} '{}' is not valid UTF-8", role, printable(s, 96));
   }
 }
 
@@ -102,10 +103,63 @@ const char* json_type(const json& j) {
   return j.type_name();
 }
 
-// Parses the header, rejecting duplicate keys at any level (nlohmann would keep the last silently).
+// Names from the file, escaped and cut short for messages.
+std::string shown(const std::string& name) {
+  return printable(name, 96);
+}
+
+// A short excerpt of an untrusted JSON value for messages: scalars in full (strings cut short),
+// containers with their first few members and nested containers elided, so that neither the size nor
+// the depth of the header reaches the message (nlohmann's dump() recurses).
+std::string excerpt(const json& j) {
+  const auto scalar = [](const json& v) -> std::string {
+    if (v.is_string()) return printable_quoted(v.get_ref<const std::string&>(), 48);
+    if (v.is_array()) return v.empty() ? "[]" : "[...]";
+    if (v.is_object()) return v.empty() ? "{}" : "{...}";
+    return v.dump();
+  };
+  if (!j.is_array() && !j.is_object()) return scalar(j);
+  constexpr size_t kShown = 8;
+  std::string out = j.is_array() ? "[" : "{";
+  size_t i = 0;
+  for (auto it = j.begin(); it != j.end(); ++it, ++i) {
+    if (i == kShown) {
+      out += fmt::format(", ... ({} in all)", j.size());
+      break;
+    }
+    if (i > 0) out += ", ";
+    if (j.is_object()) out += printable_quoted(it.key(), 48) + ": ";
+    out += scalar(*it);
+  }
+  return out + (j.is_array() ? "]" : "}");
+}
+
+// The header is one JSON object, optionally padded with spaces. A NUL byte would end nlohmann's input
+// early (hiding whatever follows it), so any byte other than a space after the object is refused here.
+void check_header_padding(const char* begin, const char* end, const std::string& what) {
+  if (const void* nul = std::memchr(begin, '\0', static_cast<size_t>(end - begin))) {
+    fail("{}: the header has a NUL byte at header offset {}; a header is JSON text padded only with spaces", what,
+         static_cast<const char*>(nul) - begin);
+  }
+  const char* last = end;
+  while (last > begin && last[-1] == ' ') --last;
+  if (last > begin && last[-1] != '}') {
+    fail("{}: the header is not valid JSON: after the closing '}}' only spaces may pad it, found {} at header offset {}",
+         what, printable_quoted(std::string_view(last - 1, 1)), last - 1 - begin);
+  }
+}
+
+// Parses the header, rejecting duplicate keys at any level (nlohmann would keep the last silently) and
+// nesting deeper than kSafetensorsMaxJsonDepth (before the deep value is built).
 json parse_header_json(const char* begin, const char* end, const std::string& what) {
+  check_header_padding(begin, end, what);
   std::vector<std::set<std::string>> keys;
-  auto on_event = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+  auto on_event = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) {
+      if (depth >= kSafetensorsMaxJsonDepth) {
+        fail("{}: the header nests JSON arrays and objects more than {} levels deep", what, kSafetensorsMaxJsonDepth);
+      }
+    }
     if (event == json::parse_event_t::object_start) {
       keys.emplace_back();
     } else if (event == json::parse_event_t::object_end) {
@@ -113,8 +167,8 @@ json parse_header_json(const char* begin, const char* end, const std::string& wh
     } else if (event == json::parse_event_t::key && !keys.empty()) {
       const std::string& key = parsed.get_ref<const std::string&>();
       if (!keys.back().insert(key).second) {
-        if (keys.size() == 1) fail("{}: duplicate tensor name '{}' in the header", what, key);
-        fail("{}: duplicate key '{}' in the header", what, key);
+        if (keys.size() == 1) fail("{}: duplicate tensor name '{}' in the header", what, shown(key));
+        fail("{}: duplicate key '{}' in the header", what, shown(key));
       }
     }
     return true;
@@ -122,24 +176,26 @@ json parse_header_json(const char* begin, const char* end, const std::string& wh
   try {
     return json::parse(begin, end, on_event);
   } catch (const json::exception& e) {
-    fail("{}: the header is not valid JSON: {}", what, e.what());
+    fail("{}: the header is not valid JSON: {}", what, printable(e.what()));
   }
 }
 
 uint64_t read_u64(const json& j, const std::string& what, const std::string& tensor, const char* field) {
   if (j.is_number_unsigned()) return j.get<uint64_t>();
   if (j.is_number_integer()) fail("{}: tensor '{}': {} must not be negative, got {}", what, tensor, field, j.dump());
-  fail("{}: tensor '{}': {} must hold non-negative integers, got {} {}", what, tensor, field, json_type(j), j.dump());
+  fail("{}: tensor '{}': {} must hold non-negative integers, got {} {}", what, tensor, field, json_type(j),
+       excerpt(j));
 }
 
-Entry parse_entry(const std::string& name, const json& j, const std::string& what) {
+Entry parse_entry(const std::string& full_name, const json& j, const std::string& what) {
+  const std::string name = shown(full_name);  // for messages
   TESSERA_CHECK(j.is_object(), "{}: tensor '{}': expected an object with dtype, shape and data_offsets, got {}", what,
                 name, json_type(j));
   for (const char* field : {"dtype", "shape", "data_offsets"}) {
     TESSERA_CHECK(j.contains(field), "{}: tensor '{}': missing field '{}'", what, name, field);
   }
   Entry e;
-  e.name = name;
+  e.name = full_name;
   const json& dtype = j.at("dtype");
   TESSERA_CHECK(dtype.is_string(), "{}: tensor '{}': dtype must be a string, got {}", what, name, json_type(dtype));
   e.dtype = parse_safetensors_dtype(dtype.get<std::string>(), fmt::format("{}: tensor '{}'", what, name));
@@ -154,16 +210,16 @@ Entry parse_entry(const std::string& name, const json& j, const std::string& wha
                   "{}: tensor '{}': dimension {} is too large", what, name, dim);
     e.shape.push_back(static_cast<int64_t>(dim));
     TESSERA_CHECK(!__builtin_mul_overflow(extent, std::max<int64_t>(e.shape.back(), 1), &extent),
-                  "{}: tensor '{}': the element count of shape {} overflows 64 bits", what, name, shape.dump());
+                  "{}: tensor '{}': the element count of shape {} overflows 64 bits", what, name, excerpt(shape));
     numel *= e.shape.back();
   }
   uint64_t nbytes = 0;
   TESSERA_CHECK(!__builtin_mul_overflow(static_cast<uint64_t>(numel), dtype_size(e.dtype), &nbytes),
-                "{}: tensor '{}': the byte size of shape {} overflows 64 bits", what, name, shape.dump());
+                "{}: tensor '{}': the byte size of shape {} overflows 64 bits", what, name, excerpt(shape));
 
   const json& offsets = j.at("data_offsets");
   TESSERA_CHECK(offsets.is_array() && offsets.size() == 2,
-                "{}: tensor '{}': data_offsets must be an array [begin, end], got {}", what, name, offsets.dump());
+                "{}: tensor '{}': data_offsets must be an array [begin, end], got {}", what, name, excerpt(offsets));
   e.begin = read_u64(offsets[0], what, name, "data_offsets");
   e.end = read_u64(offsets[1], what, name, "data_offsets");
   TESSERA_CHECK(e.begin <= e.end, "{}: tensor '{}': data_offsets [{}, {}] end before they begin", what, name, e.begin,
@@ -177,8 +233,8 @@ Entry parse_entry(const std::string& name, const json& j, const std::string& wha
 void parse_metadata(const json& j, const std::string& what, std::map<std::string, std::string>* out) {
   TESSERA_CHECK(j.is_object(), "{}: {} must be an object of strings, got {}", what, kMetadataKey, json_type(j));
   for (const auto& [key, value] : j.items()) {
-    TESSERA_CHECK(value.is_string(), "{}: {} entry '{}' must be a string, got {} {}", what, kMetadataKey, key,
-                  json_type(value), value.dump());
+    TESSERA_CHECK(value.is_string(), "{}: {} entry '{}' must be a string, got {} {}", what, kMetadataKey, shown(key),
+                  json_type(value), excerpt(value));
     (*out)[key] = value.get<std::string>();
   }
 }
@@ -193,13 +249,13 @@ void check_coverage(std::vector<const Entry*> entries, uint64_t data_size, const
   const Entry* previous = nullptr;
   for (const Entry* e : entries) {
     if (e->begin < expected) {
-      fail("{}: tensor '{}': data_offsets [{}, {}] overlap tensor '{}' (which ends at {})", what, e->name, e->begin,
-           e->end, previous->name, expected);
+      fail("{}: tensor '{}': data_offsets [{}, {}] overlap tensor '{}' (which ends at {})", what, shown(e->name),
+           e->begin, e->end, shown(previous->name), expected);
     }
     if (e->begin > expected) {
-      fail("{}: tensor '{}': data_offsets [{}, {}] leave a gap: expected it to begin at {} ({})", what, e->name,
+      fail("{}: tensor '{}': data_offsets [{}, {}] leave a gap: expected it to begin at {} ({})", what, shown(e->name),
            e->begin, e->end, expected,
-           previous ? fmt::format("where tensor '{}' ends", previous->name) : std::string("the start of the data"));
+           previous ? fmt::format("where tensor '{}' ends", shown(previous->name)) : std::string("the start of the data"));
     }
     expected = e->end;
     previous = e;
@@ -212,7 +268,7 @@ void check_coverage(std::vector<const Entry*> entries, uint64_t data_size, const
     fail(
         "{}: tensor '{}': data_offsets [{}, {}] reach past the end of the data section ({} bytes; is the file "
         "truncated?)",
-        what, previous->name, previous->begin, previous->end, data_size);
+        what, shown(previous->name), previous->begin, previous->end, data_size);
   }
 }
 
@@ -229,7 +285,7 @@ DType parse_safetensors_dtype(const std::string& name, const std::string& what) 
   for (const DTypeName& d : kDTypeNames) {
     if (name == d.name) return d.dtype;
   }
-  fail("{}: unknown or unsupported dtype '{}' (expected one of {})", what, name, kDTypeList);
+  fail("{}: unknown or unsupported dtype '{}' (expected one of {})", what, printable(name, 48), kDTypeList);
 }
 
 std::string serialize_safetensors(const std::vector<std::pair<std::string, Array>>& tensors,

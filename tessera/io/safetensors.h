@@ -1,7 +1,7 @@
 #pragma once
 // Hugging Face safetensors checkpoints: an 8-byte little-endian header length N, N bytes of JSON
 //   {"__metadata__": {"k": "v"}, "name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}, ...}
-// padded with spaces, then the raw little-endian tensor bytes (offsets count from the start of that
+// padded with spaces (nothing else may follow the object), then the raw little-endian tensor bytes (offsets count from the start of that
 // data section). Readers validate everything and throw tessera::Error naming the file, the tensor and
 // what was expected; they never read outside the input.
 #include <cstddef>
@@ -39,5 +39,8 @@ DType parse_safetensors_dtype(const std::string& name, const std::string& what);
 
 // Headers above this size are rejected before anything is allocated (the reference implementation's limit).
 inline constexpr uint64_t kSafetensorsMaxHeaderBytes = 100'000'000;
+// Arrays and objects nested deeper than this are rejected while parsing (a safetensors header needs 3
+// levels); nothing deeper is ever built, printed or destroyed recursively.
+inline constexpr int kSafetensorsMaxJsonDepth = 64;
 
 }  // namespace tessera::io

@@ -7,6 +7,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "tessera/core/printable.h"
 #include "tessera/ir/graph.h"
 #include "tessera/ir/op_def.h"
 
@@ -163,6 +164,24 @@ class Parser {
     skip_ws();
     if (s_.compare(pos_, 2, "0x") != 0) error("expected 0x followed by hex bytes");
     pos_ += 2;
+    // The text must hold every byte before the array is allocated: a short literal may declare any
+    // size (up to Array's 256 TiB limit).
+    size_t digits = 0;
+    while (pos_ + digits < s_.size() && std::isxdigit(static_cast<unsigned char>(s_[pos_ + digits]))) ++digits;
+    uint64_t needed = dtype_size(t.dtype);
+    for (int64_t d : t.shape) {
+      if (d < 0) error(fmt::format("negative dimension in dense literal type {}", type_str(t)));
+      if (__builtin_mul_overflow(needed, static_cast<uint64_t>(d), &needed)) {
+        error(fmt::format("dense literal type {} is too large", type_str(t)));
+      }
+    }
+    if (needed > digits / 2) {
+      if (pos_ + digits < s_.size() && std::isalnum(static_cast<unsigned char>(s_[pos_ + digits]))) {
+        pos_ += digits;
+        error("bad hex digit in dense literal");
+      }
+      error(fmt::format("dense literal has {} bytes, but its type {} needs {}", digits / 2, type_str(t), needed));
+    }
     Array a;
     try {
       a = Array::empty(t.dtype, t.shape);
@@ -330,7 +349,8 @@ class Parser {
         ++col;
       }
     }
-    fail("IR text line {}, column {}: {}", line, col, what);
+    // Messages quote names and text from the input: escaped, so they cannot forge terminal output.
+    fail("IR text line {}, column {}: {}", line, col, printable(what, 1000));
   }
 
   const std::string& s_;

@@ -2,6 +2,8 @@
 // composites flatten, transpose, squeeze, unsqueeze). On the reference backend they return views.
 #include "tessera/ops/shape.h"
 
+#include <algorithm>
+
 #include "tessera/ir/op_def.h"
 #include "tessera/ops/ops.h"
 #include "tessera/ops/register.h"
@@ -16,15 +18,18 @@ using ir::VjpContext;
 
 Shape resolve_reshape(const std::vector<TensorType>& in, const Shape& requested) {
   Shape shape = requested;
-  int64_t infer_at = -1, known = 1;
+  // `extent` multiplies the non-zero dimensions: the strides of the result must fit in 64 bits even
+  // when a zero dimension makes it empty.
+  int64_t infer_at = -1, known = 1, extent = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       if (infer_at >= 0) ir::op_fail("reshape", in, "more than one -1 in target shape {}", shape_str(requested));
       infer_at = static_cast<int64_t>(i);
     } else if (shape[i] < 0) {
       ir::op_fail("reshape", in, "negative dimension in target shape {}", shape_str(requested));
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known) ||
+               __builtin_mul_overflow(extent, std::max<int64_t>(shape[i], 1), &extent)) {
+      ir::op_fail("reshape", in, "target shape {} is too large: its size overflows 64 bits", shape_str(requested));
     }
   }
   const int64_t n = in[0].numel();

@@ -58,7 +58,10 @@ std::vector<TensorType> concat_infer(const std::vector<TensorType>& in, const At
       ir::op_fail("concat", in, "input {} has shape {}, which differs from input 0's shape {} outside axis {}", i,
                   shape_str(in[i].shape), shape_str(in[0].shape), axis);
     }
-    shape[static_cast<size_t>(axis)] += in[i].shape[static_cast<size_t>(axis)];
+    if (__builtin_add_overflow(shape[static_cast<size_t>(axis)], in[i].shape[static_cast<size_t>(axis)],
+                               &shape[static_cast<size_t>(axis)])) {
+      ir::op_fail("concat", in, "the sizes along axis {} add up to more than 64 bits hold", axis);
+    }
     dtype = promote_types(dtype, in[i].dtype);
   }
   return {{dtype, shape}};
@@ -72,7 +75,9 @@ std::vector<TensorType> split_infer(const std::vector<TensorType>& in, const Att
   std::vector<TensorType> out;
   for (int64_t s : sizes) {
     if (s < 0) ir::op_fail("split", in, "piece sizes {} must be non-negative", shape_str(sizes));
-    total += s;
+    if (__builtin_add_overflow(total, s, &total)) {
+      ir::op_fail("split", in, "piece sizes {} add up to more than 64 bits hold", shape_str(sizes));
+    }
     TensorType t = in[0];
     t.shape[static_cast<size_t>(axis)] = s;
     out.push_back(std::move(t));

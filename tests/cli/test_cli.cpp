@@ -1,5 +1,7 @@
 // End-to-end tests of the tessera executable: version, help, inspect (summary, --print, --dot,
 // --verify), ops, and the error paths (exit code and a one-line message on stderr).
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "cli_runner.h"
@@ -169,7 +171,9 @@ TEST_F(CliTest, InspectDotToAnUnwritablePlaceFails) {
   write_file(path("g.tsr"), ir::print_graph(sample_graph()));
   const CliResult r = run("inspect g.tsr --dot no/such/dir/g.dot");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "tessera: error: cannot write 'no/such/dir/g.dot': No such file or directory\n");
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "tessera: error: cannot write 'no/such/dir/g.dot'")) << r.err;
+  EXPECT_TRUE(contains(r.err, "No such file or directory")) << r.err;
   const CliResult to_dir = run("inspect g.tsr --dot .");
   EXPECT_EQ(to_dir.exit_code, 1);
   EXPECT_TRUE(contains(to_dir.err, "is a directory")) << to_dir.err;
@@ -178,11 +182,11 @@ TEST_F(CliTest, InspectDotToAnUnwritablePlaceFails) {
 TEST_F(CliTest, MissingFileIsAOneLineError) {
   const CliResult r = run("inspect does_not_exist.tsr");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "tessera: error: cannot open 'does_not_exist.tsr': No such file or directory\n");
+  EXPECT_EQ(r.err, "tessera: error: cannot read 'does_not_exist.tsr': No such file or directory\n");
   EXPECT_EQ(r.out, "");
   const CliResult dir = run("inspect .");
   EXPECT_EQ(dir.exit_code, 1);
-  EXPECT_EQ(dir.err, "tessera: error: cannot read '.': it is a directory\n");
+  EXPECT_EQ(dir.err, "tessera: error: cannot read '.': it is a directory, not a regular file\n");
 }
 
 TEST_F(CliTest, CorruptTextNamesFileLineAndColumn) {
@@ -310,4 +314,49 @@ TEST_F(CliTest, ExampleGraphFromTheReadme) {
   std::string text = read_file(example);
   while (text.rfind("#", 0) == 0) text.erase(0, text.find('\n') + 1);
   EXPECT_EQ(run("inspect --print " + shell_quote(example.string())).out, text);
+}
+
+TEST_F(CliTest, InspectRefusesDevicesFifosAndDirectories) {
+  // /dev/zero used to be read until bad_alloc, and a FIFO blocked the open; `timeout` turns a hang
+  // into a failure here.
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+  for (const std::string& file : {std::string("/dev/zero"), path("fifo").string(), std::string("/")}) {
+    const CliResult r = run("inspect " + shell_quote(file));
+    EXPECT_EQ(r.exit_code, 1) << file << ": " << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "cannot read '" + file + "'")) << r.err;
+    EXPECT_TRUE(contains(r.err, "not a regular file")) << r.err;
+  }
+  const CliResult q = run("quantize /dev/zero out.gguf --type q8_0");
+  EXPECT_EQ(q.exit_code, 1) << q.err;
+  EXPECT_TRUE(contains(q.err, "a character device, not a regular file")) << q.err;
+  const CliResult e = run("export stablehlo --graph " + shell_quote(path("fifo").string()) + " --out x");
+  EXPECT_NE(e.exit_code, 0);
+  EXPECT_TRUE(contains(e.err, "a FIFO, not a regular file")) << e.err;
+}
+
+TEST_F(CliTest, InspectSummaryIsLinearInLongNames) {
+  // One very long input name used to pad every input line to its length.
+  std::string text = "graph @g(";
+  const int n = 2000;
+  for (int i = 0; i < n; ++i) {
+    const std::string name = i == 0 ? std::string(1 << 20, 'n') : "in" + std::to_string(i);
+    text += fmt::format("{}%{}: f32[1] {{name = \"{}\"}}", i ? ", " : "", i, name);
+  }
+  text += ") {\n  return %1\n}\n";
+  write_file(path("wide.tsr"), text);
+  const CliResult r = run("inspect wide.tsr");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(r.out.size(), static_cast<size_t>(n) * 120) << "the summary must stay linear in the names";
+  EXPECT_TRUE(contains(r.out, std::string(64, 'n') + "...")) << r.out.substr(0, 400);
+}
+
+TEST_F(CliTest, InspectEscapesNamesFromTheFile) {
+  const std::string text =
+      "graph @g(%0: f32[1] {name = \"evil\x1b[2J\\nforged\"}) {\n  return %0\n}\n";
+  write_file(path("evil.tsr"), text);
+  const CliResult r = run("inspect evil.tsr");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_TRUE(contains(r.out, "evil\\x1b[2J\\nforged")) << r.out;
 }

@@ -11,6 +11,7 @@
 
 #include "codegen_test_util.h"
 #include "tessera/backends/cpu/jit_cache.h"
+#include "tessera/core/temp_file.h"
 
 extern char** environ;
 
@@ -213,6 +214,75 @@ TEST(JitCache, ConcurrentProcessesShareTheCache) {
   EXPECT_EQ(files_with_suffix(d, ".so").size(), 1u);
   EXPECT_EQ(files_with_suffix(d, ".c").size(), 1u);
   for (const auto& e : fs::directory_iterator(d)) {
-    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+    EXPECT_EQ(e.path().string().find(kTempMarker), std::string::npos) << e.path();
+  }
+}
+
+TEST(JitCache, SwappedObjectsAreRecompiledNotTrusted) {
+  // The cache used to trust file names: two swapped .so files silently computed each other's kernels.
+  ScopedEnv dir("TESSERA_CACHE_DIR", fresh_dir("swapped"));
+  const ir::Graph ga = unique_graph(7.25), gb = unique_graph(8.5);
+  backends::cpu::JitStats a, b;
+  backends::cpu::compile_clusters(cluster_all(ga), &a);
+  backends::cpu::compile_clusters(cluster_all(gb), &b);
+  backends::cpu::clear_memory_cache();
+  const auto object_of = [](const std::string& source) { return source.substr(0, source.size() - 2) + ".so"; };
+  const std::string so_a = object_of(a.source_path), so_b = object_of(b.source_path);
+  fs::rename(so_a, so_a + ".swap");
+  fs::rename(so_b, so_a);
+  fs::rename(so_a + ".swap", so_b);
+
+  ::testing::internal::CaptureStderr();
+  backends::cpu::JitStats again;
+  backends::cpu::compile_clusters(cluster_all(ga), &again);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(again.from_disk_cache);
+  EXPECT_GT(again.compile_ms, 0);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("warning: kernel cache: '" + so_a + "' was not built for this source"), std::string::npos) << err;
+  EXPECT_NE(err.find("recompiling"), std::string::npos) << err;
+  backends::cpu::clear_memory_cache();
+  const std::vector<Array> in = {random_of(DType::f32, {4, 8}, 5), random_of(DType::f32, {8}, 6)};
+  expect_arrays_match(run_with_jit(ga, in).outputs, run_reference(ga, in));
+  expect_arrays_match(run_with_jit(gb, in).outputs, run_reference(gb, in));  // recompiled as well
+  // The cached source names its key, and the rebuilt object is trusted next time.
+  EXPECT_NE(backends::cpu::read_file(a.source_path).find("tsr_module_key[] = \""), std::string::npos);
+  backends::cpu::clear_memory_cache();
+  ::testing::internal::CaptureStderr();
+  backends::cpu::JitStats hit;
+  backends::cpu::compile_clusters(cluster_all(ga), &hit);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_TRUE(hit.from_disk_cache);
+
+  // An object that names no key (as older versions built them) is rebuilt without a warning.
+  const std::string keyless_c = backends::cpu::kernel_cache_dir() + "/keyless.c";
+  std::ofstream(keyless_c) << "int tsr_kernel_0;\n";
+  ASSERT_EQ(std::system(("cc -shared -fPIC -o '" + so_a + "' '" + keyless_c + "'").c_str()), 0);
+  backends::cpu::clear_memory_cache();
+  ::testing::internal::CaptureStderr();
+  backends::cpu::JitStats rebuilt;
+  backends::cpu::compile_clusters(cluster_all(ga), &rebuilt);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_FALSE(rebuilt.from_disk_cache);
+}
+
+TEST(JitCache, LeftoversOfKilledCompilesAreRemoved) {
+  const std::string d = fresh_dir("leftovers");
+  ScopedEnv dir("TESSERA_CACHE_DIR", d);
+  // A compile folder and a half-written source as a killed process leaves them (another host's,
+  // older than an hour, so the age rule applies whatever the pid).
+  const std::string stale_dir = d + "/.x.so" + std::string(kTempMarker) + "0badf00d-1-0123456789abcdef";
+  const std::string stale_file = d + "/.x.c" + std::string(kTempMarker) + "0badf00d-1-0123456789abcdef";
+  fs::create_directory(stale_dir);
+  std::ofstream(stale_dir + "/kernels.so") << "partial";
+  std::ofstream(stale_file) << "partial";
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(2);
+  fs::last_write_time(stale_dir, old);
+  fs::last_write_time(stale_file, old);
+  backends::cpu::compile_clusters(cluster_all(unique_graph(9.75)));
+  EXPECT_FALSE(fs::exists(stale_dir));
+  EXPECT_FALSE(fs::exists(stale_file));
+  for (const auto& e : fs::directory_iterator(d)) {
+    EXPECT_EQ(e.path().string().find(kTempMarker), std::string::npos) << e.path();
   }
 }

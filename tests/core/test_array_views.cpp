@@ -267,3 +267,12 @@ TEST(ArrayViews, ConstructionAndAccess) {
   EXPECT_EQ(iota({2, 2}).to_string(), "array(f32[2, 2], [0, 1, 2, 3])");
   EXPECT_EQ(iota({5}).to_string(2), "array(f32[5], [0, 1, ...])");
 }
+
+TEST(ArrayViews, EmptyChecksEveryDimensionAfterAZero) {
+  // The element count is 0, but the strides of the other dimensions would overflow 64 bits.
+  EXPECT_TESSERA_ERROR(Array::empty(DType::f32, {0, int64_t{1} << 62, int64_t{1} << 62}), "too large to allocate");
+  EXPECT_TESSERA_ERROR(Array::empty(DType::u8, {int64_t{1} << 40, 0, int64_t{1} << 40}), "too large to allocate");
+  const Array ok = Array::empty(DType::f32, {0, int64_t{1} << 20, 3});
+  EXPECT_EQ(ok.numel(), 0);
+  EXPECT_EQ(ok.strides(), (Strides{(int64_t{1} << 20) * 3, 3, 1}));
+}

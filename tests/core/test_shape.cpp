@@ -47,3 +47,9 @@ TEST(ShapeHelpers, BroadcastShapes) {
   EXPECT_TESSERA_ERROR(broadcast_shapes({0}, {2}, "mul"), "mul", "[0]", "[2]");
   EXPECT_TESSERA_ERROR(broadcast_shapes({2, 5, 7}, {3, 1, 7}, "op"), "dimension 3 from the right");
 }
+
+TEST(ShapeHelpers, StridesThatOverflowAreRefused) {
+  // Strides multiply the non-zero dimensions, so a zero does not make huge neighbours harmless.
+  EXPECT_TESSERA_ERROR(contiguous_strides({0, int64_t{1} << 62, int64_t{1} << 62}), "strides overflow");
+  EXPECT_EQ(contiguous_strides({int64_t{1} << 31, int64_t{1} << 31}), (Strides{int64_t{1} << 31, 1}));
+}

@@ -157,6 +157,19 @@ TEST(GgufCorrupt, BadAlignment) {
   EXPECT_EQ(r.alignment(), 128u);
 }
 
+TEST(GgufCorrupt, AlignmentIsCappedAt64KiB) {
+  // 57 bytes that used to make `quantize` write 2 GiB of padding: alignment 2^31, no tensors.
+  const std::string tiny = Image().header(0, 1).kv_u32("general.alignment", 1u << 31).b;
+  EXPECT_LT(tiny.size(), 64u);
+  EXPECT_TESSERA_ERROR(parse(tiny), "bad.gguf", "general.alignment = 2147483648",
+                       "not a power of two between 1 and 65536");
+  EXPECT_TESSERA_ERROR(parse(Image().header(0, 1).kv_u32("general.alignment", 1u << 17).b), "= 131072");
+  EXPECT_EQ(parse(Image().header(0, 1).kv_u32("general.alignment", 1u << 16).b).alignment(), 65536u);
+  EXPECT_TESSERA_ERROR(Writer(uint64_t{1} << 31), "alignment 2147483648", "at most 65536");
+  EXPECT_TESSERA_ERROR(Writer(96), "alignment 96", "power of two");
+  EXPECT_EQ(Writer(65536).serialize().size(), 65536u);  // the header, padded once
+}
+
 TEST(GgufCorrupt, BadTensorInfos) {
   auto one_tensor = [](std::vector<uint64_t> ne, uint32_t type, uint64_t offset, size_t data = 64) {
     Image img;

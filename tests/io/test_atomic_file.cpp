@@ -1,6 +1,8 @@
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "io_test_util.h"
+#include "tessera/core/temp_file.h"
 #include "tessera/io/atomic_file.h"
 #include "test_util.h"
 
@@ -47,7 +49,8 @@ TEST(AtomicFile, TempNameIsNextToTarget) {
   ScratchDir dir;
   const std::string path = dir.file("x.safetensors");
   io::AtomicFile f(path);
-  EXPECT_EQ(f.temp_path(), path + ".tmp." + std::to_string(::getpid()));
+  EXPECT_EQ(fs::path(f.temp_path()).parent_path(), dir.path());
+  EXPECT_NE(f.temp_path().find(kTempMarker), std::string::npos) << f.temp_path();
   EXPECT_TRUE(fs::exists(f.temp_path()));
   EXPECT_FALSE(fs::exists(path));  // nothing visible until commit
   f.write(std::string_view("data"));
@@ -129,4 +132,39 @@ TEST(MappedFile, MapsContentsAndReportsErrors) {
   EXPECT_EQ(empty_map.size(), 0u);
   EXPECT_TESSERA_ERROR(io::MappedFile(dir.file("absent")), dir.file("absent"), "No such file or directory");
   EXPECT_TESSERA_ERROR(io::MappedFile(dir.path().string()), "not a regular file");
+}
+
+TEST(AtomicFile, PlantedSymlinksAtTheOldTemporaryNamesAreNotFollowed) {
+  // Temporary names used to be predictable (OUT.tmp.PID, .OUT.tmp.PID): a symlink planted there made
+  // the write land in the link's target.
+  ScratchDir dir;
+  const std::string victim = dir.file("victim.txt"), out = dir.file("out.gguf");
+  write_bytes(victim, "precious");
+  const std::string pid = std::to_string(::getpid());
+  fs::create_symlink(victim, out + ".tmp." + pid);
+  fs::create_symlink(victim, dir.file(".out.gguf.tmp." + pid));
+  io::write_file_atomic(out, std::string_view("model bytes"));
+  EXPECT_EQ(read_bytes(victim), "precious");
+  EXPECT_EQ(read_bytes(out), "model bytes");
+  EXPECT_FALSE(fs::is_symlink(out));
+}
+
+TEST(AtomicFile, FinalFileIsReadableByOthersButNotWritable) {
+  ScratchDir dir;
+  const mode_t old = ::umask(022);
+  io::write_file_atomic(dir.file("m"), std::string_view("x"));
+  ::umask(old);
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.file("m").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+}
+
+TEST(MappedFile, DevicesAndFifosAreRefusedWithoutReading) {
+  // /dev/zero would map or read forever; opening a FIFO without a writer would block.
+  EXPECT_TESSERA_ERROR(io::MappedFile("/dev/zero"), "/dev/zero", "a character device, not a regular file");
+  ScratchDir dir;
+  const std::string fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_TESSERA_ERROR(io::MappedFile{fifo}, fifo, "a FIFO, not a regular file");
+  EXPECT_TESSERA_ERROR(io::MappedFile(dir.path().string()), "a directory, not a regular file");
 }

@@ -296,3 +296,66 @@ TEST(Safetensors, ByteFlipsNeverCrash) {
   EXPECT_GT(parsed, 0);  // flips inside tensor data or padding still load
   EXPECT_GT(rejected, 0);
 }
+
+namespace {
+
+// `depth` nested JSON arrays around one number: [[[...[0]...]]].
+std::string nested_arrays(size_t depth) {
+  return std::string(depth, '[') + "0" + std::string(depth, ']');
+}
+
+}  // namespace
+
+TEST(Safetensors, DeepNestingIsRefusedWhileParsing) {
+  // 70,000 levels (137 KB) used to crash: an error message dumped the value with nlohmann's recursive
+  // dump() (ASan builds overflowed the stack at 10,000). The parser now stops at 64 levels.
+  const std::string deep = nested_arrays(70'000);
+  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":"F32","shape":)" + deep + R"(,"data_offsets":[0,0]}})")),
+                       "test.safetensors", "more than 64 levels deep");
+  EXPECT_TESSERA_ERROR(parse(make_file(R"({"__metadata__":{"k":)" + deep + "}}")), "more than 64 levels deep");
+  std::string objects;
+  for (int i = 0; i < 70'000; ++i) objects += R"({"k":)";
+  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":)" + objects + "0" + std::string(70'000, '}') + "}")),
+                       "more than 64 levels deep");
+  // Within the limit, a wrong shape is still reported with a short excerpt.
+  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":"F32","shape":[)" + nested_arrays(60) + R"(],"data_offsets":[0,0]}})")),
+                       "tensor 'a'", "shape must hold non-negative integers, got array [[...]]");
+}
+
+TEST(Safetensors, MessagesShowShortEscapedExcerpts) {
+  // Neither a huge value nor terminal escapes from the file reach the message whole.
+  const std::string huge(1 << 20, 'x');
+  const std::string shape = "[\"" + huge + "\"," + std::string(1000, '1').substr(0, 1) + "]";
+  try {
+    parse(make_file(R"({"a":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[0,0]}})"));
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+  }
+  std::string list = "[";
+  for (int i = 0; i < 100000; ++i) list += (i ? ",\"" : "\"") + std::to_string(i) + "\"";
+  list += "]";
+  try {
+    parse(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":)" + list + "}}"));
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_LT(msg.size(), 400u) << msg;
+    EXPECT_NE(msg.find("100000 in all"), std::string::npos) << msg;
+  }
+  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("evil\\u001b[2J", "F32", "[2]", 0, 8) + "}")), "tensor 'evil\\x1b[2J'");
+}
+
+TEST(Safetensors, OnlySpacesMayFollowTheHeaderObject) {
+  const std::string ok = "{" + entry("a", "F32", "[2]", 0, 8) + "}";
+  const std::string data8(8, '\0');
+  EXPECT_EQ(parse(make_file(ok + "      ", data8)).tensors.size(), 1u);  // padding, as writers do
+  // A NUL used to end the header early and hide whatever followed it.
+  EXPECT_TESSERA_ERROR(parse(make_file(ok + std::string("\0{\"b\":1}", 8), data8)), "test.safetensors",
+                       "NUL byte at header offset " + std::to_string(ok.size()));
+  EXPECT_TESSERA_ERROR(parse(make_file(ok + std::string("\0\0\0\0", 4), data8)), "NUL byte");
+  EXPECT_TESSERA_ERROR(parse(make_file(ok + "  x  ", data8)), "not valid JSON", "only spaces may pad it",
+                       "\"x\" at header offset " + std::to_string(ok.size() + 2));
+  EXPECT_TESSERA_ERROR(parse(make_file(ok + "\n", data8)), "only spaces may pad it", "\"\\n\"");
+  EXPECT_TESSERA_ERROR(parse(make_file(ok + " }", data8)), "not valid JSON");
+}

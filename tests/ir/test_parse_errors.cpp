@@ -135,3 +135,17 @@ TEST(ParseErrors, CommentsAndWhitespaceAreAccepted) {
   EXPECT_EQ(ir::print_graph(g),
             "graph @g(%0: f32[2, 3] {name = \"x\"}) {\n  %1 = neg(%0) : f32[2, 3]\n  return %1\n}\n");
 }
+
+TEST(ParseErrors, DenseLiteralsAreCheckedBeforeAllocating) {
+  // A literal declaring 2^47 bytes used to allocate them (128 TiB; ASan aborts) before finding that
+  // the text holds one byte.
+  const auto graph_with = [](const std::string& type) {
+    return "graph @g() {\n  %0 = constant() {value = dense<" + type + ", 0x00>} : " + type + "\n  return %0\n}\n";
+  };
+  EXPECT_TESSERA_ERROR(ir::parse_graph(graph_with("u8[140737488355328]")), "dense literal has 1 bytes",
+                       "needs 140737488355328");
+  EXPECT_TESSERA_ERROR(ir::parse_graph(graph_with("f64[4611686018427387904, 4]")), "dense literal type", "too large");
+  EXPECT_TESSERA_ERROR(ir::parse_graph(graph_with("u8[-1]")), "negative dimension");
+  EXPECT_TESSERA_ERROR(ir::parse_graph(graph_with("u8[0, 4611686018427387904, 4]")), "too large");
+  EXPECT_NO_THROW(ir::parse_graph(graph_with("u8[1]")));
+}

@@ -152,6 +152,20 @@ TEST(Split, Errors) {
   EXPECT_TESSERA_ERROR(ops::split(x, {6}, 2), "split", "axis 2");
 }
 
+TEST(Split, PieceSizesThatOverflowAreRefused) {
+  // Found by fuzz_ir_text: the running total of the piece sizes overflowed (undefined behaviour).
+  const int64_t big = int64_t{1} << 62;
+  EXPECT_TESSERA_ERROR(ops::split(ops::zeros({2, 6}), {big, big, big, big, 6}, 1), "split", "more than 64 bits");
+}
+
+TEST(Concat, SizesThatOverflowAreRefused) {
+  // Types only (placeholders allocate nothing): the sum of the axis sizes overflowed.
+  const std::string text =
+      "graph @g(%0: f32[4611686018427387904] {name = \"a\"}, %1: f32[4611686018427387904] {name = \"b\"}) {\n"
+      "  %2 = concat(%0, %1, %0) {axis = 0} : f32[1]\n  return %2\n}\n";
+  EXPECT_TESSERA_ERROR(ir::parse_graph(text), "concat", "more than 64 bits");
+}
+
 TEST(Split, GradientWhenOnlySomePiecesAreUsed) {
   // Pieces 0 and 2 are used, piece 1 is not: its part of the gradient is zero.
   EXPECT_GRADIENTS_MATCH(

@@ -36,6 +36,15 @@ TEST(Reshape, Errors) {
   EXPECT_TESSERA_ERROR(ops::reshape(x, {-2, -3}), "reshape", "f32[2, 3]", "negative dimension");
 }
 
+TEST(Reshape, HugeTargetShapesAreRefusedWithoutOverflow) {
+  // The product of the known dimensions used to overflow (undefined behaviour) before any check.
+  const int64_t big = int64_t{1} << 32;
+  EXPECT_TESSERA_ERROR(ops::reshape(ops::zeros({2, 3}), {big, big, -1}), "reshape", "too large", "overflows 64 bits");
+  // An empty input does not excuse strides that overflow.
+  EXPECT_TESSERA_ERROR(ops::reshape(ops::zeros({0}), {0, int64_t{1} << 62, int64_t{1} << 62}), "reshape", "too large");
+  expect_shape(ops::reshape(ops::zeros({0}), {0, big}), {0, big});
+}
+
 TEST(Reshape, Gradient) {
   EXPECT_GRADIENTS_MATCH(
       [](const std::vector<Tensor>& xs) {

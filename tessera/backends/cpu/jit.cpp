@@ -1,6 +1,8 @@
 // compile_clusters: loop IR -> one C translation unit -> one compiler run -> one shared object,
 // looked up first in memory, then on disk by the hash of (source, compiler command, compiler
-// version). Kernels keep the shared object loaded for as long as any of them lives.
+// version). Kernels keep the shared object loaded for as long as any of them lives. The object carries
+// that hash as a symbol, checked after loading, so a cached file that was swapped or replaced under
+// its name is rebuilt instead of silently running other kernels.
 #include "tessera/backends/cpu/jit.h"
 
 #include <dlfcn.h>
@@ -9,12 +11,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
 #include "tessera/backends/cpu/compiler_driver.h"
 #include "tessera/backends/cpu/jit_cache.h"
 #include "tessera/codegen/emitter.h"
+#include "tessera/core/temp_file.h"
 #include "tessera/lower/loop_ir.h"
 
 namespace tessera::backends::cpu {
@@ -77,6 +81,25 @@ std::shared_ptr<const SharedObject> open_shared_object(const std::string& path) 
   return so;
 }
 
+// The symbol through which a compiled module names the cache key it was built for.
+constexpr const char* kModuleKeySymbol = "tsr_module_key";
+constexpr const char* kCacheFormat = "tessera kernel cache v2 (module key symbol)";
+
+std::string with_module_key(const std::string& source, const std::string& key) {
+  return fmt::format("{}\n/* The cache key of this module, checked after loading it. */\nconst char {}[] = \"{}\";\n", source,
+                     kModuleKeySymbol, key);
+}
+
+// The key a loaded module names (nullptr when it names none).
+const char* module_key(const SharedObject& so) {
+  return static_cast<const char*>(::dlsym(so.handle, kModuleKeySymbol));
+}
+
+bool holds_key(const SharedObject& so, const std::string& key) {
+  const char* stored = module_key(so);
+  return stored != nullptr && std::strncmp(stored, key.c_str(), key.size() + 1) == 0;
+}
+
 std::string first_lines(const std::string& text, int n) {
   size_t pos = 0;
   for (int i = 0; i < n && pos != std::string::npos; ++i) {
@@ -126,7 +149,9 @@ codegen::Dialect jit_dialect() {
 // Finds or builds the shared object for `source`; fills the cache part of `stats`.
 std::shared_ptr<const SharedObject> load_module(const std::string& source, JitStats& stats) {
   const CompilerCommand& cmd = compiler_command();
-  const std::string key = content_hash(source + "\n--\n" + cmd.text() + "\n--\n" + cmd.version);
+  // The format tag keeps objects of older versions (which carry no key) out of the lookup.
+  const std::string key =
+      content_hash(std::string(kCacheFormat) + "\n--\n" + source + "\n--\n" + cmd.text() + "\n--\n" + cmd.version);
   const std::string dir = kernel_cache_dir();
   const std::string base = dir + "/" + key;
   stats.source_path = base + ".c";
@@ -138,31 +163,43 @@ std::shared_ptr<const SharedObject> load_module(const std::string& source, JitSt
   }
   if (file_exists(base + ".so")) {
     if (auto so = open_shared_object(base + ".so")) {
-      stats.from_disk_cache = true;
-      mem[key] = so;
-      return so;
-    }  // unreadable (e.g. truncated by a crash elsewhere): rebuild it below
+      if (holds_key(*so, key)) {
+        stats.from_disk_cache = true;
+        mem[key] = so;
+        return so;
+      }
+      if (module_key(*so) != nullptr) {
+        std::fprintf(stderr,
+                     "tessera: warning: kernel cache: '%s.so' was not built for this source (its key differs); "
+                     "recompiling\n",
+                     base.c_str());
+      }
+    }  // unreadable (e.g. truncated by a crash elsewhere), keyless or another module: rebuild it below
   }
   make_directories(dir);
-  write_file_atomically(stats.source_path, source);
-  const std::string tmp = unique_temp_path(base + ".so");
+  write_file_atomically(stats.source_path, with_module_key(source, key));
+  // The compiler writes its output into a folder only this process can enter: a compiler follows a
+  // symlink at its output path, so the output must not sit where others could plant one.
+  const std::string work = create_temp_directory(base + ".so");
+  const std::string tmp = work + "/kernels.so";
   const auto t0 = std::chrono::steady_clock::now();
   const CompileResult r = run_compiler(cmd, stats.source_path, tmp);
   stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!r.ok) {
-    std::remove(tmp.c_str());
+    remove_temp_directory(work);
     fail("cpu jit: compiling generated kernels failed (exit status {}) with '{}'\n  generated source: {}\n{}",
          r.exit_status, cmd.text(), stats.source_path, first_lines(r.messages, 20));
   }
-  if (std::rename(tmp.c_str(), (base + ".so").c_str()) != 0) {
-    std::remove(tmp.c_str());
-    fail("cpu jit: cannot move the compiled kernels into the cache at '{}.so'", base);
-  }
+  const bool moved = std::rename(tmp.c_str(), (base + ".so").c_str()) == 0;
+  remove_temp_directory(work);
+  if (!moved) fail("cpu jit: cannot move the compiled kernels into the cache at '{}.so'", base);
   auto so = open_shared_object(base + ".so");
   if (!so) {
     const char* why = ::dlerror();
     fail("cpu jit: cannot load '{}.so' (generated source: {}): {}", base, stats.source_path, why ? why : "unknown");
   }
+  TESSERA_CHECK(holds_key(*so, key), "cpu jit: '{}.so' does not hold the module just compiled (was it replaced?)",
+                base);
   mem[key] = so;
   return so;
 }

@@ -5,15 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include "tessera/core/error.h"
+#include "tessera/core/temp_file.h"
 
 namespace tessera::backends::cpu {
 
@@ -54,36 +53,25 @@ std::string content_hash(std::string_view bytes) {
   return fmt::format("{:016x}{:016x}", a, b);
 }
 
-std::string unique_temp_path(const std::string& path) {
-  static std::atomic<uint64_t> counter{0};
-  static const uint64_t salt = std::random_device{}();
-  return fmt::format("{}.tmp.{}.{}.{:x}", path, ::getpid(), counter.fetch_add(1), salt);
-}
-
 void write_file_atomically(const std::string& path, std::string_view bytes) {
-  const std::string tmp = unique_temp_path(path);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    const int err = errno;
-    fail("kernel cache: cannot write '{}': {}", tmp, std::strerror(err));
-  }
+  const TempFile tmp = create_temp_file(path, 0644);
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    const ssize_t n = ::write(tmp.fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      fail("kernel cache: cannot write '{}': {}", tmp, std::strerror(err));
+      ::close(tmp.fd);
+      ::unlink(tmp.path.c_str());
+      fail("kernel cache: cannot write '{}': {}", tmp.path, std::strerror(err));
     }
     done += static_cast<size_t>(n);
   }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  ::close(tmp.fd);
+  if (::rename(tmp.path.c_str(), path.c_str()) != 0) {
     const int err = errno;
-    ::unlink(tmp.c_str());
-    fail("kernel cache: cannot rename '{}' to '{}': {}", tmp, path, std::strerror(err));
+    ::unlink(tmp.path.c_str());
+    fail("kernel cache: cannot rename '{}' to '{}': {}", tmp.path, path, std::strerror(err));
   }
 }
 

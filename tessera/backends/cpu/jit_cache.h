@@ -1,6 +1,7 @@
 #pragma once
 // The JIT's disk cache: where it lives, content keys, and atomic writes that concurrent processes can
-// share (write a uniquely named temporary file, then rename it into place).
+// share (write an exclusively created temporary file, tessera/core/temp_file.h, then rename it into
+// place; leftovers of killed processes are removed by the next one).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,8 +16,6 @@ void make_directories(const std::string& path);  // mkdir -p; throws naming the 
 // 128-bit content hash as 32 hex digits (two independent 64-bit FNV-1a streams).
 std::string content_hash(std::string_view bytes);
 
-// A temporary name next to `path`, unique across threads and processes.
-std::string unique_temp_path(const std::string& path);
 // Writes `bytes` to `path` via a temporary file and rename(2); throws naming the path.
 void write_file_atomically(const std::string& path, std::string_view bytes);
 bool file_exists(const std::string& path);

@@ -15,6 +15,8 @@
 #include <unordered_map>
 
 #include "tessera/core/error.h"
+#include "tessera/core/printable.h"
+#include "tessera/io/regular_file.h"
 #include "tessera/quant/quantize.h"
 
 namespace tessera::io::gguf {
@@ -202,7 +204,7 @@ TensorInfo read_tensor_info(Cursor& c, size_t index) {
   TensorInfo t;
   t.info_offset = c.pos();
   t.name = c.read_string("tensor name");
-  const std::string label = fmt::format("tensor {} '{}'", index, t.name);
+  const std::string label = fmt::format("tensor {} '{}'", index, printable(t.name, 96));
   const size_t dims_at = c.pos();
   const uint32_t n_dims = c.read<uint32_t>("tensor dimension count");
   if (n_dims > static_cast<uint32_t>(kMaxDims)) {
@@ -277,7 +279,7 @@ void parse(Reader::State& s) {
   for (uint64_t i = 0; i < kv_count; ++i) {
     const size_t at = c.pos();
     std::string key = c.read_string("metadata key");
-    if (s.key_index.count(key) != 0) c.fail_at(at, "duplicate metadata key '{}'", key);
+    if (s.key_index.count(key) != 0) c.fail_at(at, "duplicate metadata key '{}'", printable(key, 96));
     const ValueType type = read_value_type(c, "metadata value type");
     Value value = read_value(c, type, 0);
     s.key_index.emplace(key, s.metadata.size());
@@ -289,15 +291,17 @@ void parse(Reader::State& s) {
       c.fail_at(c.pos(), "general.alignment must be a u32, got {}", value_type_name(v.type()));
     }
     s.alignment = v.as_u64();
-    if (s.alignment == 0 || (s.alignment & (s.alignment - 1)) != 0) {
-      c.fail_at(c.pos(), "general.alignment = {} is not a power of two", s.alignment);
+    if (s.alignment == 0 || (s.alignment & (s.alignment - 1)) != 0 || s.alignment > kMaxAlignment) {
+      c.fail_at(c.pos(), "general.alignment = {} is not a power of two between 1 and {}", s.alignment, kMaxAlignment);
     }
   }
 
   s.tensors.reserve(static_cast<size_t>(tensor_count));
   for (uint64_t i = 0; i < tensor_count; ++i) {
     TensorInfo t = read_tensor_info(c, static_cast<size_t>(i));
-    if (s.tensor_index.count(t.name) != 0) c.fail_at(t.info_offset, "duplicate tensor name '{}'", t.name);
+    if (s.tensor_index.count(t.name) != 0) {
+      c.fail_at(t.info_offset, "duplicate tensor name '{}'", printable(t.name, 96));
+    }
     s.tensor_index.emplace(t.name, s.tensors.size());
     s.tensors.push_back(std::move(t));
   }
@@ -312,14 +316,14 @@ void parse(Reader::State& s) {
   const uint64_t data_size = size - s.data_offset;
   for (const TensorInfo& t : s.tensors) {
     if (t.offset % s.alignment != 0) {
-      c.fail_at(t.info_offset, "tensor '{}' has data offset {}, not a multiple of the alignment {}", t.name, t.offset,
-                s.alignment);
+      c.fail_at(t.info_offset, "tensor '{}' has data offset {}, not a multiple of the alignment {}",
+                printable(t.name, 96), t.offset, s.alignment);
     }
     if (t.offset > data_size || t.nbytes > data_size - t.offset) {
       c.fail_at(t.info_offset,
                 "tensor '{}' ({} bytes at data offset {}, file offset {}) extends past the end of the data section "
                 "({} bytes)",
-                t.name, t.nbytes, t.offset, s.data_offset + t.offset, data_size);
+                printable(t.name, 96), t.nbytes, t.offset, s.data_offset + t.offset, data_size);
     }
   }
   std::vector<const TensorInfo*> by_offset;
@@ -332,8 +336,8 @@ void parse(Reader::State& s) {
     const TensorInfo& a = *by_offset[i - 1];
     const TensorInfo& b = *by_offset[i];
     if (a.offset + a.nbytes > b.offset) {
-      c.fail_at(b.info_offset, "tensors '{}' (data offset {}, {} bytes) and '{}' (data offset {}) overlap", a.name,
-                a.offset, a.nbytes, b.name, b.offset);
+      c.fail_at(b.info_offset, "tensors '{}' (data offset {}, {} bytes) and '{}' (data offset {}) overlap",
+                printable(a.name, 96), a.offset, a.nbytes, printable(b.name, 96), b.offset);
     }
   }
 }
@@ -343,20 +347,10 @@ std::string errno_text(int err) {
 }
 
 std::shared_ptr<Bytes> map_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("cannot read '{}': {}", path, errno_text(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    fail("cannot read '{}': {}", path, errno_text(err));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail("cannot read '{}': not a regular file", path);
-  }
+  uint64_t size = 0;
+  const int fd = open_regular_file(path, &size);
   auto bytes = std::make_shared<Bytes>();
-  bytes->size = static_cast<size_t>(st.st_size);
+  bytes->size = static_cast<size_t>(size);
   if (bytes->size > 0) {
     // Private and writable: pages written through a view are copied, the file never changes.
     void* p = ::mmap(nullptr, bytes->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
@@ -423,7 +417,7 @@ const Value* Reader::find(const std::string& key) const {
 
 const Value& Reader::get(const std::string& key) const {
   const Value* v = find(key);
-  if (v == nullptr) fail("{}: no metadata key '{}'", state_->source, key);
+  if (v == nullptr) fail("{}: no metadata key '{}'", state_->source, printable(key, 96));
   return *v;
 }
 
@@ -435,7 +429,8 @@ const TensorInfo* Reader::find_tensor(const std::string& name) const {
 const TensorInfo& Reader::tensor(const std::string& name) const {
   const TensorInfo* t = find_tensor(name);
   if (t == nullptr)
-    fail("{}: no tensor named '{}' ({} tensors in the file)", state_->source, name, state_->tensors.size());
+    fail("{}: no tensor named '{}' ({} tensors in the file)", state_->source, printable(name, 96),
+         state_->tensors.size());
   return *t;
 }
 
@@ -506,7 +501,8 @@ Array Reader::view(const TensorInfo& info) const {
 Array Reader::dequantize(const TensorInfo& info) const {
   const quant::TypeTraits& traits = quant::type_traits(info.type);
   if (!traits.can_dequantize) {
-    fail("{}: tensor '{}' has type {}, which Tessera cannot decode", state_->source, info.name, traits.name);
+    fail("{}: tensor '{}' has type {}, which Tessera cannot decode", state_->source, printable(info.name, 96),
+         traits.name);
   }
   Array out = Array::empty(DType::f32, info.shape());
   const int64_t n = info.row_length();

@@ -10,8 +10,10 @@
 //
 // The reader validates the whole structure before handing anything out: truncation, impossible
 // counts, unknown types, too many or too large dimensions, sizes that overflow, tensors outside the
-// data section, misaligned or overlapping tensors and duplicate names all raise tessera::Error naming
-// the file and the byte offset. It never reads outside the input.
+// data section, misaligned or overlapping tensors, duplicate names and an alignment that is not a power
+// of two up to kMaxAlignment all raise tessera::Error naming the file and the byte offset (names from the
+// file are escaped, tessera/core/printable.h). It never reads outside the input; non-regular files
+// (devices, FIFOs, directories) are refused before reading.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,6 +28,9 @@ namespace tessera::io::gguf {
 
 inline constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 inline constexpr uint64_t kDefaultAlignment = 32;
+// general.alignment must be a power of two no larger than this: the padding it implies is written out,
+// so a hostile 2^31 would turn a 60-byte file into gigabytes of zeros (llama.cpp's files use 32).
+inline constexpr uint64_t kMaxAlignment = 65536;
 inline constexpr int kMaxDims = 4;            // GGML_MAX_DIMS
 inline constexpr int kMaxArrayNesting = 8;    // arrays of arrays deeper than this are rejected
 inline constexpr size_t kMaxTensorName = 63;  // llama.cpp's GGML_MAX_NAME minus the terminator

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "tessera/core/error.h"
+#include "tessera/core/printable.h"
 
 namespace tessera::io::gguf {
 
@@ -15,28 +16,6 @@ bool is_unsigned(ValueType t) {
 }
 bool is_signed(ValueType t) {
   return t == ValueType::i8 || t == ValueType::i16 || t == ValueType::i32 || t == ValueType::i64;
-}
-
-std::string quoted(const std::string& s, size_t max_chars = 200) {
-  std::string out = "\"";
-  size_t n = 0;
-  for (unsigned char c : s) {
-    if (n++ == max_chars) {
-      out += "...";
-      break;
-    }
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);  // UTF-8 bytes pass through
-    }
-  }
-  return out + "\"";
 }
 
 [[noreturn]] void wrong_type(const std::string& what, const Value& v, const char* expected) {
@@ -238,7 +217,7 @@ std::string Value::to_string(size_t max_items) const {
         [&](const auto& p) -> std::string {
           using P = std::decay_t<decltype(p)>;
           if constexpr (std::is_same_v<P, std::string>) {
-            return quoted(p);
+            return printable_quoted(p);
           } else if constexpr (std::is_same_v<P, bool>) {
             return p ? "true" : "false";
           } else if constexpr (std::is_arithmetic_v<P>) {
@@ -257,7 +236,7 @@ std::string Value::to_string(size_t max_items) const {
           for (size_t i = 0; i < p.size() && i < max_items; ++i) {
             if (i > 0) out += ", ";
             if constexpr (std::is_same_v<P, std::vector<std::string>>) {
-              out += quoted(p[i], 40);
+              out += printable_quoted(p[i], 40);
             } else if constexpr (std::is_same_v<P, std::vector<Value>>) {
               out += p[i].to_string(max_items);
             } else if constexpr (std::is_same_v<P, std::vector<bool>>) {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "tessera/core/error.h"
+#include "tessera/core/printable.h"
 #include "tessera/io/atomic_file.h"
 
 namespace tessera::io::gguf {
@@ -146,18 +147,17 @@ quant::GgmlType ggml_type_of(DType dt, const std::string& name) {
 }  // namespace
 
 Writer::Writer(uint64_t alignment) : alignment_(alignment) {
-  TESSERA_CHECK(alignment > 0 && (alignment & (alignment - 1)) == 0 && alignment <= 0xFFFFFFFFull,
-                "gguf writer: alignment {} is not a power of two that fits in u32", alignment);
+  TESSERA_CHECK(alignment > 0 && (alignment & (alignment - 1)) == 0 && alignment <= kMaxAlignment,
+                "gguf writer: alignment {} is not a power of two of at most {}", alignment, kMaxAlignment);
 }
 
 void Writer::set(const std::string& key, Value value) {
   TESSERA_CHECK(key != "general.alignment", "gguf writer: general.alignment is set through the Writer's alignment");
-  for (auto& [k, v] : metadata_) {
-    if (k == key) {
-      v = std::move(value);
-      return;
-    }
+  if (auto it = key_index_.find(key); it != key_index_.end()) {
+    metadata_[it->second].second = std::move(value);
+    return;
   }
+  key_index_.emplace(key, metadata_.size());
   metadata_.emplace_back(key, std::move(value));
 }
 
@@ -167,14 +167,17 @@ void Writer::append(const std::string& key, Value value) {
 }
 
 void Writer::remove(const std::string& key) {
-  std::erase_if(metadata_, [&](const auto& kv) { return kv.first == key; });
+  auto it = key_index_.find(key);
+  if (it == key_index_.end()) return;
+  const size_t at = it->second;
+  key_index_.erase(it);
+  metadata_.erase(metadata_.begin() + static_cast<std::ptrdiff_t>(at));
+  for (size_t i = at; i < metadata_.size(); ++i) key_index_[metadata_[i].first] = i;
 }
 
 const Value* Writer::find(const std::string& key) const {
-  for (const auto& [k, v] : metadata_) {
-    if (k == key) return &v;
-  }
-  return nullptr;
+  auto it = key_index_.find(key);
+  return it == key_index_.end() ? nullptr : &metadata_[it->second].second;
 }
 
 void Writer::copy_metadata(const Reader& reader) {
@@ -185,20 +188,24 @@ void Writer::copy_metadata(const Reader& reader) {
 
 void Writer::add_tensor(const std::string& name, quant::GgmlType type, std::vector<int64_t> ne,
                         std::span<const uint8_t> data, std::shared_ptr<const void> owner) {
+  const std::string shown = printable(name, 96);
   TESSERA_CHECK(!name.empty() && name.size() <= kMaxTensorName,
-                "gguf writer: tensor name '{}' must have 1 to {} bytes (llama.cpp's limit)", name, kMaxTensorName);
+                "gguf writer: tensor name '{}' must have 1 to {} bytes (llama.cpp's limit)", shown, kMaxTensorName);
   TESSERA_CHECK(ne.size() <= static_cast<size_t>(kMaxDims), "gguf writer: tensor '{}' has {} dimensions; at most {}",
-                name, ne.size(), kMaxDims);
-  for (const Pending& t : tensors_) TESSERA_CHECK(t.name != name, "gguf writer: duplicate tensor name '{}'", name);
+                shown, ne.size(), kMaxDims);
+  TESSERA_CHECK(!tensor_names_.contains(name), "gguf writer: duplicate tensor name '{}'", shown);
   int64_t rows = 1;
   for (size_t d = 0; d < ne.size(); ++d) {
-    TESSERA_CHECK(ne[d] >= 0, "gguf writer: tensor '{}' has negative dimension {}", name, ne[d]);
-    if (d > 0) rows *= ne[d];
+    TESSERA_CHECK(ne[d] >= 0, "gguf writer: tensor '{}' has negative dimension {}", shown, ne[d]);
+    if (d > 0) TESSERA_CHECK(!__builtin_mul_overflow(rows, ne[d], &rows), "gguf writer: tensor '{}' is too large", shown);
   }
-  const int64_t expected = quant::row_bytes(type, ne.empty() ? 1 : ne[0], name) * rows;
+  int64_t expected = 0;
+  TESSERA_CHECK(!__builtin_mul_overflow(quant::row_bytes(type, ne.empty() ? 1 : ne[0], shown), rows, &expected),
+                "gguf writer: tensor '{}' is too large", shown);
   TESSERA_CHECK(static_cast<int64_t>(data.size()) == expected,
-                "gguf writer: tensor '{}' ({} with ne {}) needs {} bytes, got {}", name, quant::type_name(type),
+                "gguf writer: tensor '{}' ({} with ne {}) needs {} bytes, got {}", shown, quant::type_name(type),
                 fmt::join(ne, ", "), expected, data.size());
+  tensor_names_.insert(name);
   tensors_.push_back({name, type, std::move(ne), data, std::move(owner)});
 }
 

@@ -7,6 +7,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -19,14 +21,16 @@ namespace tessera::io::gguf {
 
 class Writer {
  public:
+  // `alignment` must be a power of two of at most kMaxAlignment.
   explicit Writer(uint64_t alignment = kDefaultAlignment);
 
   // Sets a metadata entry; an existing key keeps its position. "general.alignment" is managed by the
-  // writer (written when the alignment is not the default) and cannot be set here.
+  // writer (written when the alignment is not the default) and cannot be set here. Keys and tensor
+  // names are looked up in hash tables, so a file of a million entries is built in linear time.
   void set(const std::string& key, Value value);
   // Removes `key` if present and adds it last (what ggml's gguf_set_val_* does to an existing key).
   void append(const std::string& key, Value value);
-  void remove(const std::string& key);
+  void remove(const std::string& key);  // linear in the number of entries after `key`
   const Value* find(const std::string& key) const;
   const std::vector<std::pair<std::string, Value>>& metadata() const { return metadata_; }
   // Copies every metadata entry of `reader` (except general.alignment).
@@ -58,7 +62,9 @@ class Writer {
 
   uint64_t alignment_;
   std::vector<std::pair<std::string, Value>> metadata_;
+  std::unordered_map<std::string, size_t> key_index_;  // key -> position in metadata_
   std::vector<Pending> tensors_;
+  std::unordered_set<std::string> tensor_names_;
 };
 
 }  // namespace tessera::io::gguf

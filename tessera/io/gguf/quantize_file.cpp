@@ -8,8 +8,10 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "tessera/core/error.h"
+#include "tessera/core/printable.h"
 #include "tessera/io/atomic_file.h"
 #include "tessera/io/gguf/gguf_reader.h"
 #include "tessera/io/gguf/gguf_writer.h"
@@ -82,16 +84,11 @@ bool fits(GgmlType type, int64_t row_length) {
   return row_length % quant::type_traits(type).block_size == 0;
 }
 
-// llama.cpp's loader orders tensors by layer ("blk.N." prefix, none first), then by name; writing in
-// that order reproduces llama-quantize's files byte for byte.
-bool llama_tensor_order(const std::string& a, const std::string& b) {
-  const auto layer = [](const std::string& s) {
-    int n = -1;
-    if (std::sscanf(s.c_str(), "blk.%d.", &n) != 1) n = -1;
-    return n;
-  };
-  const int la = layer(a), lb = layer(b);
-  return la != lb ? la < lb : a < b;
+// The layer of a tensor name ("blk.N." prefix), -1 for none.
+int layer_of(const std::string& name) {
+  int n = -1;
+  if (std::sscanf(name.c_str(), "blk.%d.", &n) != 1) n = -1;
+  return n;
 }
 
 struct Source {
@@ -100,7 +97,42 @@ struct Source {
   std::vector<int64_t> ne;
   const uint8_t* data;
   uint64_t nbytes;
+  int layer = -1;
 };
+
+// llama.cpp's loader orders tensors by layer (none first), then by name; writing in that order
+// reproduces llama-quantize's files byte for byte.
+bool llama_tensor_order(const Source& a, const Source& b) {
+  return a.layer != b.layer ? a.layer < b.layer : a.name < b.name;
+}
+
+bool is_float_type(GgmlType type) {
+  return type == GgmlType::f32 || type == GgmlType::f16 || type == GgmlType::bf16;
+}
+
+// general.file_type must describe the tensors written: the requested type when any tensor was encoded
+// in it, else the most common type of the weight matrices (2+ dimensions; of all tensors when there
+// are none) that llama.cpp has a label for; nullopt (no label) when there is none.
+std::optional<uint32_t> file_type_label(const std::vector<TensorPlan>& plans, GgmlType requested) {
+  std::map<GgmlType, size_t> matrices, all;
+  for (const TensorPlan& p : plans) {
+    if (p.to == requested) return llama_file_type(requested);
+    if (p.ne.size() >= 2) ++matrices[p.to];
+    ++all[p.to];
+  }
+  std::optional<uint32_t> label;
+  size_t best = 0;
+  for (const auto& [type, count] : matrices.empty() ? all : matrices) {
+    if (count <= best) continue;
+    try {
+      label = llama_file_type(type);
+      best = count;
+    } catch (const Error&) {
+      // a type llama.cpp names no file type after
+    }
+  }
+  return label;
+}
 
 bool is_gguf(const std::string& path) {
   MappedFile file(path);
@@ -124,7 +156,7 @@ GgmlType ggml_type_of(DType dt, const std::string& name) {
     case DType::i64:
       return GgmlType::i64;
     default:
-      fail("tensor '{}' has dtype {}, which GGUF cannot hold", name, dtype_name(dt));
+      fail("tensor '{}' has dtype {}, which GGUF cannot hold", printable(name, 96), dtype_name(dt));
   }
 }
 
@@ -168,6 +200,27 @@ bool TypeOverride::matches(const std::string& name) const {
   return hit;
 }
 
+namespace {
+
+// A tensor already in a block format is re-encoded only with allow_requantize: decoding and encoding
+// again compounds two rounding errors, so doing it silently would hand out a worse model than asked.
+void check_requantize(const TensorPlan& p, const QuantizeOptions& options) {
+  if (p.to == p.from || !quant::is_block_type(p.from)) return;
+  const std::string name = printable(p.name, 96);
+  if (!options.allow_requantize) {
+    fail("tensor '{}' is already quantized as {}; re-encoding it as {} would compound two rounding errors. "
+         "Quantize the original f32/f16/bf16 weights instead, or pass --allow-requantize to dequantize and "
+         "re-encode it anyway",
+         name, quant::type_name(p.from), quant::type_name(p.to));
+  }
+  if (!quant::type_traits(p.from).can_dequantize) {
+    fail("tensor '{}' is {}, which Tessera cannot decode, so it cannot be re-encoded as {}", name,
+         quant::type_name(p.from), quant::type_name(p.to));
+  }
+}
+
+}  // namespace
+
 TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, GgmlType from,
                        const QuantizeOptions& options) {
   TensorPlan p{name, ne, from, from, "", 0, 0};
@@ -175,20 +228,20 @@ TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, 
   for (const TypeOverride& o : options.overrides) {
     if (!o.matches(name)) continue;
     if (!fits(o.type, row)) {
-      fail("tensor '{}': override '{}' asks for {}, but its rows of {} values are not whole {} blocks", name, o.pattern,
-           quant::type_name(o.type), row, quant::type_name(o.type));
+      fail("tensor '{}': override '{}' asks for {}, but its rows of {} values are not whole {} blocks",
+           printable(name, 96), o.pattern, quant::type_name(o.type), row, quant::type_name(o.type));
     }
     p.to = o.type;
     p.reason = "override '" + o.pattern + "'";
+    check_requantize(p, options);
     return p;
   }
   if (const char* why = keep_reason(name, ne.size())) {
     p.reason = why;
     return p;
   }
-  const bool float_source = from == GgmlType::f32 || from == GgmlType::f16 || from == GgmlType::bf16;
-  if (!float_source && !options.allow_requantize) {
-    p.reason = "already quantized (pass --allow-requantize to re-encode)";
+  if (!is_float_type(from) && !quant::is_block_type(from)) {
+    p.reason = fmt::format("{} tensors are not quantized", quant::type_name(from));
     return p;
   }
   p.to = options.type;
@@ -200,6 +253,8 @@ TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, 
                            quant::type_name(p.to), quant::type_traits(p.to).block_size, quant::type_name(alt));
     p.to = alt;
   }
+  if (p.to == from) p.reason = fmt::format("already {}", quant::type_name(from));
+  check_requantize(p, options);
   return p;
 }
 
@@ -238,7 +293,7 @@ uint32_t llama_file_type(GgmlType type) {
 
 std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& out, const QuantizeOptions& options,
                                       const std::function<void(const TensorPlan&, size_t, size_t)>& on_tensor) {
-  const uint32_t file_type = llama_file_type(options.type);
+  llama_file_type(options.type);  // fails early for a type llama.cpp has no file type for
   Writer writer;
   std::vector<Source> sources;
   // Keep whichever input representation alive until the file is written.
@@ -248,7 +303,7 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
     writer = Writer(reader->alignment());
     writer.copy_metadata(*reader);
     for (const TensorInfo& t : reader->tensors()) {
-      sources.push_back({t.name, t.type, t.ne, reader->tensor_data(t), t.nbytes});
+      sources.push_back({t.name, t.type, t.ne, reader->tensor_data(t), t.nbytes, layer_of(t.name)});
     }
     keep_alive = reader;
   } else {
@@ -258,24 +313,38 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
       const Array& c = array;  // load_safetensors returns packed arrays
       sources.push_back({name, ggml_type_of(c.dtype(), name),
                          std::vector<int64_t>(c.shape().rbegin(), c.shape().rend()),
-                         static_cast<const uint8_t*>(c.raw_data()), c.nbytes()});
+                         static_cast<const uint8_t*>(c.raw_data()), c.nbytes(), layer_of(name)});
     }
     keep_alive = st;
   }
+  std::stable_sort(sources.begin(), sources.end(), llama_tensor_order);
+  // Every tensor is planned before any is encoded, so a refusal (requantizing, an override that does
+  // not fit) comes at once.
+  std::vector<TensorPlan> plans;
+  for (const Source& s : sources) {
+    TensorPlan p;
+    try {
+      p = plan_tensor(s.name, s.ne, s.type, options);
+    } catch (const Error& e) {
+      fail("{}: {}", in, e.what());
+    }
+    p.bytes_in = s.nbytes;
+    p.bytes_out = static_cast<uint64_t>(quant::row_bytes(p.to, s.ne.empty() ? 1 : s.ne[0]) * rows_of(s.ne));
+    plans.push_back(std::move(p));
+  }
   // As llama-quantize: the quantization version, then the file type, at the end of the metadata.
   writer.append("general.quantization_version", Value::u32(2));
-  writer.append("general.file_type", Value::u32(file_type));
+  if (const std::optional<uint32_t> label = file_type_label(plans, options.type)) {
+    writer.append("general.file_type", Value::u32(*label));
+  } else {
+    writer.remove("general.file_type");
+  }
 
-  std::stable_sort(sources.begin(), sources.end(),
-                   [](const Source& a, const Source& b) { return llama_tensor_order(a.name, b.name); });
-  std::vector<TensorPlan> plans;
   for (size_t i = 0; i < sources.size(); ++i) {
     const Source& s = sources[i];
-    TensorPlan p = plan_tensor(s.name, s.ne, s.type, options);
+    const TensorPlan& p = plans[i];
     const int64_t n = s.ne.empty() ? 1 : s.ne[0];
     const int64_t rows = rows_of(s.ne);
-    p.bytes_in = s.nbytes;
-    p.bytes_out = static_cast<uint64_t>(quant::row_bytes(p.to, n) * rows);
     if (p.to == s.type) {
       writer.add_tensor(s.name, s.type, s.ne, std::span<const uint8_t>(s.data, s.nbytes), keep_alive);
     } else {
@@ -284,12 +353,11 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
       try {
         bytes = encode(p.to, values.data(), rows, n);
       } catch (const Error& e) {
-        fail("{}: tensor '{}': {}", in, s.name, e.what());
+        fail("{}: tensor '{}': {}", in, printable(s.name, 96), e.what());
       }
       writer.add_tensor(s.name, p.to, s.ne, std::move(bytes));
     }
     if (on_tensor) on_tensor(p, i, sources.size());
-    plans.push_back(std::move(p));
   }
   writer.write(out);
   return plans;

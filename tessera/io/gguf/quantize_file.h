@@ -11,6 +11,12 @@
 // (Q2_K/Q3_K -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, and F16 if even that does not fit).
 // This is llama-quantize's `--pure` behaviour: no per-layer mixes (Q4_K_M's Q6_K for output and some
 // attn_v/ffn_down tensors); use overrides for those.
+//
+// Tensors already in a block format (a Q4_K model, say) are copied when they are already in the chosen
+// type; re-encoding them into another type fails with an error unless `allow_requantize` (as
+// llama-quantize refuses without --allow-requantize), which dequantizes and encodes again.
+// general.file_type always describes the tensors written: the requested type when any tensor got it,
+// else the most common type of the weight matrices (no label when llama.cpp has none for it).
 #include <functional>
 #include <string>
 #include <utility>
@@ -34,7 +40,7 @@ struct TypeOverride {
 struct QuantizeOptions {
   quant::GgmlType type = quant::GgmlType::q4_k;
   std::vector<TypeOverride> overrides;  // first match wins
-  bool allow_requantize = false;        // re-encode tensors that are already quantized
+  bool allow_requantize = false;        // re-encode tensors already in another block format (else an error)
 };
 
 struct TensorPlan {
@@ -46,7 +52,8 @@ struct TensorPlan {
   uint64_t bytes_in = 0, bytes_out = 0;
 };
 
-// The output type of one tensor under `options` (reason filled in).
+// The output type of one tensor under `options` (reason filled in); throws when it would re-encode a
+// block-format tensor without allow_requantize, or when an override does not fit its rows.
 TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, quant::GgmlType from,
                        const QuantizeOptions& options);
 
