@@ -26,5 +26,6 @@ Command add_train_command(CLI::App& root);
 Command add_quantize_command(CLI::App& root);
 Command add_bench_command(CLI::App& root);
 Command add_export_command(CLI::App& root);
+Command add_check_command(CLI::App& root);
 
 }  // namespace tessera::cli

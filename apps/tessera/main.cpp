@@ -38,6 +38,7 @@ int run(int argc, char** argv) {
       add_quantize_command(app),
       add_bench_command(app),
       add_export_command(app),
+      add_check_command(app),
   };
 
   try {

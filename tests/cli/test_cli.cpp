@@ -360,3 +360,25 @@ TEST_F(CliTest, InspectEscapesNamesFromTheFile) {
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
   EXPECT_TRUE(contains(r.out, "evil\\x1b[2J\\nforged")) << r.out;
 }
+
+// tessera check: the replay an internal compiler error points to. A graph (random inputs) or a
+// regression file (its own data) runs on every CPU variant against the reference; bad files are errors.
+TEST_F(CliTest, CheckRunsAGraphOnEveryVariantAgainstTheReference) {
+  write_file(path("g.tsr"), ir::print_graph(sample_graph()));
+  CliResult r = run("check g.tsr");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_TRUE(contains(r.out, "variant(s) of the cpu backend agree with the reference backend on 2 output(s)")) << r.out;
+  r = run("check g.tsr --backend reference --seed 7");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const std::filesystem::path regression = std::filesystem::absolute(
+      std::filesystem::path(TESSERA_SOURCE_DIR) / "tests/fuzz_graphs/regressions/shared_epilogue_two_products.tsr");
+  r = run("check " + shell_quote(regression.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  write_file(path("bad.tsr"), "graph @g( {\n");
+  r = run("check bad.tsr");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "tessera: error:")) << r.err;
+  r = run("check --backend gpu g.tsr");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "unknown backend 'gpu'")) << r.err;
+}

@@ -46,6 +46,8 @@ class Builder {
   bool gradient() const { return gradient_; }
 
   // Types.
+  // A dimension in [1, hi], or up to 8 hi in a graph of large values.
+  int64_t dim(int64_t hi);
   DType float_dtype();  // mostly f32
   DType int_dtype();    // i64 or i32
   Shape shape(int min_rank, int max_rank);

@@ -54,6 +54,8 @@ Shape Builder::broadcastable(const Shape& s) {
   return out;
 }
 
+int64_t Builder::dim(int64_t hi) { return integer(1, options_.max_dim > 5 ? hi * 8 : hi); }
+
 bool Builder::fits(const Shape& s) const {
   return shape_numel(s) <= options_.max_elements;
 }
@@ -229,11 +231,18 @@ Tensor projection(Builder& b, const std::vector<Tensor>& outputs) {
 GeneratedGraph generate_graph(uint64_t seed, const GeneratorOptions& options) {
   std::mt19937_64 seeder(seed);
   const bool gradient = std::uniform_real_distribution<double>(0, 1)(seeder) < options.gradient_probability;
-  Builder b(seeder(), options, gradient);
+  GeneratorOptions sizes = options;
+  if (std::uniform_real_distribution<double>(0, 1)(seeder) < options.large_probability) {
+    sizes.max_dim = 48;
+    sizes.max_elements = 1 << 16;
+    sizes.max_ops = std::min(options.max_ops, 6);
+    sizes.min_ops = std::min(sizes.min_ops, sizes.max_ops);
+  }
+  Builder b(seeder(), sizes, gradient);
   const std::vector<const Recipe*> recipes = selected_recipes(options);
   GeneratedGraph out;
   out.gradient = gradient;
-  const int64_t budget = b.integer(options.min_ops, options.max_ops);
+  const int64_t budget = b.integer(sizes.min_ops, sizes.max_ops);
   int applied = 0;
   for (int attempts = 0; applied < budget && attempts < 20 * budget + 40; ++attempts) {
     const Recipe& r = draw(b, recipes);

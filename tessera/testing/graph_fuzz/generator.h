@@ -27,6 +27,9 @@ struct GeneratorOptions {
   int64_t max_elements = 1024;  // per value
   double gradient_probability = 0.25;
   double constant_probability = 0.15;  // a fresh leaf is a constant rather than a graph input
+  // Some graphs are few ops over large values (dims up to 48, 64 Ki elements): vector loops with
+  // tails, packed GEMM panels, work split over threads.
+  double large_probability = 0.1;
   std::vector<std::string> only;       // when not empty: only these recipes
 };
 

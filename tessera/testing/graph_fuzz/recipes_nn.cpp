@@ -24,7 +24,7 @@ Candidate matrix(Builder& b, const Shape& s, DType dtype) {
 // A random product: batched, broadcast, vector and matrix cases.
 void matmul(Builder& b) {
   const DType dt = b.chance(0.85) ? DType::f32 : b.float_dtype();
-  const int64_t m = b.integer(1, 6), k = b.integer(1, 6), n = b.integer(1, 6);
+  const int64_t m = b.dim(6), k = b.dim(6), n = b.dim(6);
   Shape sa{m, k}, sb{k, n};
   const int64_t kind = b.integer(0, 5);
   if (kind == 1) sa.insert(sa.begin(), b.integer(1, 3));  // batch on the left only
@@ -47,7 +47,7 @@ void matmul(Builder& b) {
 // Products that share an input and meet in one sum: x@a + y@b, relu(x@a + bias) + x@b, ...
 void shared_products(Builder& b) {
   const DType dt = b.chance(0.8) ? DType::f32 : b.float_dtype();
-  const int64_t m = b.integer(1, 5), n = b.integer(1, 5), k1 = b.integer(1, 5), k2 = b.integer(1, 5);
+  const int64_t m = b.dim(5), n = b.dim(5), k1 = b.dim(5), k2 = b.dim(5);
   const Candidate x = matrix(b, {m, k1}, dt);
   const Candidate y = b.chance(0.4) ? x : matrix(b, {m, k2}, dt);
   const int64_t ky = y.shape()[1];
@@ -143,8 +143,10 @@ void pooling(Builder& b) {
     in_size.push_back(x.shape()[static_cast<size_t>(x.rank() - rank + d)]);
   }
   const int64_t kind = b.integer(0, 3);
+  const bool ceil_mode = b.chance(0.3);
   if (kind == 0) {  // max pool, and its gradient ops directly
-    const ir::Attrs a{{"kernel", kernel}, {"stride", stride}, {"padding", padding}, {"dilation", dilation}};
+    ir::Attrs a{{"kernel", kernel}, {"stride", stride}, {"padding", padding}, {"dilation", dilation}};
+    if (ceil_mode) a.set("ceil_mode", true);
     const Tensor y = ir::make_node1("max_pool", {x.t.value()}, a);
     b.add(y, x.f);
     if (x.f.exact && b.chance(0.5)) {  // ties in x route the gradient: exact x only
@@ -158,6 +160,7 @@ void pooling(Builder& b) {
   } else if (kind == 1) {  // average pool and its transpose
     const bool include = b.chance(0.5);
     ir::Attrs a{{"kernel", kernel}, {"stride", stride}, {"padding", padding}, {"count_include_pad", include}};
+    if (ceil_mode) a.set("ceil_mode", true);
     const Tensor y = ir::make_node1("avg_pool", {x.t.value()}, a);
     b.add(y, Facts{std::min(x.f.lo, 0.0), std::max(x.f.hi, 0.0), false});
     if (b.chance(0.4)) {
@@ -178,18 +181,30 @@ void pooling(Builder& b) {
             Facts{-m, m, false});
     }
   } else {  // resampling and its transpose
-    const bool linear = b.chance(0.5);
+    const std::string mode = b.choose<std::string>({"linear", "nearest", "nearest-exact"});
+    const bool linear = mode == "linear";
     const bool align = linear && b.chance(0.5);
     std::vector<int64_t> size;
-    for (int64_t d = 0; d < rank; ++d) size.push_back(b.integer(1, 7));
-    const ir::Attrs a{{"size", size}, {"mode", std::string(linear ? "linear" : "nearest")}, {"align_corners", align}};
+    std::vector<double> scales;
+    const bool by_scale = b.chance(0.3);
+    for (int64_t d = 0; d < rank; ++d) {
+      if (by_scale) {  // PyTorch's scale_factor: the size is floor(in * scale), the source index uses 1/scale
+        scales.push_back(b.choose<double>({0.5, 1.5, 2, 2.5, 3}));
+        const double in = static_cast<double>(in_size[static_cast<size_t>(d)]);
+        size.push_back(static_cast<int64_t>(std::floor(in * scales.back())));
+      } else {
+        size.push_back(b.integer(1, 7));
+      }
+    }
+    ir::Attrs a{{"size", size}, {"mode", mode}, {"align_corners", align}};
+    if (by_scale) a.set("scales", scales);
     const Tensor y = ir::make_node1("upsample", {x.t.value()}, a);
     b.add(y, linear ? Facts{x.f.lo, x.f.hi, false} : x.f);
     if (b.chance(0.4)) {
       const Candidate g = b.float_of_shape(y.shape(), x.dtype());
       const double m = g.f.magnitude() * static_cast<double>(y.numel());
-      const ir::Attrs ga{
-          {"input_size", in_size}, {"mode", std::string(linear ? "linear" : "nearest")}, {"align_corners", align}};
+      ir::Attrs ga{{"input_size", in_size}, {"mode", mode}, {"align_corners", align}};
+      if (by_scale) ga.set("scales", scales);
       b.add(ir::make_node1("upsample_grad", {g.t.value()}, ga), Facts{-m, m, !linear && g.f.exact});
     }
   }
@@ -300,6 +315,20 @@ void attention(Builder& b) {
   b.add(ops::scaled_dot_product_attention(q.t, k.t, v.t, mask, causal), Facts{-m, m, false});
 }
 
+// nn.Linear's product: x @ w^T + b with w [out, in], often followed by an activation (one GEMM with
+// a transposed operand and a bias epilogue on the CPU backend).
+void linear(Builder& b) {
+  const DType dt = b.chance(0.85) ? DType::f32 : b.float_dtype();
+  const int64_t in = b.dim(6), out = b.dim(6);
+  const Shape xs = b.chance(0.6) ? Shape{b.dim(5), in} : Shape{b.integer(1, 3), b.integer(1, 3), in};
+  const Candidate x = b.float_of_shape(xs, dt), w = b.float_of_shape({out, in}, dt);
+  const Tensor bias = b.chance(0.7) ? b.float_of_shape({out}, dt).t : Tensor();
+  Tensor y = ops::linear(x.t, w.t, bias);
+  const double m = static_cast<double>(in) * x.f.magnitude() * w.f.magnitude() + 2;
+  if (b.chance(0.4) && !b.gradient()) y = ops::relu(y);
+  b.add(y, Facts{-m, m, false});
+}
+
 void dropout(Builder& b) {
   const Candidate x = b.float_operand();
   ops::Generator gen(static_cast<uint64_t>(b.integer(0, 1000)));
@@ -326,6 +355,7 @@ std::vector<Recipe> nn_recipes() {
       {"losses", {"log_softmax", "gather", "mean", "sum"}, 1, losses},
       {"attention", {"matmul", "softmax"}, 1, attention},
       {"dropout", {"bernoulli", "where", "mul"}, 0.5, dropout},
+      {"linear", {"matmul", "permute", "add"}, 1.5, linear},
   };
 }
 
