@@ -285,7 +285,7 @@ TEST_F(CliTest, DocsOpsTableIsCurrent) {
   // docs/ops.md is `tessera ops --markdown` (heading, op table, Conventions): a new or changed op, or a
   // changed convention, must update it.
   const std::filesystem::path doc = std::filesystem::absolute(
-      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs/ops.md");
+      std::filesystem::path(TESSERA_SOURCE_DIR) / "docs/ops.md");
   std::ifstream in(doc);
   ASSERT_TRUE(in) << doc;
   std::string line, document;
@@ -297,10 +297,10 @@ TEST_F(CliTest, DocsOpsTableIsCurrent) {
 }
 
 TEST_F(CliTest, ExampleGraphFromTheReadme) {
-  // The repository root, from this source file's path. __FILE__ is relative to the build folder (the
-  // test's working folder) when ccache rewrites paths (CCACHE_BASEDIR), and the CLI runs elsewhere.
+  // The repository root comes from CMake (TESSERA_SOURCE_DIR): __FILE__ is relative when ccache rewrites
+  // paths, and the CLI runs in a folder of its own.
   const std::filesystem::path example = std::filesystem::absolute(
-      std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "examples/graphs/mlp.tsr");
+      std::filesystem::path(TESSERA_SOURCE_DIR) / "examples/graphs/mlp.tsr");
   ASSERT_TRUE(std::filesystem::exists(example)) << example;
   const CliResult r = run("inspect --verify --dot mlp.dot " + shell_quote(example.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -18,7 +18,7 @@ namespace tessera::test {
 inline std::optional<std::filesystem::path> testdata_dir() {
   std::vector<std::filesystem::path> candidates;
   if (const char* env = std::getenv("TESSERA_TESTDATA"); env != nullptr && *env != '\0') candidates.emplace_back(env);
-  const std::filesystem::path repo = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+  const std::filesystem::path repo = std::filesystem::path(TESSERA_SOURCE_DIR);
   candidates.push_back(repo / ".." / "shared" / "testdata");
   for (const auto& c : candidates) {
     std::error_code ec;

@@ -78,7 +78,7 @@ inline Array sample_array(DType dtype, const Shape& shape, int salt = 0) {
 
 // The fuzz seed corpus (fuzz/corpus/<name>), located relative to this source file.
 inline std::filesystem::path corpus_dir(const std::string& name) {
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "fuzz" / "corpus" / name;
+  return std::filesystem::path(TESSERA_SOURCE_DIR) / "fuzz" / "corpus" / name;
 }
 
 }  // namespace tessera::test

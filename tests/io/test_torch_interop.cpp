@@ -10,7 +10,7 @@ using namespace tessera;
 
 namespace {
 std::string fixture() {
-  return (std::filesystem::path(__FILE__).parent_path() / "fixtures" / "torch_written.safetensors").string();
+  return (std::filesystem::path(TESSERA_SOURCE_DIR) / "tests/io/fixtures/torch_written.safetensors").string();
 }
 }  // namespace
 
