@@ -65,7 +65,9 @@ void raise_internal_error(const InternalErrorReport& r) {
       const std::string compiled_path = save_graph_for_report(*r.compiled, r.backend + "-compiled", &why);
       if (!compiled_path.empty()) msg += fmt::format(" (after the passes, numbered as above: {})", compiled_path);
     }
-    msg += fmt::format("\n  replay it with: tessera check {} --backend {}", input_path, r.backend);
+    msg += fmt::format("\n  replay it with: tessera check {} --backend {} (TESSERA_DUMP=all also prints the graph "
+                       "after each pass and the lowered program)",
+                       input_path, r.backend);
   } else if (r.input != nullptr) {
     msg += fmt::format("\n  (the graph could not be saved: {})", why);
   }
