@@ -110,6 +110,29 @@ bool all_integers(const Array& a) {
   return true;
 }
 
+// How many terms an op adds up per output element (1 for ops that add nothing up).
+double accumulation_length(const ir::Node& n) {
+  static const std::unordered_set<std::string> reductions = {
+      "sum", "mean", "prod", "logsumexp", "conv", "conv_input_grad", "conv_weight_grad", "avg_pool",
+      "avg_pool_grad", "adaptive_avg_pool", "adaptive_avg_pool_grad", "upsample_grad", "embedding_grad",
+      "scatter_add"};
+  const std::string& op = n.op_name();
+  if (op == "matmul") return static_cast<double>(n.input(0).shape().empty() ? 1 : n.input(0).shape().back());
+  if (op == "softmax" || op == "log_softmax" || op == "cumsum") {
+    const int64_t rank = n.input(0).rank();
+    if (rank == 0) return 1;
+    int64_t axis = n.attrs().get_int("axis");
+    if (axis < 0) axis += rank;
+    return static_cast<double>(n.input(0).shape()[static_cast<size_t>(axis)]);
+  }
+  if (!reductions.count(op)) return 1;
+  int64_t in = 0;
+  for (const ir::Value& v : n.inputs()) in = std::max(in, v.type().numel());
+  const int64_t out = std::max<int64_t>(n.output_types()[0].numel(), 1);
+  return std::max(1.0, static_cast<double>(in) / static_cast<double>(out)) *
+         (op == "conv" || op == "conv_input_grad" || op == "conv_weight_grad" ? 4.0 : 1.0);
+}
+
 // The graph again with every float value that is not integer-valued multiplied by 1 + delta, delta
 // of 2u to 4u either way for its dtype's unit roundoff u: each op's result perturbed by a few roundings,
 // which is what two correct backends may legitimately differ by.
@@ -149,7 +172,31 @@ ir::Graph perturbed(const ir::Graph& graph, const std::unordered_map<ir::Value, 
           .value();
     }
     const Tensor f = factor(original);
-    return f.defined() ? ops::mul(Tensor(computed), f).value() : computed;
+    if (!f.defined()) return computed;
+    ir::Value noisy = ops::mul(Tensor(computed), f).value();
+    // A sum of k terms computed in another order differs by about sqrt(k) roundings of the sum of its
+    // terms' magnitudes (at most k of them): such ops get that much absolute noise too, as their
+    // output's own roundings do not cover it.
+    if (!graph.is_input(original)) {
+      const ir::Node& n = *original.node();
+      const double k = accumulation_length(n);
+      if (k > 1) {
+        double m = 0;
+        for (const ir::Value& in : n.inputs()) {
+          if (!is_floating(in.dtype()) || !values.count(in)) continue;
+          for (double x : values.at(in).to_f64()) {
+            if (std::isfinite(x)) m = std::max(m, std::abs(x));
+          }
+        }
+        const double bound = roundoff(original.dtype()) * std::sqrt(k) * k * m;
+        if (bound > 0) {
+          const std::vector<double> d = noise(original.shape(), bound / 2, bound);
+          noisy = ops::add(Tensor(noisy), Tensor::from_array(Array::from_vector(d, original.shape()).astype(original.dtype())))
+                      .value();
+        }
+      }
+    }
+    return noisy;
   };
   std::unordered_map<ir::Value, ir::Value, ir::ValueHash> map;
   for (const ir::Value& in : graph.inputs()) map.emplace(in, with_noise(in, in));
