@@ -90,4 +90,30 @@ void verify(const Graph& graph) {
   }
 }
 
+std::unordered_map<Value, Value, ValueHash> substitute(const Graph& graph,
+                                                       std::unordered_map<Value, Value, ValueHash> replace) {
+  for (const NodePtr& n : graph.nodes()) {
+    bool touched = false;
+    std::vector<Value> args;
+    for (const Value& in : n->inputs()) {
+      auto it = replace.find(in);
+      touched = touched || it != replace.end();
+      args.push_back(it != replace.end() ? it->second : in);
+    }
+    if (!touched) continue;  // independent of every replaced value: the node itself serves
+    const std::vector<Value> outs = make_node_typed(n->op(), std::move(args), n->attrs(), n->output_types());
+    for (int i = 0; i < n->num_outputs(); ++i) replace.emplace(Value(n, i), outs[static_cast<size_t>(i)]);
+  }
+  return replace;
+}
+
+std::vector<Value> outputs_of(const Graph& graph, const std::unordered_map<Value, Value, ValueHash>& map) {
+  std::vector<Value> out;
+  for (const Value& v : graph.outputs()) {
+    auto it = map.find(v);
+    out.push_back(it != map.end() ? it->second : v);
+  }
+  return out;
+}
+
 }  // namespace tessera::ir

@@ -37,6 +37,14 @@ class Graph {
 // Throws tessera::Error describing the first violation.
 void verify(const Graph& graph);
 
+// The graph's nodes rebuilt downstream of the values `replace` maps (value -> its replacement): every
+// node reading a replaced value, directly or not, is rebuilt on the replacements (same op, attributes and
+// types); the rest are shared unchanged. Returns `replace` completed with each rebuilt node's outputs;
+// `outputs_of` reads the new graph's outputs from it.
+std::unordered_map<Value, Value, ValueHash> substitute(const Graph& graph,
+                                                       std::unordered_map<Value, Value, ValueHash> replace);
+std::vector<Value> outputs_of(const Graph& graph, const std::unordered_map<Value, Value, ValueHash>& map);
+
 // Stable text form; parse_graph(print_graph(g)) prints back to the same text.
 std::string print_graph(const Graph& graph);
 // The numbers print_graph gives the values (%0, %1, ...), for messages that point into the text.

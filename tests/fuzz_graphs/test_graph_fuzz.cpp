@@ -72,22 +72,16 @@ class TanhIsWrongBackend final : public backends::Backend {
   std::string name() const override { return "tanh-is-wrong"; }
   bool supports(const ir::OpDef&) const override { return true; }
   std::unique_ptr<backends::Executable> compile(const ir::Graph& graph) override {
-    std::unordered_map<ir::Value, ir::Value, ir::ValueHash> map;
+    std::unordered_map<ir::Value, ir::Value, ir::ValueHash> wrong;
     for (const ir::NodePtr& n : graph.nodes()) {
-      std::vector<ir::Value> args;
-      bool touched = false;
-      for (const ir::Value& in : n->inputs()) {
-        auto it = map.find(in);
-        touched = touched || it != map.end();
-        args.push_back(it != map.end() ? it->second : in);
+      if (n->op_name() == "tanh") {
+        const Tensor t(ir::Value(n, 0));
+        wrong.emplace(ir::Value(n, 0), ops::add(t, ops::scalar_like(t, 1.0)).value());
       }
-      ir::Value out = touched ? ir::make_node_typed(n->op(), args, n->attrs(), n->output_types())[0] : ir::Value(n, 0);
-      if (n->op_name() == "tanh") out = ops::add(Tensor(out), ops::scalar_like(Tensor(out), 1.0)).value();
-      if (out != ir::Value(n, 0)) map.emplace(ir::Value(n, 0), out);
     }
-    std::vector<ir::Value> outs;
-    for (const ir::Value& v : graph.outputs()) outs.push_back(map.count(v) ? map.at(v) : v);
-    return backends::reference_backend().compile(ir::Graph::build(graph.inputs(), outs, graph.name()));
+    // Everything downstream of each tanh reads the wrong value instead.
+    const auto map = ir::substitute(graph, std::move(wrong));
+    return backends::reference_backend().compile(ir::Graph::build(graph.inputs(), ir::outputs_of(graph, map), graph.name()));
   }
 };
 

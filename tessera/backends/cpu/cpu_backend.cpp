@@ -149,23 +149,7 @@ ir::Graph with_placeholder_inputs(const ir::Graph& graph) {
     inputs.push_back(ir::make_input(fmt::format("in{}", i), v.type()));
     map.emplace(v, inputs.back());
   }
-  for (const ir::NodePtr& n : graph.nodes()) {
-    bool touched = false;
-    std::vector<ir::Value> args;
-    for (const ir::Value& in : n->inputs()) {
-      auto it = map.find(in);
-      touched = touched || it != map.end();
-      args.push_back(it != map.end() ? it->second : in);
-    }
-    if (!touched) continue;  // independent of the inputs: the node itself serves
-    const std::vector<ir::Value> outs = ir::make_node_typed(n->op(), std::move(args), n->attrs(), n->output_types());
-    for (int i = 0; i < n->num_outputs(); ++i) map.emplace(ir::Value(n, i), outs[static_cast<size_t>(i)]);
-  }
-  std::vector<ir::Value> outputs;
-  for (const ir::Value& v : graph.outputs()) {
-    auto it = map.find(v);
-    outputs.push_back(it != map.end() ? it->second : v);
-  }
+  std::vector<ir::Value> outputs = ir::outputs_of(graph, ir::substitute(graph, std::move(map)));
   return ir::Graph::build(std::move(inputs), std::move(outputs), graph.name());
 }
 

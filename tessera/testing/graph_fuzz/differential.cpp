@@ -252,6 +252,15 @@ ReferenceRun reference_run(const ir::Graph& graph, const std::vector<Array>& inp
   for (size_t i = 0; i < every.size(); ++i) values.emplace(every[i], all[i]);
   for (size_t i = 0; i < inputs.size(); ++i) values.emplace(graph.inputs()[i], inputs[i]);
   for (const ir::Value& v : graph.outputs()) r.outputs.push_back(values.at(v));
+  for (const auto& [v, a] : values) {
+    if (!is_floating(a.dtype()) || !r.finite) continue;
+    for (double x : a.to_f64()) {
+      if (!std::isfinite(x)) {
+        r.finite = false;
+        break;
+      }
+    }
+  }
   // Sensitivity to rounding, measured: the largest deviation over two perturbed runs, per element.
   std::vector<std::vector<double>> deviation(r.outputs.size());
   for (size_t k = 0; k < r.outputs.size(); ++k) deviation[k].assign(static_cast<size_t>(r.outputs[k].numel()), 0.0);
@@ -325,7 +334,8 @@ std::string compare_output(const Array& expected, const Array& got, bool exact, 
 }
 
 Verdict check_graph(const ir::Graph& graph, const std::vector<Array>& inputs, const std::vector<bool>& exact,
-                    const BackendUnderTest& backend, const std::vector<const Variant*>& variants) {
+                    const BackendUnderTest& backend, const std::vector<const Variant*>& variants,
+                    bool finite_only) {
   Verdict v;
   ReferenceRun ref;
   try {
@@ -333,6 +343,11 @@ Verdict check_graph(const ir::Graph& graph, const std::vector<Array>& inputs, co
   } catch (const std::exception& e) {
     v.reference_failed = true;
     v.reference_error = e.what();
+    return v;
+  }
+  if (finite_only && !ref.finite) {
+    v.reference_failed = true;
+    v.reference_error = "the reference computes a NaN or an infinity";
     return v;
   }
   const std::vector<Array>& expected = ref.outputs;

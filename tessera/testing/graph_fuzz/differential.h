@@ -50,14 +50,19 @@ struct Verdict {
 struct ReferenceRun {
   std::vector<Array> outputs;
   std::vector<std::vector<double>> tolerances;
+  bool finite = true;  // no float value anywhere in the graph is NaN or infinite
 };
 ReferenceRun reference_run(const ir::Graph& graph, const std::vector<Array>& inputs);
 
 // Compares one output; "" when it matches (bit for bit when `exact`, else within `tol` per element).
 std::string compare_output(const Array& expected, const Array& got, bool exact, const std::vector<double>& tol);
 
+// With `finite_only`, a graph in which the reference computes a NaN or an infinity anywhere counts as
+// rejected: where NaNs propagate (0 times NaN in a padded convolution tap, say) differs between correct
+// implementations, so the fuzzer keeps to finite values.
 Verdict check_graph(const ir::Graph& graph, const std::vector<Array>& inputs, const std::vector<bool>& exact,
-                    const BackendUnderTest& backend, const std::vector<const Variant*>& variants);
+                    const BackendUnderTest& backend, const std::vector<const Variant*>& variants,
+                    bool finite_only = false);
 
 // The leading `always` variants and `extra` others drawn with `seed`.
 std::vector<const Variant*> choose_variants(const BackendUnderTest& backend, size_t extra, uint64_t seed);

@@ -70,7 +70,7 @@ FuzzReport run_fuzzer(const BackendUnderTest& backend, const FuzzOptions& option
     for (const std::string& op : ops) ++report.ops[op];
     const std::vector<Array> inputs = make_inputs(g.graph.input_types(), g.specs, seed);
     const std::vector<const Variant*> variants = choose_variants(backend, options.extra_variants, seed);
-    const Verdict v = check_graph(g.graph, inputs, g.exact, backend, variants);
+    const Verdict v = check_graph(g.graph, inputs, g.exact, backend, variants, /*finite_only=*/true);
     t.executions += v.executions;
     if (v.reference_failed) {
       ++t.rejected;
@@ -84,7 +84,7 @@ FuzzReport run_fuzzer(const BackendUnderTest& backend, const FuzzOptions& option
       if (x->name == first.variant) failing = x;
     }
     auto still_fails = [&](const Case& c) {
-      const Verdict w = check_graph(c.graph, c.inputs, c.exact, backend, {failing});
+      const Verdict w = check_graph(c.graph, c.inputs, c.exact, backend, {failing}, /*finite_only=*/true);
       return !w.reference_failed && !w.mismatches.empty() && w.mismatches.front().exception == first.exception;
     };
     Finding f;

@@ -37,23 +37,7 @@ Case with_cuts(const Case& c, const std::vector<ir::Value>& cut,
     out.inputs.push_back(data.at(v));
   }
   // Nodes downstream of a cut are rebuilt on the new input; the rest are shared unchanged.
-  for (const ir::NodePtr& n : c.graph.nodes()) {
-    bool touched = false;
-    std::vector<ir::Value> args;
-    for (const ir::Value& in : n->inputs()) {
-      auto it = map.find(in);
-      touched = touched || it != map.end();
-      args.push_back(it != map.end() ? it->second : in);
-    }
-    if (!touched) continue;
-    const std::vector<ir::Value> outs = ir::make_node_typed(n->op(), std::move(args), n->attrs(), n->output_types());
-    for (int i = 0; i < n->num_outputs(); ++i) map.emplace(ir::Value(n, i), outs[static_cast<size_t>(i)]);
-  }
-  std::vector<ir::Value> outputs;
-  for (const ir::Value& v : c.graph.outputs()) {
-    auto it = map.find(v);
-    outputs.push_back(it != map.end() ? it->second : v);
-  }
+  const std::vector<ir::Value> outputs = ir::outputs_of(c.graph, ir::substitute(c.graph, std::move(map)));
   out.graph = ir::Graph::build(inputs, outputs, c.graph.name());
   out.exact = c.exact;
   return without_unused_inputs(out);
