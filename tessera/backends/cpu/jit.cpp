@@ -67,9 +67,21 @@ std::mutex& cache_mutex() {
   static std::mutex m;
   return m;
 }
-std::unordered_map<std::string, std::shared_ptr<const SharedObject>>& memory_cache() {
-  static std::unordered_map<std::string, std::shared_ptr<const SharedObject>> cache;
+// Loaded modules by key, held weakly: a module stays mapped while some kernel (an executable, a cached
+// plan) uses it. Holding every module ever loaded ran a long-lived process (the graph fuzzer, after some
+// 16,000 graphs) into the kernel's limit on memory mappings, after which every mmap, malloc and fork
+// failed.
+std::unordered_map<std::string, std::weak_ptr<const SharedObject>>& memory_cache() {
+  static std::unordered_map<std::string, std::weak_ptr<const SharedObject>> cache;
   return cache;
+}
+
+void remember(const std::string& key, const std::shared_ptr<const SharedObject>& so) {
+  auto& mem = memory_cache();
+  if (mem.size() >= 1024) {  // drop the entries of unloaded modules now and then
+    for (auto it = mem.begin(); it != mem.end();) it = it->second.expired() ? mem.erase(it) : std::next(it);
+  }
+  mem.insert_or_assign(key, so);
 }
 
 std::shared_ptr<const SharedObject> open_shared_object(const std::string& path) {
@@ -158,14 +170,17 @@ std::shared_ptr<const SharedObject> load_module(const std::string& source, JitSt
   std::lock_guard<std::mutex> lock(cache_mutex());
   auto& mem = memory_cache();
   if (auto it = mem.find(key); it != mem.end()) {
-    stats.from_memory_cache = true;
-    return it->second;
+    if (std::shared_ptr<const SharedObject> so = it->second.lock()) {
+      stats.from_memory_cache = true;
+      return so;
+    }
+    mem.erase(it);
   }
   if (file_exists(base + ".so")) {
     if (auto so = open_shared_object(base + ".so")) {
       if (holds_key(*so, key)) {
         stats.from_disk_cache = true;
-        mem[key] = so;
+        remember(key, so);
         return so;
       }
       if (module_key(*so) != nullptr) {
@@ -200,7 +215,7 @@ std::shared_ptr<const SharedObject> load_module(const std::string& source, JitSt
   }
   TESSERA_CHECK(holds_key(*so, key), "cpu jit: '{}.so' does not hold the module just compiled (was it replaced?)",
                 base);
-  mem[key] = so;
+  remember(key, so);
   return so;
 }
 
