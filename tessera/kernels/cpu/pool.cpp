@@ -214,6 +214,9 @@ float avg_divisor(const Pool2dGeometry& g, bool count_include_pad, int64_t oh, i
   return static_cast<float>(nh * nw);
 }
 
+// A window with no taps (only over an empty input) averages nothing: 0, as the reference defines it.
+float safe_average(float sum, float divisor) { return divisor > 0.0f ? sum / divisor : 0.0f; }
+
 }  // namespace
 
 Pool2dGeometry make_pool2d_geometry(int64_t planes, int64_t in_h, int64_t in_w, int64_t kernel_h, int64_t kernel_w,
@@ -284,7 +287,7 @@ void avg_pool2d_forward(const Pool2dGeometry& g, bool count_include_pad, const f
             if (iw >= 0 && iw < g.in_w) s += xp[ih * g.in_w + iw];
           }
         }
-        yp[oh * g.out_w + ow] = s / avg_divisor(g, count_include_pad, oh, ow);
+        yp[oh * g.out_w + ow] = safe_average(s, avg_divisor(g, count_include_pad, oh, ow));
       }
     }
   });
@@ -299,7 +302,7 @@ void avg_pool2d_backward(const Pool2dGeometry& g, bool count_include_pad, const 
     std::memset(dxp, 0, sizeof(float) * static_cast<size_t>(g.in_h * g.in_w));
     for (int64_t oh = 0; oh < g.out_h; ++oh)
       for (int64_t ow = 0; ow < g.out_w; ++ow) {
-        const float share = dyp[oh * g.out_w + ow] / avg_divisor(g, count_include_pad, oh, ow);
+        const float share = safe_average(dyp[oh * g.out_w + ow], avg_divisor(g, count_include_pad, oh, ow));
         for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
           const int64_t ih = oh * g.stride_h - g.pad_h + kh;
           if (ih < 0 || ih >= g.in_h) continue;
