@@ -27,5 +27,6 @@ Command add_quantize_command(CLI::App& root);
 Command add_bench_command(CLI::App& root);
 Command add_export_command(CLI::App& root);
 Command add_check_command(CLI::App& root);
+Command add_devices_command(CLI::App& root);
 
 }  // namespace tessera::cli

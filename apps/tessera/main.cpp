@@ -39,6 +39,7 @@ int run(int argc, char** argv) {
       add_bench_command(app),
       add_export_command(app),
       add_check_command(app),
+      add_devices_command(app),
   };
 
   try {

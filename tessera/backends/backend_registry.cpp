@@ -36,6 +36,27 @@ std::atomic<Backend*>& default_slot() {
 
 }  // namespace
 
+std::string Backend::status() const {
+  return available() ? "available" : "not available";
+}
+
+void check_aliases(const ir::Graph& graph, const std::vector<Alias>& aliases) {
+  std::vector<bool> output_used(graph.outputs().size(), false), input_used(graph.inputs().size(), false);
+  for (const Alias& a : aliases) {
+    TESSERA_CHECK(a.output >= 0 && static_cast<size_t>(a.output) < graph.outputs().size() && a.input >= 0 &&
+                      static_cast<size_t>(a.input) < graph.inputs().size(),
+                  "graph '{}': alias of output {} to input {} is out of range ({} outputs, {} inputs)", graph.name(),
+                  a.output, a.input, graph.outputs().size(), graph.inputs().size());
+    const ir::TensorType& out = graph.outputs()[static_cast<size_t>(a.output)].type();
+    const ir::TensorType& in = graph.inputs()[static_cast<size_t>(a.input)].type();
+    TESSERA_CHECK(out == in, "graph '{}': output {} ({}) cannot be written into input {} ({}): the types differ",
+                  graph.name(), a.output, ir::type_str(out), a.input, ir::type_str(in));
+    TESSERA_CHECK(!output_used[static_cast<size_t>(a.output)] && !input_used[static_cast<size_t>(a.input)],
+                  "graph '{}': output {} or input {} is aliased twice", graph.name(), a.output, a.input);
+    output_used[static_cast<size_t>(a.output)] = input_used[static_cast<size_t>(a.input)] = true;
+  }
+}
+
 void Executable::run_into(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   std::vector<Array> results = run(inputs);
   TESSERA_CHECK(outputs.size() == results.size(), "run_into: the graph has {} outputs but {} arrays were given",
@@ -48,12 +69,20 @@ void Executable::run_into(const std::vector<Array>& inputs, std::vector<Array>& 
   }
 }
 
-Backend& backend_by_name(const std::string& name) {
-  std::string names;
+Backend* find_backend(const std::string& name) {
   for (const auto& [known, get] : known_backends()) {
-    if (known == name) return get();
-    names += (names.empty() ? "" : ", ") + known;
+    if (known == name) return &get();
   }
+  return nullptr;
+}
+
+Backend& backend_by_name(const std::string& name) {
+  if (Backend* b = find_backend(name)) {
+    TESSERA_CHECK(b->available(), "backend '{}' is not available here: {}", name, b->status());
+    return *b;
+  }
+  std::string names;
+  for (const auto& [known, get] : known_backends()) names += (names.empty() ? "" : ", ") + known;
   fail("unknown backend '{}' (known: {})", name, names);
 }
 

@@ -9,18 +9,52 @@
 
 namespace tessera {
 
-Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
-  // 64-byte alignment suits AVX loads and cache lines; round the size up as aligned_alloc requires.
-  const size_t rounded = std::max<size_t>(64, (nbytes + 63) / 64 * 64);
-  data_ = static_cast<std::byte*>(std::aligned_alloc(64, rounded));
-  TESSERA_CHECK(data_ != nullptr, "out of memory allocating {} bytes", nbytes);
+Storage::Storage(size_t nbytes, Device& device) : nbytes_(nbytes), device_(&device) {
+  data_ = static_cast<std::byte*>(device.allocate(nbytes));
 }
 
-Storage::Storage(std::byte* data, size_t nbytes, std::shared_ptr<const void> owner)
-    : data_(data), nbytes_(nbytes), owner_(std::move(owner)) {}
+Storage::Storage(std::byte* data, size_t nbytes, std::shared_ptr<const void> owner, Device& device)
+    : data_(data), nbytes_(nbytes), device_(&device), owner_(std::move(owner)) {}
 
 Storage::~Storage() {
-  if (!owner_) std::free(data_);
+  if (!owner_) device_->deallocate(data_, nbytes_);
+}
+
+namespace {
+
+void require_host(const Array& a, const char* what) {
+  TESSERA_CHECK(a.on_host(), "{}: the array's data lives on {}; copy it to the host first (Array::to(host_device()))",
+                what, a.device().name());
+}
+
+}  // namespace
+
+Device& Array::device() const { return storage_ ? storage_->device() : host_device(); }
+
+void* Array::device_data() const {
+  TESSERA_CHECK(storage_ != nullptr, "Array: access to an undefined array");
+  return storage_->data() + offset_ * static_cast<int64_t>(dtype_size(dtype_));
+}
+
+Array Array::empty(DType dtype, const Shape& shape, Device& device) {
+  if (device.is_host()) return empty(dtype, shape);
+  uint64_t bytes = dtype_size(dtype);
+  for (int64_t d : shape) {
+    TESSERA_CHECK(d >= 0, "Array: negative dimension in shape {}", shape_str(shape));
+    TESSERA_CHECK(d == 0 || bytes <= (uint64_t{1} << 48) / static_cast<uint64_t>(d),
+                  "Array: shape {} of {} is too large to allocate", shape_str(shape), dtype_name(dtype));
+    bytes *= static_cast<uint64_t>(d);
+  }
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(bytes), device);
+  return Array(std::move(storage), dtype, shape, contiguous_strides(shape), 0);
+}
+
+Array Array::to(Device& target) const {
+  TESSERA_CHECK(defined(), "Array::to: undefined array");
+  if (&device() == &target) return *this;
+  Array out = empty(dtype_, shape_, target);
+  out.copy_from(*this);
+  return out;
 }
 
 Array Array::from_external(void* data, DType dtype, const Shape& shape, std::shared_ptr<const void> owner) {
@@ -72,6 +106,7 @@ Array Array::scalar(double value, DType dtype) { return full(dtype, {}, value); 
 
 void* Array::raw_data() const {
   TESSERA_CHECK(storage_ != nullptr, "Array: access to an undefined array");
+  require_host(*this, "Array");
   return storage_->data() + offset_ * static_cast<int64_t>(dtype_size(dtype_));
 }
 
@@ -256,6 +291,7 @@ Array Array::copy() const { return astype(dtype_); }
 
 Array Array::astype(DType dtype) const {
   TESSERA_CHECK(defined(), "astype: undefined array");
+  require_host(*this, "astype");
   if (dtype == dtype_ && is_contiguous()) {
     Array out = empty(dtype, shape_);
     std::memcpy(out.raw_data(), raw_data(), nbytes());
@@ -280,6 +316,35 @@ void Array::copy_from(const Array& src) {
   TESSERA_CHECK(defined() && src.defined(), "copy_from: undefined array");
   TESSERA_CHECK(src.shape_ == shape_, "copy_from: shape {} does not match the destination's {}", shape_str(src.shape_),
                 shape_str(shape_));
+  if (!on_host() || !src.on_host()) {
+    // Between devices: whole packed arrays of one dtype go by one device copy; anything else is
+    // staged through packed host copies.
+    if (src.dtype_ == dtype_ && is_contiguous() && src.is_contiguous()) {
+      Device& dst_dev = device();
+      Device& src_dev = src.device();
+      if (&dst_dev == &src_dev) {
+        dst_dev.copy_within(device_data(), src.device_data(), nbytes());
+      } else if (src_dev.is_host()) {
+        dst_dev.copy_from_host(device_data(), src.device_data(), nbytes());
+      } else if (dst_dev.is_host()) {
+        src_dev.copy_to_host(device_data(), src.device_data(), nbytes());
+      } else {
+        copy_from(src.to(host_device()));
+      }
+      return;
+    }
+    TESSERA_CHECK(src.is_contiguous() || src.on_host(), "copy_from: a strided view of {} memory cannot be copied; "
+                  "copy a packed array", src.device().name());
+    TESSERA_CHECK(is_contiguous() || on_host(), "copy_from: cannot write into a strided view of {} memory",
+                  device().name());
+    const Array staged = (src.on_host() ? src : src.to(host_device())).astype(dtype_);
+    if (on_host()) {
+      copy_from(staged);
+    } else {
+      device().copy_from_host(device_data(), staged.device_data(), nbytes());
+    }
+    return;
+  }
   if (src.dtype_ == dtype_ && is_contiguous() && src.is_contiguous()) {
     std::memmove(raw_data(), src.raw_data(), nbytes());
     return;

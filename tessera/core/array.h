@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tessera/core/convert.h"
+#include "tessera/core/device.h"
 #include "tessera/core/dtype.h"
 #include "tessera/core/error.h"
 #include "tessera/core/shape.h"
@@ -16,9 +17,10 @@ namespace tessera {
 
 class Storage {
  public:
-  explicit Storage(size_t nbytes);
-  // Memory owned elsewhere (an arena, an mmap'd file): `owner` keeps it alive; nothing is freed here.
-  Storage(std::byte* data, size_t nbytes, std::shared_ptr<const void> owner);
+  explicit Storage(size_t nbytes, Device& device = host_device());
+  // Memory owned elsewhere (an arena, an mmap'd file, a device pool): `owner` keeps it alive; nothing
+  // is freed here.
+  Storage(std::byte* data, size_t nbytes, std::shared_ptr<const void> owner, Device& device = host_device());
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -26,10 +28,12 @@ class Storage {
   const std::byte* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   bool external() const { return owner_ != nullptr; }  // memory owned elsewhere (e.g. an mmap'd file)
+  Device& device() const { return *device_; }
 
  private:
   std::byte* data_ = nullptr;
   size_t nbytes_ = 0;
+  Device* device_ = nullptr;
   std::shared_ptr<const void> owner_;  // set for external memory
 };
 
@@ -37,6 +41,7 @@ class Array {
  public:
   Array() = default;  // undefined: no storage
   static Array empty(DType dtype, const Shape& shape);  // contiguous, contents unspecified
+  static Array empty(DType dtype, const Shape& shape, Device& device);  // on a device
   static Array zeros(DType dtype, const Shape& shape);
   static Array full(DType dtype, const Shape& shape, double value);
   static Array scalar(double value, DType dtype = DType::f32);
@@ -56,6 +61,14 @@ class Array {
   bool is_contiguous() const;
   bool shares_storage_with(const Array& other) const { return storage_ && storage_ == other.storage_; }
   const std::shared_ptr<Storage>& storage() const { return storage_; }
+  // Where the data lives. Element access (data, to_f64, item, printing, astype) needs the host; copy a
+  // device array there with to(host_device()).
+  Device& device() const;
+  bool on_host() const { return !storage_ || storage_->device().is_host(); }
+  // This array on `device`: itself when already there, else a packed copy.
+  Array to(Device& device) const;
+  // The address of the view's first element on its device (a device pointer for device arrays).
+  void* device_data() const;
 
   // Pointer to the element at the view's offset; T must match the dtype.
   template <class T>

@@ -70,8 +70,9 @@ TEST(GraphFuzz, GraphsDependOnlyOnTheSeed) {
 class TanhIsWrongBackend final : public backends::Backend {
  public:
   std::string name() const override { return "tanh-is-wrong"; }
-  bool supports(const ir::OpDef&) const override { return true; }
-  std::unique_ptr<backends::Executable> compile(const ir::Graph& graph) override {
+  bool supports(const ir::Node&) const override { return true; }
+  using backends::Backend::compile;
+  std::unique_ptr<backends::Executable> compile(const ir::Graph& graph, const backends::CompileSpec&) override {
     std::unordered_map<ir::Value, ir::Value, ir::ValueHash> wrong;
     for (const ir::NodePtr& n : graph.nodes()) {
       if (n->op_name() == "tanh") {

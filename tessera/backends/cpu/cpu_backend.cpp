@@ -16,9 +16,12 @@
 #include <unordered_map>
 
 #include "tessera/backends/cpu/compile_options.h"
+#include "tessera/backends/cpu/compiler_driver.h"
 #include "tessera/backends/cpu/executable.h"
 #include "tessera/backends/cpu/lower.h"
 #include "tessera/backends/internal_error.h"
+#include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/runtime/thread_pool.h"
 #include "tessera/passes/pass.h"
 
 namespace tessera::backends {
@@ -183,9 +186,13 @@ CompileInfo info_of(const Program& p) {
 class CpuBackend final : public Backend {
  public:
   std::string name() const override { return "cpu"; }
-  bool supports(const ir::OpDef& op) const override { return static_cast<bool>(op.reference); }
+  std::string status() const override;
+  // Every op runs: what has no library call or generated kernel runs on its reference kernel.
+  bool supports(const ir::Node& node) const override { return static_cast<bool>(node.op().reference); }
 
-  std::unique_ptr<Executable> compile(const ir::Graph& graph) override {
+  using Backend::compile;
+  std::unique_ptr<Executable> compile(const ir::Graph& graph, const CompileSpec& spec) override {
+    check_aliases(graph, spec.aliases);
     const auto t0 = std::chrono::steady_clock::now();
     const CompileOptions selected = compile_options();
     LowerOptions options;
@@ -241,7 +248,8 @@ class CpuBackend final : public Backend {
                               : c.owned);
     }
     info.total_ms = ms_since(t0);
-    return std::make_unique<CpuExecutable>(graph, std::move(program), std::move(constants), std::move(info));
+    return std::make_unique<CpuExecutable>(graph, std::move(program), std::move(constants), std::move(info),
+                                           spec.aliases);
   }
 
  private:
@@ -263,6 +271,13 @@ class CpuBackend final : public Backend {
     }
   }
 };
+
+std::string CpuBackend::status() const {
+  const CompilerCommand& cc = compiler_command();
+  return fmt::format("available: {} threads, {}, kernel compiler: {}", runtime::default_pool().size(),
+                     kernels::use_avx2() ? "AVX2/FMA kernels" : "portable kernels (no AVX2/FMA)",
+                     cc.version.empty() ? cc.text() : cc.version);
+}
 
 const CpuExecutable& as_cpu(const Executable& exe) {
   const auto* cpu = dynamic_cast<const CpuExecutable*>(&exe);

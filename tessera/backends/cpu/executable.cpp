@@ -32,8 +32,9 @@ void CpuExecutable::FreeDeleter::operator()(std::byte* p) const {
 }
 
 CpuExecutable::CpuExecutable(ir::Graph graph, std::shared_ptr<const Program> program, std::vector<Array> constants,
-                             CompileInfo info)
+                             CompileInfo info, std::vector<Alias> aliases)
     : graph_(std::move(graph)), program_(std::move(program)), constants_(std::move(constants)), info_(std::move(info)) {
+  aliases_ = std::move(aliases);
   addresses_.assign(program_->buffers.size(), nullptr);
   input_at_.assign(static_cast<size_t>(program_->num_inputs), nullptr);
   output_at_.assign(static_cast<size_t>(program_->num_outputs), nullptr);
@@ -127,15 +128,37 @@ std::vector<Array> CpuExecutable::run(const std::vector<Array>& inputs) {
   std::vector<Array> outputs;
   outputs.reserve(graph_.outputs().size());
   for (const ir::Value& v : graph_.outputs()) outputs.push_back(Array::empty(v.dtype(), v.shape()));
+  // An aliased output is written into its input (staged when that input is a strided view, since
+  // outputs are written packed).
+  std::vector<bool> aliased(outputs.size(), false);
+  for (const Alias& a : aliases_) {
+    const Array& in = inputs[static_cast<size_t>(a.input)];
+    if (in.is_contiguous()) outputs[static_cast<size_t>(a.output)] = in;
+    aliased[static_cast<size_t>(a.output)] = true;
+  }
   run_into(inputs, outputs);
+  for (const Alias& a : aliases_) {
+    Array in = inputs[static_cast<size_t>(a.input)];
+    if (!in.is_contiguous()) {
+      in.copy_from(outputs[static_cast<size_t>(a.output)]);
+      outputs[static_cast<size_t>(a.output)] = in;
+    }
+  }
   for (size_t k = 0; k < outputs.size(); ++k) {
-    if (views_of_leaves_[k]) outputs[k] = view_of_leaf(*views_of_leaves_[k], inputs);
+    if (views_of_leaves_[k] && !aliased[k]) outputs[k] = view_of_leaf(*views_of_leaves_[k], inputs);
   }
   return outputs;
 }
 
 void CpuExecutable::run_into(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   check_inputs(inputs);
+  for (const Array& in : inputs) {
+    if (in.on_host()) continue;
+    // Inputs that live on another device are copied to the host first.
+    std::vector<Array> host;
+    for (const Array& a : inputs) host.push_back(a.to(host_device()));
+    return run_into(host, outputs);
+  }
   check_outputs(outputs);
   if (!verify_enabled()) {
     execute(inputs, outputs);

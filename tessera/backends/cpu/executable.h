@@ -14,7 +14,7 @@ namespace tessera::backends::cpu {
 class CpuExecutable final : public Executable {
  public:
   CpuExecutable(ir::Graph graph, std::shared_ptr<const Program> program, std::vector<Array> constants,
-                CompileInfo info);
+                CompileInfo info, std::vector<Alias> aliases = {});
   std::vector<Array> run(const std::vector<Array>& inputs) override;
   void run_into(const std::vector<Array>& inputs, std::vector<Array>& outputs) override;
   const ir::Graph& graph() const override { return graph_; }

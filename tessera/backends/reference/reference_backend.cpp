@@ -22,7 +22,8 @@ namespace {
 
 class ReferenceExecutable final : public Executable {
  public:
-  explicit ReferenceExecutable(ir::Graph graph) : graph_(std::move(graph)) {
+  ReferenceExecutable(ir::Graph graph, std::vector<Alias> aliases) : graph_(std::move(graph)) {
+    aliases_ = std::move(aliases);
     for (const ir::NodePtr& node : graph_.nodes()) {
       for (const ir::Value& in : node->inputs()) ++uses_[in];
     }
@@ -31,8 +32,12 @@ class ReferenceExecutable final : public Executable {
 
   const ir::Graph& graph() const override { return graph_; }
 
-  std::vector<Array> run(const std::vector<Array>& inputs) override {
-    check_inputs(graph_, inputs);
+  std::vector<Array> run(const std::vector<Array>& given) override {
+    check_inputs(graph_, given);
+    // The kernels read host memory: inputs that live elsewhere are copied to the host first.
+    std::vector<Array> inputs;
+    inputs.reserve(given.size());
+    for (const Array& a : given) inputs.push_back(a.to(host_device()));
     std::unordered_map<ir::Value, Array, ir::ValueHash> env;
     std::unordered_map<ir::Value, int, ir::ValueHash> remaining = uses_;
     for (size_t i = 0; i < inputs.size(); ++i) env[graph_.inputs()[i]] = inputs[i];
@@ -53,6 +58,13 @@ class ReferenceExecutable final : public Executable {
     }
     std::vector<Array> results;
     for (const ir::Value& out : graph_.outputs()) results.push_back(env.at(out));
+    // Aliased outputs are written into their inputs' memory, after every kernel has read it.
+    for (const Alias& a : aliases_) {
+      const Array value = results[static_cast<size_t>(a.output)].copy();
+      Array target = given[static_cast<size_t>(a.input)];
+      target.copy_from(value);
+      results[static_cast<size_t>(a.output)] = target;
+    }
     return results;
   }
 
@@ -77,9 +89,12 @@ class ReferenceExecutable final : public Executable {
 class ReferenceBackend final : public Backend {
  public:
   std::string name() const override { return "reference"; }
-  bool supports(const ir::OpDef& op) const override { return static_cast<bool>(op.reference); }
-  std::unique_ptr<Executable> compile(const ir::Graph& graph) override {
-    return std::make_unique<ReferenceExecutable>(graph);
+  std::string status() const override { return "available: every op, on the host, one node at a time (the oracle)"; }
+  bool supports(const ir::Node& node) const override { return static_cast<bool>(node.op().reference); }
+  using Backend::compile;
+  std::unique_ptr<Executable> compile(const ir::Graph& graph, const CompileSpec& spec) override {
+    check_aliases(graph, spec.aliases);
+    return std::make_unique<ReferenceExecutable>(graph, spec.aliases);
   }
 };
 

@@ -1,0 +1,47 @@
+#pragma once
+// Devices: where an Array's memory lives. The host (the CPU's memory) is one device; a GPU backend
+// adds its own (cuda:0, vulkan:0). A device allocates and frees memory, copies between itself and the
+// host, and orders its work on one stream or queue; synchronize() waits for that work. Arrays carry the
+// device their storage lives on, so host code that reads elements can refuse device memory with a
+// clear message instead of dereferencing a device pointer (after ggml's buffer/device layering).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tessera {
+
+enum class DeviceType : uint8_t { cpu, cuda, vulkan };
+const char* device_type_name(DeviceType t);
+
+struct DeviceMemoryStats {
+  int64_t in_use = 0;     // bytes handed out and not yet returned
+  int64_t reserved = 0;   // bytes the device's pool holds (in use or cached)
+  int64_t peak = 0;       // the most ever in use
+  int64_t capacity = 0;   // the device's memory (0: unknown)
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual DeviceType type() const = 0;
+  virtual int index() const { return 0; }
+  std::string name() const;                 // "cpu", "cuda:0"
+  virtual std::string description() const;  // what it is, for `tessera devices`
+  bool is_host() const { return type() == DeviceType::cpu; }
+
+  // Memory. allocate throws tessera::Error naming the size and the pool's state when it cannot.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* p, size_t bytes) noexcept = 0;
+  virtual DeviceMemoryStats memory_stats() const { return {}; }
+
+  // Copies, ordered on the device's stream. copy_to_host returns once the bytes are on the host.
+  virtual void copy_from_host(void* device_dst, const void* host_src, size_t bytes) = 0;
+  virtual void copy_to_host(void* host_dst, const void* device_src, size_t bytes) = 0;
+  virtual void copy_within(void* dst, const void* src, size_t bytes) = 0;
+  virtual void synchronize() = 0;
+};
+
+// The host: 64-byte aligned heap memory, copies by memcpy.
+Device& host_device();
+
+}  // namespace tessera
