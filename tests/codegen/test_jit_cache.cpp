@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "codegen_test_util.h"
-#include "tessera/backends/cpu/jit_cache.h"
+#include "tessera/backends/common/kernel_cache.h"
 #include "tessera/core/temp_file.h"
 
 extern char** environ;
@@ -95,7 +95,7 @@ TEST(JitCache, DirectoryOverrideAndFallbacks) {
   {
     const std::string d = fresh_dir("override");
     ScopedEnv dir("TESSERA_CACHE_DIR", d);
-    EXPECT_EQ(backends::cpu::kernel_cache_dir(), d);
+    EXPECT_EQ(backends::common::kernel_cache_dir(), d);
     backends::cpu::clear_memory_cache();
     backends::cpu::JitStats st;
     backends::cpu::compile_clusters(cluster_all(unique_graph(2.5)), &st);
@@ -106,10 +106,10 @@ TEST(JitCache, DirectoryOverrideAndFallbacks) {
   {
     ScopedEnv dir("TESSERA_CACHE_DIR", "");
     ScopedEnv xdg("XDG_CACHE_HOME", "/some/xdg");
-    EXPECT_EQ(backends::cpu::kernel_cache_dir(), "/some/xdg/tessera/kernels");
+    EXPECT_EQ(backends::common::kernel_cache_dir(), "/some/xdg/tessera/kernels");
     ScopedEnv no_xdg("XDG_CACHE_HOME", "");
     ScopedEnv home("HOME", "/some/home");
-    EXPECT_EQ(backends::cpu::kernel_cache_dir(), "/some/home/.cache/tessera/kernels");
+    EXPECT_EQ(backends::common::kernel_cache_dir(), "/some/home/.cache/tessera/kernels");
   }
 }
 
@@ -119,7 +119,7 @@ TEST(JitCache, CompilerFailureNamesTheSourceAndShowsMessages) {
   {
     ScopedEnv cc("TESSERA_CC", "false");
     EXPECT_TESSERA_ERROR(backends::cpu::compile_clusters(clusters), "compiling generated kernels failed",
-                         "exit status 1", "generated source: " + backends::cpu::kernel_cache_dir() + "/");
+                         "exit status 1", "generated source: " + backends::common::kernel_cache_dir() + "/");
   }
   {
     ScopedEnv cc("TESSERA_CC", "/nonexistent/bin/cc");
@@ -128,7 +128,7 @@ TEST(JitCache, CompilerFailureNamesTheSourceAndShowsMessages) {
   }
   {
     // A "compiler" that complains on stderr: its first lines reach the message.
-    const std::string script = backends::cpu::kernel_cache_dir() + "/broken-cc.sh";
+    const std::string script = backends::common::kernel_cache_dir() + "/broken-cc.sh";
     std::ofstream(script) << "#!/bin/sh\necho \"kernel.c:3:1: error: boom\" >&2\nexit 4\n";
     fs::permissions(script, fs::perms::owner_all);
     ScopedEnv cc("TESSERA_CC", script);
@@ -144,7 +144,7 @@ TEST(JitCache, CompilerFailureNamesTheSourceAndShowsMessages) {
       ASSERT_NE(at, std::string::npos);
       const std::string path = msg.substr(at + 18, msg.find('\n', at) - at - 18);
       EXPECT_TRUE(fs::exists(path)) << path;
-      EXPECT_NE(backends::cpu::read_file(path).find("void tsr_kernel_0("), std::string::npos);
+      EXPECT_NE(backends::common::read_file(path).find("void tsr_kernel_0("), std::string::npos);
     }
   }
   // With a working compiler again, the same clusters compile (nothing half-written was cached).
@@ -254,7 +254,7 @@ TEST(JitCache, SwappedObjectsAreRecompiledNotTrusted) {
   expect_arrays_match(run_with_jit(ga, in).outputs, run_reference(ga, in));
   expect_arrays_match(run_with_jit(gb, in).outputs, run_reference(gb, in));  // recompiled as well
   // The cached source names its key, and the rebuilt object is trusted next time.
-  EXPECT_NE(backends::cpu::read_file(a.source_path).find("tsr_module_key[] = \""), std::string::npos);
+  EXPECT_NE(backends::common::read_file(a.source_path).find("tsr_module_key[] = \""), std::string::npos);
   backends::cpu::clear_memory_cache();
   ::testing::internal::CaptureStderr();
   backends::cpu::JitStats hit;
@@ -263,7 +263,7 @@ TEST(JitCache, SwappedObjectsAreRecompiledNotTrusted) {
   EXPECT_TRUE(hit.from_disk_cache);
 
   // An object that names no key (as older versions built them) is rebuilt without a warning.
-  const std::string keyless_c = backends::cpu::kernel_cache_dir() + "/keyless.c";
+  const std::string keyless_c = backends::common::kernel_cache_dir() + "/keyless.c";
   std::ofstream(keyless_c) << "int tsr_kernel_0;\n";
   ASSERT_EQ(std::system(("cc -shared -fPIC -o '" + so_a + "' '" + keyless_c + "'").c_str()), 0);
   backends::cpu::clear_memory_cache();

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "tessera/backends/common/program.h"
 #include "tessera/backends/cpu/cpu_backend.h"
-#include "tessera/backends/cpu/program.h"
 #include "test_util.h"
 
 namespace tessera::test {

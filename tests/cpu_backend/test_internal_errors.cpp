@@ -6,17 +6,17 @@
 #include <sstream>
 
 #include "cpu_test_util.h"
-#include "tessera/backends/cpu/compile_options.h"
-#include "tessera/backends/cpu/program_verifier.h"
+#include "tessera/backends/common/compile_options.h"
+#include "tessera/backends/common/program_verifier.h"
 #include "tessera/backends/internal_error.h"
 #include "tessera/ir/origin.h"
 
 namespace tessera::test {
 namespace {
 
-using backends::cpu::CompileOptions;
-using backends::cpu::Fusion;
-using backends::cpu::FusionSet;
+using backends::common::CompileOptions;
+using backends::common::Fusion;
+using backends::common::FusionSet;
 
 bool any_origin_contains(const ir::Graph& g, const std::string& fragment) {
   for (const ir::NodePtr& n : g.nodes()) {
@@ -91,16 +91,16 @@ TEST(InternalError, TheReportNamesTheNodeSavesTheGraphAndSaysWhatToDo) {
 }
 
 // A hand-made Program with one fault at a time: the verifier names the step and the buffer.
-class NoopStep final : public backends::cpu::Step {
+class NoopStep final : public backends::common::Step {
  public:
-  void run(const backends::cpu::RunContext&) const override {}
-  backends::cpu::StepKind kind() const override { return backends::cpu::StepKind::library; }
+  void run(const backends::common::RunContext&) const override {}
+  backends::common::StepKind kind() const override { return backends::common::StepKind::library; }
   std::string describe() const override { return "noop"; }
 };
 
 TEST(ProgramVerifier, FindsReadsBeforeWritesReadOnlyWritesAndMissingOutputs) {
-  using backends::cpu::BufferKind;
-  backends::cpu::Program p;
+  using backends::common::BufferKind;
+  backends::common::Program p;
   p.num_inputs = 1;
   p.num_outputs = 1;
   p.buffers = {{BufferKind::input, 0, 16}, {BufferKind::arena, 0, 16}, {BufferKind::output, 0, 16}};
@@ -108,28 +108,28 @@ TEST(ProgramVerifier, FindsReadsBeforeWritesReadOnlyWritesAndMissingOutputs) {
   p.steps.push_back(std::make_unique<NoopStep>());
   // Sound: input -> arena -> output.
   std::vector<runtime::StepAccess> access = {{{1}, {0}}, {{2}, {1}}};
-  EXPECT_FALSE(backends::cpu::verify_program(p, access, false).has_value());
+  EXPECT_FALSE(backends::common::verify_program(p, access, false).has_value());
   // The arena buffer is read before it is written.
   access = {{{2}, {1}}, {{1}, {0}}};
-  auto fault = backends::cpu::verify_program(p, access, false);
+  auto fault = backends::common::verify_program(p, access, false);
   ASSERT_TRUE(fault.has_value());
   EXPECT_EQ(fault->step, 0);
   EXPECT_NE(fault->what.find("reads arena buffer 1 (16 bytes) before any step writes it"), std::string::npos)
       << fault->what;
   // A step writes the input.
   access = {{{0, 1}, {0}}, {{2}, {1}}};
-  fault = backends::cpu::verify_program(p, access, false);
+  fault = backends::common::verify_program(p, access, false);
   ASSERT_TRUE(fault.has_value());
   EXPECT_NE(fault->what.find("writes input buffer 0 (slot 0), which is read-only"), std::string::npos) << fault->what;
   // Nothing writes the output.
   access = {{{1}, {0}}, {{1}, {1}}};
-  fault = backends::cpu::verify_program(p, access, false);
+  fault = backends::common::verify_program(p, access, false);
   ASSERT_TRUE(fault.has_value());
   EXPECT_NE(fault->what.find("no step writes output 0"), std::string::npos) << fault->what;
 }
 
 TEST(CompileOptions, FusionSwitchesParse) {
-  using backends::cpu::parse_fusion;
+  using backends::common::parse_fusion;
   EXPECT_EQ(parse_fusion("0"), FusionSet::none());
   EXPECT_EQ(parse_fusion("off"), FusionSet::none());
   EXPECT_EQ(parse_fusion(""), FusionSet::all());
@@ -142,7 +142,7 @@ TEST(CompileOptions, FusionSwitchesParse) {
 }
 
 TEST(CompileOptions, PassSwitchesParse) {
-  using backends::cpu::parse_passes;
+  using backends::common::parse_passes;
   EXPECT_TRUE(parse_passes("0").all_off);
   EXPECT_TRUE(parse_passes("").disabled.empty());
   EXPECT_EQ(parse_passes("-cse,-dce").disabled, (std::vector<std::string>{"cse", "dce"}));
@@ -158,11 +158,11 @@ TEST(CompileOptions, SwitchesChangeWhatIsCompiled) {
                                      random_array({16}, 3, -1, 1, DType::f32)};
   std::string fused, plain;
   {
-    backends::cpu::ScopedCompileOptions o(CompileOptions{});
+    backends::common::ScopedCompileOptions o(CompileOptions{});
     fused = backends::cpu::compile_info(*backends::cpu_backend().compile(g)).program;
   }
   {
-    backends::cpu::ScopedCompileOptions o(CompileOptions{FusionSet::all().without(Fusion::epilogue), {}});
+    backends::common::ScopedCompileOptions o(CompileOptions{FusionSet::all().without(Fusion::epilogue), {}});
     plain = backends::cpu::compile_info(*backends::cpu_backend().compile(g)).program;
     expect_matches_reference(g, inputs, "epilogues off");
   }

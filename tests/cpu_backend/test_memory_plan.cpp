@@ -108,7 +108,7 @@ TEST(MemoryPlan, TrainingStepPlansAreSound) {
     ScopedJit jit(mode);
     for (const StepGraph& s : {mlp_train_step(32, {784, 256, 128, 10}), cnn_train_step(4)}) {
       auto exe = backends::cpu_backend().compile(s.graph);
-      const backends::cpu::Program& p = backends::cpu::program_of(*exe);
+      const backends::common::Program& p = backends::cpu::program_of(*exe);
       EXPECT_EQ(check_memory_plan(p.arena_requests, p.memory), "");
       EXPECT_EQ(exe->peak_bytes(), p.memory.peak_bytes);
       EXPECT_GT(exe->peak_bytes(), 0);

@@ -106,9 +106,9 @@ TEST(CpuQuantizedMatmul, SharedConstantWeightsAreReLaidOnce) {
       },
       {{DType::f32, {1, 64}}});
   auto exe = backends::cpu_backend().compile(g);
-  const backends::cpu::Program& p = backends::cpu::program_of(*exe);
+  const backends::common::Program& p = backends::cpu::program_of(*exe);
   int derived = 0;
-  for (const backends::cpu::ConstantSource& c : p.constants) derived += c.derived_from >= 0 ? 1 : 0;
+  for (const backends::common::ConstantSource& c : p.constants) derived += c.derived_from >= 0 ? 1 : 0;
   EXPECT_EQ(derived, 1);
   const std::vector<Array> y = exe->run({random_array({1, 64}, 10, -1, 1, DType::f32)});
   EXPECT_EQ(compare_arrays((Tensor(y[0]) * 2.0).array(), y[1], 1e-5, 1e-5), "");

@@ -5,16 +5,16 @@
 // default, against the reference backend.
 #include "cpu_test_util.h"
 #include "op_samples.h"
-#include "tessera/backends/cpu/compile_options.h"
+#include "tessera/backends/common/compile_options.h"
 #include "tessera/backends/internal_error.h"
 
 namespace tessera::test {
 namespace {
 
-using backends::cpu::CompileOptions;
-using backends::cpu::FusionSet;
+using backends::common::CompileOptions;
+using backends::common::FusionSet;
+using backends::common::ScopedCompileOptions;
 using backends::cpu::JitMode;
-using backends::cpu::ScopedCompileOptions;
 
 class ScopedDefaultBackend {
  public:
@@ -97,7 +97,7 @@ const std::vector<DType> kDtypes = {DType::f32, DType::f64, DType::f16, DType::b
 TEST(CpuSharedEpilogue, EveryPatternCompilesAndMatchesTheReference) {
   const std::vector<CompileOptions> variants = {
       CompileOptions{}, CompileOptions{FusionSet::none(), {}},
-      CompileOptions{FusionSet::all().without(backends::cpu::Fusion::epilogue), {}}};
+      CompileOptions{FusionSet::all().without(backends::common::Fusion::epilogue), {}}};
   for (const Pattern& p : patterns()) {
     for (DType dt : kDtypes) {
       std::vector<ir::TensorType> types;

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "tessera/backends/cpu/jit_cache.h"
+#include "tessera/backends/common/kernel_cache.h"
 #include "tessera/core/error.h"
 
 extern char** environ;
@@ -105,8 +105,8 @@ std::string compiler_version(const std::vector<std::string>& program) {
   }
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = known.find(identity); it != known.end()) return it->second;
-  const std::string memo = kernel_cache_dir() + "/compilers/" + content_hash(identity) + ".version";
-  if (file_exists(memo)) return known[identity] = read_file(memo);
+  const std::string memo = common::kernel_cache_dir() + "/compilers/" + common::content_hash(identity) + ".version";
+  if (common::file_exists(memo)) return known[identity] = common::read_file(memo);
   std::vector<std::string> argv = program;
   argv.push_back("--version");
   std::string output;
@@ -114,8 +114,8 @@ std::string compiler_version(const std::vector<std::string>& program) {
   if (status != 0) return {};  // the compile itself will report what is wrong
   std::string version = output.substr(0, output.find('\n'));
   try {
-    make_directories(kernel_cache_dir() + "/compilers");
-    write_file_atomically(memo, version);
+    common::make_directories(common::kernel_cache_dir() + "/compilers");
+    common::write_file_atomically(memo, version);
   } catch (const Error&) {
     // An unwritable cache only costs the next process the version query.
   }
@@ -186,7 +186,7 @@ CompileResult run_compiler(const CompilerCommand& command, const std::string& so
   argv.insert(argv.end(), {"-o", output_path, source_path, "-lm"});
   CompileResult r;
   r.exit_status = run_captured(argv, r.messages);
-  r.ok = r.exit_status == 0 && file_exists(output_path);
+  r.ok = r.exit_status == 0 && common::file_exists(output_path);
   if (r.exit_status == 0 && !r.ok) r.messages += "\n(the compiler reported success but wrote no output)";
   return r;
 }

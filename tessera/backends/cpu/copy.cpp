@@ -1,54 +1,17 @@
-// Layouts and the strided copy used to materialise views, stage inputs and fill outputs.
+// The host execution of a CopyPlan: the strided copy used to materialise views, stage inputs and fill
+// outputs.
+#include "tessera/backends/cpu/copy.h"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <vector>
 
-#include "tessera/backends/cpu/program.h"
+#include "tessera/runtime/thread_pool.h"
 
 namespace tessera::backends::cpu {
 
-bool Layout::contiguous() const {
-  int64_t expected = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    if (shape[d] == 0) return true;
-    if (shape[d] != 1 && strides[d] != expected) return false;
-    expected *= shape[d];
-  }
-  return true;
-}
-
-Layout Layout::packed(const Shape& shape, int64_t offset) {
-  return Layout{shape, contiguous_strides(shape), offset};
-}
-
-CopyPlan CopyPlan::make(const Layout& src, const Layout& dst, size_t element_size) {
-  CopyPlan p;
-  p.element_size = element_size;
-  p.src_offset = src.offset;
-  p.dst_offset = dst.offset;
-  p.numel = src.numel();
-  if (p.numel == 0) return p;
-  // Drop size-1 axes, then merge each axis into its inner neighbour when both views step evenly.
-  for (size_t d = 0; d < src.shape.size(); ++d) {
-    if (src.shape[d] == 1) continue;
-    if (!p.shape.empty() && p.src_strides.back() == src.strides[d] * src.shape[d] &&
-        p.dst_strides.back() == dst.strides[d] * src.shape[d]) {
-      p.shape.back() *= src.shape[d];
-      p.src_strides.back() = src.strides[d];
-      p.dst_strides.back() = dst.strides[d];
-      continue;
-    }
-    p.shape.push_back(src.shape[d]);
-    p.src_strides.push_back(src.strides[d]);
-    p.dst_strides.push_back(dst.strides[d]);
-  }
-  if (p.shape.empty()) {
-    p.shape = {1};
-    p.src_strides = {1};
-    p.dst_strides = {1};
-  }
-  return p;
-}
+using common::CopyPlan;
 
 namespace {
 
@@ -103,16 +66,17 @@ void copy_rows(const CopyPlan& p, const std::byte* src, std::byte* dst, int64_t 
 
 }  // namespace
 
-void CopyPlan::run(const std::byte* src_base, std::byte* dst_base, runtime::ThreadPool* pool) const {
-  if (numel == 0) return;
-  const int64_t rows = numel / shape.back();
+void run_copy(const CopyPlan& plan, const std::byte* src_base, std::byte* dst_base, runtime::ThreadPool* pool) {
+  if (plan.numel == 0) return;
+  const std::vector<int64_t>& shape = plan.shape;
+  const int64_t rows = plan.numel / shape.back();
   auto body = [&](int64_t begin, int64_t end) {
     std::array<int64_t, 16> small{};
     if (shape.size() <= small.size()) {
-      copy_rows(*this, src_base, dst_base, begin, end, small.data());
+      copy_rows(plan, src_base, dst_base, begin, end, small.data());
     } else {
       std::vector<int64_t> index(shape.size());
-      copy_rows(*this, src_base, dst_base, begin, end, index.data());
+      copy_rows(plan, src_base, dst_base, begin, end, index.data());
     }
   };
   // Split only copies big enough to amortise waking the workers (~64K elements per chunk).

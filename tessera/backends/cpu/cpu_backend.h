@@ -14,9 +14,11 @@ namespace tessera::backends {
 
 Backend& cpu_backend();
 
-namespace cpu {
-
+namespace common {
 struct Program;
+}
+
+namespace cpu {
 
 // When clusters of fusable ops become generated C kernels: never, always, or (the default) when
 // the graph's fusable work is large enough to repay the compiler. $TESSERA_JIT=0|1|auto.
@@ -38,7 +40,7 @@ struct CompileInfo {
 
 // Throws unless `exe` came from cpu_backend().compile.
 CompileInfo compile_info(const Executable& exe);
-const Program& program_of(const Executable& exe);
+const common::Program& program_of(const Executable& exe);
 
 // The in-process cache of compiled plans keyed by graph structure.
 void clear_plan_cache();

@@ -31,8 +31,8 @@ void CpuExecutable::FreeDeleter::operator()(std::byte* p) const {
   std::free(p);
 }
 
-CpuExecutable::CpuExecutable(ir::Graph graph, std::shared_ptr<const Program> program, std::vector<Array> constants,
-                             CompileInfo info, std::vector<Alias> aliases)
+CpuExecutable::CpuExecutable(ir::Graph graph, std::shared_ptr<const common::Program> program,
+                             std::vector<Array> constants, CompileInfo info, std::vector<Alias> aliases)
     : graph_(std::move(graph)), program_(std::move(program)), constants_(std::move(constants)), info_(std::move(info)) {
   aliases_ = std::move(aliases);
   addresses_.assign(program_->buffers.size(), nullptr);
@@ -172,7 +172,7 @@ void CpuExecutable::run_into(const std::vector<Array>& inputs, std::vector<Array
 
 void CpuExecutable::execute(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const Program& p = *program_;
+  const common::Program& p = *program_;
   if (!arena_) {
     const size_t bytes = static_cast<size_t>(std::max<int64_t>(64, (p.arena_bytes + 63) / 64 * 64));
     arena_.reset(static_cast<std::byte*>(std::aligned_alloc(64, bytes)));
@@ -199,24 +199,24 @@ void CpuExecutable::execute(const std::vector<Array>& inputs, std::vector<Array>
     output_at_[k] = static_cast<std::byte*>(staged ? output_staging_[k].raw_data() : outputs[k].raw_data());
   }
   for (size_t b = 0; b < p.buffers.size(); ++b) {
-    const BufferInfo& info = p.buffers[b];
+    const common::BufferInfo& info = p.buffers[b];
     const auto slot = static_cast<size_t>(info.slot);
     switch (info.kind) {
-      case BufferKind::arena:
+      case common::BufferKind::arena:
         addresses_[b] = arena_.get() + info.arena_offset;
         break;
-      case BufferKind::input:
+      case common::BufferKind::input:
         addresses_[b] = input_at_[slot];
         break;
-      case BufferKind::output:
+      case common::BufferKind::output:
         addresses_[b] = output_at_[slot];
         break;
-      case BufferKind::constant:
+      case common::BufferKind::constant:
         addresses_[b] = static_cast<std::byte*>(constants_[slot].raw_data());
         break;
     }
   }
-  RunContext ctx;
+  common::RunContext ctx;
   ctx.buffers = addresses_.data();
   ctx.pool = &runtime::default_pool();
   ctx.kernel_inputs = kernel_inputs_.data();
@@ -230,7 +230,7 @@ void CpuExecutable::execute(const std::vector<Array>& inputs, std::vector<Array>
     }
     ++runs_;
   } else {
-    for (const std::unique_ptr<Step>& step : p.steps) step->run(ctx);
+    for (const std::unique_ptr<common::Step>& step : p.steps) step->run(ctx);
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (output_staged_[k]) outputs[k].copy_from(output_staging_[k]);

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "tessera/backends/cpu/cpu_backend.h"
-#include "tessera/backends/cpu/program.h"
+#include "tessera/backends/common/program.h"
 
 namespace tessera::backends::cpu {
 
 class CpuExecutable final : public Executable {
  public:
-  CpuExecutable(ir::Graph graph, std::shared_ptr<const Program> program, std::vector<Array> constants,
+  CpuExecutable(ir::Graph graph, std::shared_ptr<const common::Program> program, std::vector<Array> constants,
                 CompileInfo info, std::vector<Alias> aliases = {});
   std::vector<Array> run(const std::vector<Array>& inputs) override;
   void run_into(const std::vector<Array>& inputs, std::vector<Array>& outputs) override;
@@ -21,7 +21,7 @@ class CpuExecutable final : public Executable {
   int64_t peak_bytes() const override { return program_->arena_bytes; }
 
   const CompileInfo& info() const { return info_; }
-  const Program& program() const { return *program_; }
+  const common::Program& program() const { return *program_; }
 
  private:
   void check_inputs(const std::vector<Array>& inputs) const;
@@ -43,7 +43,7 @@ class CpuExecutable final : public Executable {
   };
 
   ir::Graph graph_;
-  std::shared_ptr<const Program> program_;
+  std::shared_ptr<const common::Program> program_;
   std::vector<Array> constants_;
   CompileInfo info_;
   std::mutex mutex_;  // one run at a time: runs share the arena

@@ -1,19 +1,28 @@
 // Steps every lowering can fall back on: a strided copy, and an op's reference kernel run on arrays
 // that wrap the program's buffers (correct for every op and dtype; its results are copied into the
 // planned buffers, so only these steps allocate).
+#include "tessera/backends/cpu/fallback.h"
+
 #include <fmt/format.h>
 
-#include "tessera/backends/cpu/lowering.h"
+#include "tessera/backends/cpu/copy.h"
+#include "tessera/ir/op_def.h"
 
 namespace tessera::backends::cpu {
 namespace {
+
+using common::CopyPlan;
+using common::Operand;
+using common::RunContext;
+using common::Step;
+using common::StepKind;
 
 class CopyStep final : public Step {
  public:
   CopyStep(CopyPlan plan, Operand src, Operand dst, std::string what)
       : plan_(std::move(plan)), src_(src), dst_(dst), what_(std::move(what)) {}
   void run(const RunContext& ctx) const override {
-    plan_.run(ctx.ptr<const std::byte>(src_), ctx.ptr<std::byte>(dst_), ctx.pool);
+    run_copy(plan_, ctx.ptr<const std::byte>(src_), ctx.ptr<std::byte>(dst_), ctx.pool);
   }
   StepKind kind() const override { return StepKind::copy; }
   std::string describe() const override { return fmt::format("copy ({}, {} elements)", what_, plan_.numel); }
@@ -69,22 +78,22 @@ class FallbackStep final : public Step {
   std::vector<Operand> inputs_, outputs_;
 };
 
+class HostSteps final : public common::StepFactory {
+ public:
+  std::unique_ptr<Step> copy(const CopyPlan& plan, Operand src, Operand dst, std::string what) const override {
+    return std::make_unique<CopyStep>(plan, src, dst, std::move(what));
+  }
+  std::unique_ptr<Step> fallback(const ir::Node& node, std::vector<Operand> inputs,
+                                 std::vector<ir::TensorType> input_types, std::vector<Operand> outputs) const override {
+    return std::make_unique<FallbackStep>(node, std::move(inputs), std::move(input_types), std::move(outputs));
+  }
+};
+
 }  // namespace
 
-std::unique_ptr<Step> make_copy_step(const CopyPlan& plan, Operand src, Operand dst, std::string what) {
-  return std::make_unique<CopyStep>(plan, src, dst, std::move(what));
-}
-
-std::unique_ptr<Step> make_fallback_step(const ir::Node& node, std::vector<Operand> inputs,
-                                         std::vector<ir::TensorType> input_types, std::vector<Operand> outputs) {
-  return std::make_unique<FallbackStep>(node, std::move(inputs), std::move(input_types), std::move(outputs));
-}
-
-std::string Program::dump() const {
-  std::string out =
-      fmt::format("program: {} steps, arena {} bytes, {} buffers\n", steps.size(), arena_bytes, buffers.size());
-  for (size_t i = 0; i < steps.size(); ++i) out += fmt::format("  {:3}: {}\n", i, steps[i]->describe());
-  return out;
+const common::StepFactory& host_steps() {
+  static const HostSteps steps;
+  return steps;
 }
 
 }  // namespace tessera::backends::cpu

@@ -15,10 +15,9 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "tessera/backends/common/kernel_cache.h"
 #include "tessera/backends/cpu/compiler_driver.h"
-#include "tessera/backends/cpu/jit_cache.h"
 #include "tessera/codegen/emitter.h"
-#include "tessera/core/temp_file.h"
 #include "tessera/lower/loop_ir.h"
 
 namespace tessera::backends::cpu {
@@ -93,8 +92,7 @@ std::shared_ptr<const SharedObject> open_shared_object(const std::string& path) 
   return so;
 }
 
-// The symbol through which a compiled module names the cache key it was built for.
-constexpr const char* kModuleKeySymbol = "tsr_module_key";
+using common::kModuleKeySymbol;
 constexpr const char* kCacheFormat = "tessera kernel cache v2 (module key symbol)";
 
 std::string with_module_key(const std::string& source, const std::string& key) {
@@ -162,11 +160,9 @@ codegen::Dialect jit_dialect() {
 std::shared_ptr<const SharedObject> load_module(const std::string& source, JitStats& stats) {
   const CompilerCommand& cmd = compiler_command();
   // The format tag keeps objects of older versions (which carry no key) out of the lookup.
-  const std::string key =
-      content_hash(std::string(kCacheFormat) + "\n--\n" + source + "\n--\n" + cmd.text() + "\n--\n" + cmd.version);
-  const std::string dir = kernel_cache_dir();
-  const std::string base = dir + "/" + key;
-  stats.source_path = base + ".c";
+  const common::CacheEntry entry = common::cache_entry(kCacheFormat, source, cmd.text() + "\n--\n" + cmd.version);
+  const std::string& key = entry.key;
+  stats.source_path = entry.path(".c");
   std::lock_guard<std::mutex> lock(cache_mutex());
   auto& mem = memory_cache();
   if (auto it = mem.find(key); it != mem.end()) {
@@ -176,8 +172,8 @@ std::shared_ptr<const SharedObject> load_module(const std::string& source, JitSt
     }
     mem.erase(it);
   }
-  if (file_exists(base + ".so")) {
-    if (auto so = open_shared_object(base + ".so")) {
+  if (const std::string cached = common::find_cached(entry, ".so"); !cached.empty()) {
+    if (auto so = open_shared_object(cached)) {
       if (holds_key(*so, key)) {
         stats.from_disk_cache = true;
         remember(key, so);
@@ -185,36 +181,28 @@ std::shared_ptr<const SharedObject> load_module(const std::string& source, JitSt
       }
       if (module_key(*so) != nullptr) {
         std::fprintf(stderr,
-                     "tessera: warning: kernel cache: '%s.so' was not built for this source (its key differs); "
+                     "tessera: warning: kernel cache: '%s' was not built for this source (its key differs); "
                      "recompiling\n",
-                     base.c_str());
+                     cached.c_str());
       }
     }  // unreadable (e.g. truncated by a crash elsewhere), keyless or another module: rebuild it below
   }
-  make_directories(dir);
-  write_file_atomically(stats.source_path, with_module_key(source, key));
-  // The compiler writes its output into a folder only this process can enter: a compiler follows a
-  // symlink at its output path, so the output must not sit where others could plant one.
-  const std::string work = create_temp_directory(base + ".so");
-  const std::string tmp = work + "/kernels.so";
-  const auto t0 = std::chrono::steady_clock::now();
-  const CompileResult r = run_compiler(cmd, stats.source_path, tmp);
-  stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (!r.ok) {
-    remove_temp_directory(work);
-    fail("cpu jit: compiling generated kernels failed (exit status {}) with '{}'\n  generated source: {}\n{}",
-         r.exit_status, cmd.text(), stats.source_path, first_lines(r.messages, 20));
-  }
-  const bool moved = std::rename(tmp.c_str(), (base + ".so").c_str()) == 0;
-  remove_temp_directory(work);
-  if (!moved) fail("cpu jit: cannot move the compiled kernels into the cache at '{}.so'", base);
-  auto so = open_shared_object(base + ".so");
+  common::store_cached(entry, ".c", with_module_key(source, key));
+  const std::string built = common::store_built(entry, ".so", [&](const std::string& out) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const CompileResult r = run_compiler(cmd, stats.source_path, out);
+    stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!r.ok) {
+      fail("cpu jit: compiling generated kernels failed (exit status {}) with '{}'\n  generated source: {}\n{}",
+           r.exit_status, cmd.text(), stats.source_path, first_lines(r.messages, 20));
+    }
+  });
+  auto so = open_shared_object(built);
   if (!so) {
     const char* why = ::dlerror();
-    fail("cpu jit: cannot load '{}.so' (generated source: {}): {}", base, stats.source_path, why ? why : "unknown");
+    fail("cpu jit: cannot load '{}' (generated source: {}): {}", built, stats.source_path, why ? why : "unknown");
   }
-  TESSERA_CHECK(holds_key(*so, key), "cpu jit: '{}.so' does not hold the module just compiled (was it replaced?)",
-                base);
+  TESSERA_CHECK(holds_key(*so, key), "cpu jit: '{}' does not hold the module just compiled (was it replaced?)", built);
   remember(key, so);
   return so;
 }

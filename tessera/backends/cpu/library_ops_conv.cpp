@@ -3,7 +3,7 @@
 // pass. Other ranks and dtypes run on the reference kernels.
 #include <fmt/format.h>
 
-#include "tessera/backends/cpu/lowering.h"
+#include "tessera/backends/cpu/library_ops.h"
 #include "tessera/kernels/cpu/conv.h"
 
 namespace tessera::backends::cpu {

@@ -6,7 +6,7 @@
 #include <array>
 #include <cstring>
 
-#include "tessera/backends/cpu/lowering.h"
+#include "tessera/backends/cpu/library_ops.h"
 
 namespace tessera::backends::cpu {
 namespace {

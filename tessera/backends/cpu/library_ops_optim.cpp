@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "tessera/backends/cpu/lowering.h"
+#include "tessera/backends/cpu/library_ops.h"
 #include "tessera/kernels/cpu/adam.h"
 
 namespace tessera::backends::cpu {
@@ -55,12 +55,11 @@ class AdamGroupStep final : public Step {
   std::vector<AdamOperands> tensors_;
 };
 
-}  // namespace
-
 bool claim_adam_update(const ir::Node& node) {
   return node.input(0).dtype() == DType::f32;
 }
 
+// Nodes with equal keys share one step: equal hyperparameters and the same lr/step scalars.
 std::string adam_group_key(const ir::Node& node) {
   const ir::Attrs& a = node.attrs();
   return fmt::format("{}/{}/{}/{}/{}/{}:{}/{}:{}", a.get_float("beta1"), a.get_float("beta2"), a.get_float("eps"),
@@ -111,6 +110,13 @@ void lower_adam_group(Lowering& L, const std::vector<ir::NodePtr>& nodes) {
   for (const auto& [written, read] : in_place) L.allow_in_place(written, read, reads);
   L.need_step_scratch(static_cast<int64_t>(tensors.size() * sizeof(kernels::AdamTensor)));
   L.emit(std::make_unique<AdamGroupStep>(h, L.operand(lr), L.operand(step), std::move(tensors)), reads, writes);
+}
+
+}  // namespace
+
+void register_optim_lowerings(LoweringTable& table) {
+  // Only as groups (lower_node never sees a claimed update); unclaimed updates run on the reference.
+  table["adam_update"] = {nullptr, claim_adam_update, true, adam_group_key, lower_adam_group};
 }
 
 }  // namespace tessera::backends::cpu

@@ -3,7 +3,7 @@
 // reference kernels.
 #include <fmt/format.h>
 
-#include "tessera/backends/cpu/lowering.h"
+#include "tessera/backends/cpu/library_ops.h"
 #include "tessera/kernels/cpu/pool.h"
 
 namespace tessera::backends::cpu {

@@ -8,7 +8,7 @@
 // kernels need about half the instructions.
 #include <fmt/format.h>
 
-#include "tessera/backends/cpu/lowering.h"
+#include "tessera/backends/cpu/library_ops.h"
 #include "tessera/kernels/quant/interleave_x8.h"
 #include "tessera/kernels/quant/quant_matmul.h"
 #include "tessera/quant/quantize.h"

@@ -4,7 +4,7 @@
 // chains fuse into generated kernels instead (over_jit = false).
 #include <fmt/format.h>
 
-#include "tessera/backends/cpu/lowering.h"
+#include "tessera/backends/cpu/library_ops.h"
 #include "tessera/kernels/cpu/reduce.h"
 
 namespace tessera::backends::cpu {

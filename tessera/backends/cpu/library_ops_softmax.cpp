@@ -2,7 +2,7 @@
 // (tessera/kernels/cpu/softmax.h); other axes and dtypes go to generated kernels or the reference.
 #include <fmt/format.h>
 
-#include "tessera/backends/cpu/lowering.h"
+#include "tessera/backends/cpu/library_ops.h"
 #include "tessera/kernels/cpu/softmax.h"
 
 namespace tessera::backends::cpu {

@@ -1,6 +1,6 @@
 // View ops cost nothing at run time: each becomes a new layout over its input's buffer. reshape of a
 // non-packed input is the one exception (it is packed first, as Array::reshape would copy).
-#include "tessera/backends/cpu/lowering.h"
+#include "tessera/backends/cpu/library_ops.h"
 #include "tessera/ops/shape_util.h"
 
 namespace tessera::backends::cpu {

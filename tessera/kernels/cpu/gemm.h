@@ -7,11 +7,10 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/kernels/activation.h"
 #include "tessera/runtime/thread_pool.h"
 
 namespace tessera::kernels {
-
-enum class Activation { none, relu, gelu, gelu_tanh, silu, sigmoid, tanh };
 
 struct GemmEpilogue {
   const float* bias = nullptr;      // length n, added to every row

@@ -4,7 +4,7 @@
 #include <random>
 #include <unordered_set>
 
-#include "tessera/backends/cpu/compile_options.h"
+#include "tessera/backends/common/compile_options.h"
 #include "tessera/backends/cpu/cpu_backend.h"
 #include "tessera/ir/op_def.h"
 #include "tessera/ops/ops.h"
@@ -25,22 +25,22 @@ std::shared_ptr<void> guard(Guard* g) {
 }
 
 struct CpuScope {
-  backends::cpu::ScopedCompileOptions options;
+  backends::common::ScopedCompileOptions options;
   backends::cpu::JitMode saved_jit;
-  CpuScope(const backends::cpu::CompileOptions& o, backends::cpu::JitMode jit)
+  CpuScope(const backends::common::CompileOptions& o, backends::cpu::JitMode jit)
       : options(o), saved_jit(backends::cpu::jit_mode()) {
     backends::cpu::set_jit_mode(jit);
   }
   ~CpuScope() { backends::cpu::set_jit_mode(saved_jit); }
 };
 
-Variant cpu_variant(const std::string& name, backends::cpu::CompileOptions options, backends::cpu::JitMode jit) {
+Variant cpu_variant(const std::string& name, backends::common::CompileOptions options, backends::cpu::JitMode jit) {
   return Variant{name, [options, jit] { return guard(new CpuScope(options, jit)); }};
 }
 
 BackendUnderTest cpu_under_test() {
-  using backends::cpu::CompileOptions;
-  using backends::cpu::FusionSet;
+  using backends::common::CompileOptions;
+  using backends::common::FusionSet;
   using backends::cpu::JitMode;
   BackendUnderTest b{"cpu", &backends::cpu_backend(), {}, 2};
   b.variants.push_back(cpu_variant("jit=off", {}, JitMode::off));
@@ -57,7 +57,7 @@ BackendUnderTest cpu_under_test() {
     o.passes.disabled = {p.name};
     b.variants.push_back(cpu_variant("jit=on passes=-" + p.name, o, JitMode::always));
   }
-  for (const auto& [name, f] : backends::cpu::fusion_names()) {
+  for (const auto& [name, f] : backends::common::fusion_names()) {
     b.variants.push_back(
         cpu_variant("jit=on fusion=-" + name, CompileOptions{FusionSet::all().without(f), {}}, JitMode::always));
   }

@@ -1,14 +1,16 @@
 #pragma once
-// What the CPU backend's compiler may do, each part switchable: the fusions ($TESSERA_FUSION) and the
-// passes of the default pipeline ($TESSERA_PASSES). Switching one off works around a compiler bug
-// (an internal compiler error names the switch to try), measures what a fusion is worth, and lets the
-// graph fuzzer compile every graph with each part on and off.
+// What a backend's compiler may do, each part switchable: the fusions ($TESSERA_FUSION) and the
+// passes of the default pipeline ($TESSERA_PASSES); every backend reads the same settings. Switching
+// one off works around a compiler bug (an internal compiler error names the switch to try), measures
+// what a fusion is worth, and lets the graph fuzzer compile every graph with each part on and off.
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace tessera::backends::cpu {
+#include "tessera/ir/graph.h"
+
+namespace tessera::backends::common {
 
 enum class Fusion : uint32_t {
   epilogue = 1u << 0,            // bias / activation / residual tails fused into a matmul or convolution
@@ -51,6 +53,10 @@ struct PassSelection {
 };
 PassSelection parse_passes(std::string_view text);
 
+// The default pipeline without the passes `selection` leaves out, run on `graph`. A pass that throws is
+// an internal compiler error of `backend` (backends/internal_error.h) naming the switch that avoids it.
+ir::Graph run_selected_passes(const ir::Graph& graph, const PassSelection& selection, const std::string& backend);
+
 struct CompileOptions {
   FusionSet fusion = FusionSet::all();
   PassSelection passes;
@@ -75,4 +81,4 @@ class ScopedCompileOptions {
   CompileOptions saved_;
 };
 
-}  // namespace tessera::backends::cpu
+}  // namespace tessera::backends::common

@@ -1,11 +1,11 @@
-#include "tessera/backends/cpu/program_verifier.h"
+#include "tessera/backends/common/program_verifier.h"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
 
-namespace tessera::backends::cpu {
+namespace tessera::backends::common {
 namespace {
 
 const char* kind_name(BufferKind k) {
@@ -99,4 +99,4 @@ bool thorough_program_checks(size_t arena_buffers) {
 #endif
 }
 
-}  // namespace tessera::backends::cpu
+}  // namespace tessera::backends::common

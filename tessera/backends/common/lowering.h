@@ -1,6 +1,7 @@
 #pragma once
-// Lowering a graph into a Program: the builder that library lowerings (library_ops_*.cpp) use to
-// look up their operands, define their results, and emit steps; and the table of those lowerings.
+// Lowering a graph into a Program, on any backend: the builder that a backend's library lowerings use
+// to look up their operands, define their results and emit steps; the table of those lowerings; and
+// the few steps the builder itself needs, which each backend makes its own way (StepFactory).
 #include <functional>
 #include <map>
 #include <memory>
@@ -8,14 +9,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tessera/backends/cpu/compile_options.h"
-#include "tessera/backends/cpu/program.h"
+#include "tessera/backends/common/compile_options.h"
+#include "tessera/backends/common/program.h"
 #include "tessera/ir/graph.h"
 #include "tessera/ir/op_def.h"
-#include "tessera/kernels/cpu/gemm.h"
+#include "tessera/kernels/activation.h"
 #include "tessera/runtime/memory_plan.h"
 
-namespace tessera::backends::cpu {
+namespace tessera::backends::common {
 
 struct ValueInfo {
   DType dtype = DType::f32;
@@ -52,13 +53,28 @@ class LoweringFault : public std::runtime_error {
   std::string workaround_;
 };
 
+// The steps the builder and the generic lowering emit themselves, made by the backend: a strided copy
+// (materialising a view, filling an output), and an op run by its reference kernel where nothing
+// better lowers it. A backend that cannot run reference kernels on its memory throws from fallback()
+// (a LoweringFault, or an Error the lowering turns into one).
+class StepFactory {
+ public:
+  virtual ~StepFactory() = default;
+  virtual std::unique_ptr<Step> copy(const CopyPlan& plan, Operand src, Operand dst, std::string what) const = 0;
+  virtual std::unique_ptr<Step> fallback(const ir::Node& node, std::vector<Operand> inputs,
+                                         std::vector<ir::TensorType> input_types,
+                                         std::vector<Operand> outputs) const = 0;
+};
+
 class Lowering {
  public:
-  Lowering(const ir::Graph& graph, FusionSet fusion);
+  // `steps` must outlive the Lowering.
+  Lowering(const ir::Graph& graph, FusionSet fusion, const StepFactory& steps);
 
   const ir::Graph& graph() const { return graph_; }
   Program& program() { return *program_; }
   FusionSet fusion() const { return fusion_; }
+  const StepFactory& steps() const { return steps_; }
   // The node whose steps are being emitted (named by faults and by the program verifier).
   void set_current_node(const ir::Node* node) { current_ = node; }
   const ir::Node* current_node() const { return current_; }
@@ -102,6 +118,7 @@ class Lowering {
  private:
   const ir::Graph& graph_;
   FusionSet fusion_;
+  const StepFactory& steps_;
   const ir::Node* current_ = nullptr;
   std::vector<const ir::Node*> step_nodes_;  // per emitted step, the node it was emitted for
   std::unique_ptr<Program> program_;
@@ -117,43 +134,20 @@ class Lowering {
 // A library lowering: emits steps for `node` and returns true, or returns false having emitted
 // nothing (the node then runs on its reference kernel). `claims` says, before lowering, whether the
 // lowering will take the node; `over_jit` makes a claimed node stay out of generated kernels.
+// Ops whose nodes run as groups (every f32 adam_update of a graph in one pass) also set `group_key`
+// (claimed nodes with equal keys share one step, made by `lower_group`); Fusion::adam_groups off, each
+// claimed node is a group of one.
 using LowerFn = bool (*)(Lowering& lowering, const ir::NodePtr& node);
 using ClaimFn = bool (*)(const ir::Node& node);
+using GroupKeyFn = std::string (*)(const ir::Node& node);
+using LowerGroupFn = void (*)(Lowering& lowering, const std::vector<ir::NodePtr>& nodes);
 struct LibraryLowering {
   LowerFn lower = nullptr;
   ClaimFn claims = nullptr;
   bool over_jit = true;
+  GroupKeyFn group_key = nullptr;
+  LowerGroupFn lower_group = nullptr;
 };
 using LoweringTable = std::unordered_map<std::string, LibraryLowering>;
 
-// The library lowerings, by op name (assembled from the register_* functions below).
-const LoweringTable& library_lowerings();
-void register_view_lowerings(LoweringTable& table);     // library_ops_views.cpp
-void register_matmul_lowerings(LoweringTable& table);   // library_ops_matmul.cpp
-void register_conv_lowerings(LoweringTable& table);     // library_ops_conv.cpp
-void register_pool_lowerings(LoweringTable& table);     // library_ops_pool.cpp
-void register_softmax_lowerings(LoweringTable& table);  // library_ops_softmax.cpp
-void register_reduce_lowerings(LoweringTable& table);   // library_ops_reduce.cpp
-void register_index_lowerings(LoweringTable& table);    // library_ops_index.cpp
-void register_quant_lowerings(LoweringTable& table);    // library_ops_quant.cpp
-
-// adam_update nodes run as groups: every f32 update of a graph that shares hyperparameters and the
-// lr/step scalars becomes one fused pass over all parameters (library_ops_optim.cpp).
-bool claim_adam_update(const ir::Node& node);
-std::string adam_group_key(const ir::Node& node);  // nodes with equal keys share one step
-void lower_adam_group(Lowering& lowering, const std::vector<ir::NodePtr>& nodes);
-
-// Fused tails of f32 matmuls and 2-D convolutions found in `graph`, keyed by the matmul/conv node
-// (library_ops_matmul.cpp).
-// Each node is absorbed by at most one producer (the first in graph order), so two matmuls that meet in
-// one add never both claim it. `fusion` selects epilogues and transposed products.
-std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,
-                                                             const std::function<int64_t(const ir::Value&)>& uses,
-                                                             FusionSet fusion);
-
-// Steps shared by several lowerings.
-std::unique_ptr<Step> make_copy_step(const CopyPlan& plan, Operand src, Operand dst, std::string what);
-std::unique_ptr<Step> make_fallback_step(const ir::Node& node, std::vector<Operand> inputs,
-                                         std::vector<ir::TensorType> input_types, std::vector<Operand> outputs);
-
-}  // namespace tessera::backends::cpu
+}  // namespace tessera::backends::common

@@ -1,8 +1,10 @@
 #pragma once
-// The compiled form of a graph on the CPU backend: a schedule of steps over numbered buffers. A
-// buffer is a region of the arena, or one of the run's inputs, outputs or bound constants; a step
-// reads and writes buffers through Operands (buffer + byte offset) resolved per run into addresses,
-// so one Program serves every Executable made from graphs of the same structure.
+// The compiled form of a graph, on any backend: a schedule of steps over numbered buffers. A buffer
+// is a region of the arena, or one of the run's inputs, outputs or bound constants; a step reads and
+// writes buffers through Operands (buffer + byte offset) resolved per run into addresses, so one
+// Program serves every Executable made from graphs of the same structure. The addresses are wherever
+// the backend keeps its memory (host memory on the CPU, device memory on a GPU): nothing here reads
+// them; only the backend's steps do.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -12,9 +14,15 @@
 
 #include "tessera/core/array.h"
 #include "tessera/runtime/memory_plan.h"
-#include "tessera/runtime/thread_pool.h"
 
-namespace tessera::backends::cpu {
+namespace tessera::runtime {
+class ThreadPool;
+}
+namespace tessera::ir {
+class Node;
+}
+
+namespace tessera::backends::common {
 
 enum class BufferKind : uint8_t { arena, input, output, constant };
 
@@ -43,7 +51,9 @@ struct Layout {
 
 struct RunContext {
   std::byte* const* buffers = nullptr;  // per buffer id, its address in this run
-  runtime::ThreadPool* pool = nullptr;
+  runtime::ThreadPool* pool = nullptr;  // the host thread pool (may be null on a GPU backend)
+  // The device stream the steps are ordered on: cudaStream_t on CUDA, null on the host.
+  void* stream = nullptr;
   const void** kernel_inputs = nullptr;  // scratch for loop-kernel argument lists
   void** kernel_outputs = nullptr;
   std::byte* step_scratch = nullptr;  // Program::step_scratch_bytes of per-run scratch for any step
@@ -99,14 +109,18 @@ struct Program {
 };
 
 // An element-size-generic strided copy (no dtype conversion) between two views of one shape, with
-// its axes merged and ordered once at compile time. run() splits large copies over the pool and
-// allocates nothing (for up to 16 merged axes).
+// its axes merged and ordered once at compile time. Pure data: each backend's copy step carries it
+// out (the CPU's: backends/cpu/copy.h).
 struct CopyPlan {
   std::vector<int64_t> shape, src_strides, dst_strides;  // merged axes, innermost last, in elements
   int64_t src_offset = 0, dst_offset = 0, numel = 0;
   size_t element_size = 1;
   static CopyPlan make(const Layout& src, const Layout& dst, size_t element_size);
-  void run(const std::byte* src_base, std::byte* dst_base, runtime::ThreadPool* pool) const;
 };
 
-}  // namespace tessera::backends::cpu
+// The arrays an executable binds to `p`'s constant slots: `graph_constants` are the constant nodes
+// of the graph it is made from, in topological order (GraphKey::constants, plan_cache.h); derived
+// constants are computed here, once.
+std::vector<Array> bind_constants(const Program& p, const std::vector<const ir::Node*>& graph_constants);
+
+}  // namespace tessera::backends::common

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "tessera/backends/cpu/program.h"
+#include "tessera/backends/common/program.h"
 
-namespace tessera::backends::cpu {
+namespace tessera::backends::common {
 
 struct ProgramFault {
   int32_t step = -1;  // the offending step, or -1 for a fault of the whole program
@@ -25,4 +25,4 @@ std::optional<ProgramFault> verify_program(const Program& p, const std::vector<r
 // $TESSERA_VERIFY_PROGRAM=1 (tests set it) or for programs of at most `small` arena buffers.
 bool thorough_program_checks(size_t arena_buffers);
 
-}  // namespace tessera::backends::cpu
+}  // namespace tessera::backends::common

@@ -1,14 +1,17 @@
-#include "tessera/backends/cpu/compile_options.h"
+#include "tessera/backends/common/compile_options.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
+#include "tessera/backends/internal_error.h"
 #include "tessera/core/error.h"
 #include "tessera/passes/pass.h"
 
-namespace tessera::backends::cpu {
+namespace tessera::backends::common {
 namespace {
 
 std::vector<std::string_view> split_list(std::string_view text) {
@@ -48,7 +51,7 @@ auto from_env(const char* var, Parse parse) -> decltype(parse(std::string_view()
   try {
     return parse(std::string_view(env));
   } catch (const Error& e) {
-    std::fprintf(stderr, "tessera cpu backend: ignoring %s: %s\n", var, e.what());
+    std::fprintf(stderr, "tessera: ignoring %s: %s\n", var, e.what());
     return parse(std::string_view());
   }
 }
@@ -144,6 +147,24 @@ PassSelection parse_passes(std::string_view text) {
   return selection;
 }
 
+ir::Graph run_selected_passes(const ir::Graph& graph, const PassSelection& selection, const std::string& backend) {
+  if (selection.all_off) return graph;
+  const passes::Pipeline& all = passes::default_pipeline();
+  passes::Pipeline chosen;
+  for (const passes::Pass& pass : all.passes()) {
+    if (std::find(selection.disabled.begin(), selection.disabled.end(), pass.name) == selection.disabled.end()) {
+      chosen.add(pass);
+    }
+  }
+  chosen.repeat(all.max_rounds());
+  try {
+    return chosen.run(graph);
+  } catch (const std::exception& e) {
+    raise_internal_error({backend, fmt::format("the pass pipeline failed: {}", e.what()), &graph, nullptr, nullptr,
+                          "TESSERA_PASSES=0 (or -NAME for the pass named above)"});
+  }
+}
+
 CompileOptions compile_options() {
   OptionsSlot& s = slot();
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -156,4 +177,4 @@ void set_compile_options(const CompileOptions& options) {
   s.options = options;
 }
 
-}  // namespace tessera::backends::cpu
+}  // namespace tessera::backends::common

@@ -1,17 +1,17 @@
 // The Lowering builder: value and buffer bookkeeping while steps are emitted, then output binding,
 // liveness and memory planning when the schedule is complete.
-#include "tessera/backends/cpu/lowering.h"
+#include "tessera/backends/common/lowering.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "tessera/backends/cpu/program_verifier.h"
+#include "tessera/backends/common/program_verifier.h"
 
-namespace tessera::backends::cpu {
+namespace tessera::backends::common {
 
-Lowering::Lowering(const ir::Graph& graph, FusionSet fusion)
-    : graph_(graph), fusion_(fusion), program_(std::make_unique<Program>()) {
+Lowering::Lowering(const ir::Graph& graph, FusionSet fusion, const StepFactory& steps)
+    : graph_(graph), fusion_(fusion), steps_(steps), program_(std::make_unique<Program>()) {
   program_->num_inputs = static_cast<int32_t>(graph.inputs().size());
   program_->num_outputs = static_cast<int32_t>(graph.outputs().size());
   for (const ir::NodePtr& node : graph.nodes()) {
@@ -108,8 +108,8 @@ int32_t Lowering::packed(int32_t id) {
   const ValueInfo src = info(id);
   const int32_t copy = temporary(src.dtype, src.layout.shape);
   const CopyPlan plan = CopyPlan::make(src.layout, info(copy).layout, dtype_size(src.dtype));
-  emit(make_copy_step(plan, Operand{src.buffer, 0}, Operand{info(copy).buffer, 0},
-                      fmt::format("materialise {}{}", dtype_name(src.dtype), shape_str(src.layout.shape))),
+  emit(steps_.copy(plan, Operand{src.buffer, 0}, Operand{info(copy).buffer, 0},
+                   fmt::format("materialise {}{}", dtype_name(src.dtype), shape_str(src.layout.shape))),
        {id}, {copy});
   packed_copies_[id] = copy;
   return copy;
@@ -201,8 +201,8 @@ std::unique_ptr<Program> Lowering::finish() {
                                       vi.layout.numel() * static_cast<int64_t>(dtype_size(vi.dtype)));
     values_.push_back(ValueInfo{vi.dtype, buffer, Layout::packed(vi.layout.shape)});
     const auto dst = static_cast<int32_t>(values_.size() - 1);
-    emit(make_copy_step(CopyPlan::make(vi.layout, info(dst).layout, dtype_size(vi.dtype)), Operand{vi.buffer, 0},
-                        Operand{buffer, 0}, fmt::format("output {}", k)),
+    emit(steps_.copy(CopyPlan::make(vi.layout, info(dst).layout, dtype_size(vi.dtype)), Operand{vi.buffer, 0},
+                     Operand{buffer, 0}, fmt::format("output {}", k)),
          {src}, {dst});
   }
 
@@ -240,4 +240,4 @@ std::unique_ptr<Program> Lowering::finish() {
   return std::move(program_);
 }
 
-}  // namespace tessera::backends::cpu
+}  // namespace tessera::backends::common

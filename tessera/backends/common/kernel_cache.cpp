@@ -1,4 +1,5 @@
-#include "tessera/backends/cpu/jit_cache.h"
+// The disk cache of compiled kernels: folder choice, content keys, atomic stores.
+#include "tessera/backends/common/kernel_cache.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -6,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -14,7 +16,7 @@
 #include "tessera/core/error.h"
 #include "tessera/core/temp_file.h"
 
-namespace tessera::backends::cpu {
+namespace tessera::backends::common {
 
 namespace {
 std::string env(const char* name) {
@@ -88,4 +90,45 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-}  // namespace tessera::backends::cpu
+CacheEntry cache_entry(std::string_view format, std::string_view source, std::string_view toolchain) {
+  CacheEntry e;
+  std::string keyed;
+  keyed.reserve(format.size() + source.size() + toolchain.size() + 8);
+  keyed.append(format).append("\n--\n").append(source).append("\n--\n").append(toolchain);
+  e.key = content_hash(keyed);
+  e.dir = kernel_cache_dir();
+  e.base = e.dir + "/" + e.key;
+  return e;
+}
+
+std::string find_cached(const CacheEntry& entry, std::string_view extension) {
+  std::string path = entry.path(extension);
+  return file_exists(path) ? path : std::string();
+}
+
+std::string store_cached(const CacheEntry& entry, std::string_view extension, std::string_view bytes) {
+  make_directories(entry.dir);
+  std::string path = entry.path(extension);
+  write_file_atomically(path, bytes);
+  return path;
+}
+
+std::string store_built(const CacheEntry& entry, std::string_view extension,
+                        const std::function<void(const std::string& path)>& build) {
+  make_directories(entry.dir);
+  std::string path = entry.path(extension);
+  const std::string work = create_temp_directory(path);
+  const std::string tmp = work + "/kernels" + std::string(extension);
+  try {
+    build(tmp);
+  } catch (...) {
+    remove_temp_directory(work);
+    throw;
+  }
+  const bool moved = std::rename(tmp.c_str(), path.c_str()) == 0;
+  remove_temp_directory(work);
+  if (!moved) fail("kernel cache: cannot move the compiled kernels into the cache at '{}'", path);
+  return path;
+}
+
+}  // namespace tessera::backends::common

@@ -1,0 +1,135 @@
+// Epilogue discovery: walks forward from each matmul and 2-D convolution over the chain of single
+// uses that its fused tail can absorb, in graph order, claiming each absorbed node once.
+#include "tessera/backends/common/epilogues.h"
+
+#include <unordered_set>
+
+namespace tessera::backends::common {
+namespace {
+
+using kernels::Activation;
+
+bool float_types(const ir::Node& node, DType want) {
+  return node.input(0).dtype() == want && node.input(1).dtype() == want && node.output_types()[0].dtype == want;
+}
+
+// A product the GEMM kernels compute: f32 or f64 throughout.
+bool float_matmul(const ir::Node& node) {
+  return float_types(node, DType::f32) || float_types(node, DType::f64);
+}
+
+bool activation_of(const ir::Node& node, Activation* act) {
+  const std::string& op = node.op_name();
+  if (op == "relu")
+    *act = Activation::relu;
+  else if (op == "sigmoid")
+    *act = Activation::sigmoid;
+  else if (op == "tanh")
+    *act = Activation::tanh;
+  else if (op == "silu")
+    *act = Activation::silu;
+  else if (op == "gelu")
+    *act = node.attrs().get_bool("approximate") ? Activation::gelu_tanh : Activation::gelu;
+  else
+    return false;
+  return true;
+}
+
+// A permute that swaps the last two axes and keeps the others.
+bool swaps_last_two_axes(const ir::Node& node) {
+  if (node.op_name() != "permute") return false;
+  const std::vector<int64_t>& axes = node.attrs().get_ints("axes");
+  const auto r = static_cast<int64_t>(axes.size());
+  if (r < 2) return false;
+  for (int64_t d = 0; d < r; ++d) {
+    const int64_t want = d == r - 2 ? r - 1 : d == r - 1 ? r - 2 : d;
+    if (normalize_axis(axes[static_cast<size_t>(d)], r, "permute") != want) return false;
+  }
+  return true;
+}
+
+// A per-column bias for a result of shape `out`: [n] or [1, ..., 1, n] with n = out's last axis.
+bool is_bias_shape(const Shape& bias, const Shape& out) {
+  if (bias.empty() || out.size() < 2 || bias.size() > out.size() || bias.back() != out.back()) return false;
+  for (size_t d = 0; d + 1 < bias.size(); ++d) {
+    if (bias[d] != 1) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,
+                                                             const std::function<int64_t(const ir::Value&)>& uses,
+                                                             FusionSet fusion) {
+  std::unordered_map<const ir::Node*, const ir::NodePtr*> consumer;  // producer -> its single consumer
+  for (const ir::NodePtr& node : graph.nodes()) {
+    for (const ir::Value& in : node->inputs()) consumer[in.node().get()] = &node;
+  }
+  std::unordered_map<const ir::Node*, Epilogue> found;
+  // Nodes already absorbed: x@a + y@b has one add that both products could take as their residual;
+  // the first takes it, and the second produces its plain result for it.
+  std::unordered_set<const ir::Node*> claimed;
+  const bool epilogues = fusion.has(Fusion::epilogue), transposed = fusion.has(Fusion::transposed_product);
+  if (!epilogues && !transposed) return found;
+  for (const ir::NodePtr& mm : graph.nodes()) {
+    // 0: bias, activation or residual next; 1: activation or residual; 2: residual; 3: done.
+    int stage = 0;
+    if (mm->op_name() == "matmul") {
+      if (!float_matmul(*mm) || mm->input(0).rank() < 2 || mm->input(1).rank() < 2) continue;
+    } else if (mm->op_name() == "conv") {
+      bool f32 = mm->output_types()[0].dtype == DType::f32 && mm->input(0).rank() == 4;
+      for (const ir::Value& in : mm->inputs()) f32 = f32 && in.dtype() == DType::f32;
+      if (!f32) continue;
+      stage = 1;  // a convolution's bias is its third input
+    } else {
+      continue;
+    }
+    Epilogue e;
+    ir::Value cur(mm, 0);
+    if (transposed && mm->op_name() == "matmul" && uses(cur) == 1 && consumer.count(mm.get()) != 0) {
+      const ir::NodePtr& user = *consumer.at(mm.get());
+      if (swaps_last_two_axes(*user) && claimed.insert(user.get()).second) {
+        e.transposed = true;
+        e.nodes.push_back(user.get());
+        e.result = ir::Value(user, 0);
+        found.emplace(mm.get(), std::move(e));
+        continue;
+      }
+    }
+    if (!epilogues) continue;
+    if (mm->op_name() == "matmul" && !float_types(*mm, DType::f32)) continue;  // the sgemm epilogue is f32
+    while (stage < 3 && uses(cur) == 1 && consumer.count(cur.node().get()) != 0) {
+      const ir::NodePtr& user = *consumer.at(cur.node().get());
+      if (user->output_types()[0] != cur.type() || claimed.count(user.get()) != 0) break;
+      Activation act;
+      if (user->op_name() == "add" && user->input(0) != user->input(1)) {
+        const ir::Value other = user->input(0) == cur ? user->input(1) : user->input(0);
+        if (other.dtype() != DType::f32) break;
+        if (stage == 0 && is_bias_shape(other.shape(), cur.shape()) && other.shape() != cur.shape()) {
+          e.bias = other;
+          stage = 1;
+        } else if (other.shape() == cur.shape()) {
+          e.residual = other;
+          stage = 3;
+        } else {
+          break;
+        }
+      } else if (stage <= 1 && activation_of(*user, &act)) {
+        e.activation = act;
+        stage = 2;
+      } else {
+        break;
+      }
+      e.nodes.push_back(user.get());
+      claimed.insert(user.get());
+      cur = ir::Value(user, 0);
+    }
+    if (e.nodes.empty()) continue;
+    e.result = cur;
+    found.emplace(mm.get(), std::move(e));
+  }
+  return found;
+}
+
+}  // namespace tessera::backends::common

@@ -1,0 +1,23 @@
+#pragma once
+// Which nodes fuse into the tail of a matmul or convolution: a graph-level fusion decision, made once
+// for every backend. A backend's matmul/conv lowering reads the result through Lowering::epilogue and
+// may decline it (the unit's nodes are then lowered one by one).
+#include <functional>
+#include <unordered_map>
+
+#include "tessera/backends/common/compile_options.h"
+#include "tessera/backends/common/lowering.h"
+#include "tessera/ir/graph.h"
+
+namespace tessera::backends::common {
+
+// Fused tails found in `graph`, keyed by the matmul/conv node: f32 and f64 matmuls whose only use
+// swaps the last two axes compute the transposed product (Fusion::transposed_product); f32 matmuls and
+// f32 4-D convolutions take [+ bias] [activation] [+ residual] (Fusion::epilogue), each step the only
+// use of the previous value. Each node is absorbed by at most one producer (the first in graph order),
+// so two matmuls that meet in one add never both claim it.
+std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,
+                                                             const std::function<int64_t(const ir::Value&)>& uses,
+                                                             FusionSet fusion);
+
+}  // namespace tessera::backends::common

@@ -1,0 +1,81 @@
+#pragma once
+// The in-process cache of compiled plans, keyed by graph structure (ops, attributes, wiring, types;
+// constants by type only), so that a graph rebuilt with new data (an eager training loop) reuses the
+// plan and its kernels. Any backend can keep one, for whatever it calls a plan.
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tessera/ir/graph.h"
+
+namespace tessera::backends::common {
+
+// The structure of a graph as text, and its constants (by position) with the bytes of the small ones.
+struct GraphKey {
+  std::string structure;
+  std::string small_constants;
+  std::vector<const ir::Node*> constants;  // topological order: what ConstantSource::original numbers
+};
+
+// `settings` names whatever else changes the plan (fusions, passes, code generation), so that plans
+// made under other settings never match.
+GraphKey graph_key(const ir::Graph& graph, std::string_view settings);
+
+// The graph with every input bound to a fresh placeholder. Eager evaluation binds computed values
+// (often constants) as inputs; the passes must not see through them, or a plan cached for this
+// structure would keep one run's data (a learning rate folded into a constant, say).
+ir::Graph with_placeholder_inputs(const ir::Graph& graph);
+
+// Whether two graphs are made of the very same nodes (the passes changed nothing).
+bool same_nodes(const ir::Graph& a, const ir::Graph& b);
+
+template <class Plan>
+class PlanCache {
+ public:
+  explicit PlanCache(size_t capacity = 512) : capacity_(capacity) {}
+
+  // The plan cached for the key's structure; for a plan whose passes rewrote the graph (a constant
+  // folded, say), only when the small constants match too.
+  std::optional<Plan> find(const GraphKey& key) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key.structure);
+    if (it == entries_.end() || (it->second.value_dependent && it->second.small_constants != key.small_constants)) {
+      return std::nullopt;
+    }
+    return it->second.plan;
+  }
+
+  // `value_dependent`: the passes rewrote the graph (same_nodes was false). When full, the cache
+  // starts over: a program rarely has more live structures than that, and a sweep costs nothing.
+  void insert(const GraphKey& key, Plan plan, bool value_dependent) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entries_.size() >= capacity_) entries_.clear();
+    entries_.insert_or_assign(key.structure, Entry{std::move(plan), value_dependent, key.small_constants});
+  }
+
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.clear();
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.size();
+  }
+
+ private:
+  struct Entry {
+    Plan plan;
+    bool value_dependent = false;
+    std::string small_constants;
+  };
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_;
+  size_t capacity_;
+};
+
+}  // namespace tessera::backends::common

@@ -1,0 +1,75 @@
+// Layouts, copy plans, program dumps and constant binding: the parts of a Program every backend shares.
+#include "tessera/backends/common/program.h"
+
+#include <fmt/format.h>
+
+#include "tessera/ir/node.h"
+
+namespace tessera::backends::common {
+
+bool Layout::contiguous() const {
+  int64_t expected = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 0) return true;
+    if (shape[d] != 1 && strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+Layout Layout::packed(const Shape& shape, int64_t offset) {
+  return Layout{shape, contiguous_strides(shape), offset};
+}
+
+CopyPlan CopyPlan::make(const Layout& src, const Layout& dst, size_t element_size) {
+  CopyPlan p;
+  p.element_size = element_size;
+  p.src_offset = src.offset;
+  p.dst_offset = dst.offset;
+  p.numel = src.numel();
+  if (p.numel == 0) return p;
+  // Drop size-1 axes, then merge each axis into its inner neighbour when both views step evenly.
+  for (size_t d = 0; d < src.shape.size(); ++d) {
+    if (src.shape[d] == 1) continue;
+    if (!p.shape.empty() && p.src_strides.back() == src.strides[d] * src.shape[d] &&
+        p.dst_strides.back() == dst.strides[d] * src.shape[d]) {
+      p.shape.back() *= src.shape[d];
+      p.src_strides.back() = src.strides[d];
+      p.dst_strides.back() = dst.strides[d];
+      continue;
+    }
+    p.shape.push_back(src.shape[d]);
+    p.src_strides.push_back(src.strides[d]);
+    p.dst_strides.push_back(dst.strides[d]);
+  }
+  if (p.shape.empty()) {
+    p.shape = {1};
+    p.src_strides = {1};
+    p.dst_strides = {1};
+  }
+  return p;
+}
+
+std::string Program::dump() const {
+  std::string out =
+      fmt::format("program: {} steps, arena {} bytes, {} buffers\n", steps.size(), arena_bytes, buffers.size());
+  for (size_t i = 0; i < steps.size(); ++i) out += fmt::format("  {:3}: {}\n", i, steps[i]->describe());
+  return out;
+}
+
+std::vector<Array> bind_constants(const Program& p, const std::vector<const ir::Node*>& graph_constants) {
+  std::vector<Array> constants;
+  constants.reserve(p.constants.size());
+  for (const ConstantSource& c : p.constants) {
+    if (c.derived_from >= 0) {  // derived slots come after their sources
+      constants.push_back(c.derive(constants[static_cast<size_t>(c.derived_from)]));
+      continue;
+    }
+    constants.push_back(c.original >= 0
+                            ? graph_constants[static_cast<size_t>(c.original)]->attrs().get_tensor("value").contiguous()
+                            : c.owned);
+  }
+  return constants;
+}
+
+}  // namespace tessera::backends::common

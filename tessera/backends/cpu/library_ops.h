@@ -1,0 +1,36 @@
+#pragma once
+// The CPU backend's library lowerings (library_ops_*.cpp): matmul and convolution with fused
+// epilogues, pooling, softmax, reductions, indexing, quantized matmul, views, and grouped Adam
+// updates, each emitting CPU steps through the shared builder (backends/common/lowering.h).
+#include "tessera/backends/common/lowering.h"
+#include "tessera/runtime/thread_pool.h"  // CPU steps run on the host pool
+
+namespace tessera::backends::cpu {
+
+// The common names every library lowering uses.
+using common::BufferKind;
+using common::Epilogue;
+using common::Layout;
+using common::Lowering;
+using common::LoweringTable;
+using common::Operand;
+using common::RunContext;
+using common::Step;
+using common::StepKind;
+using common::ValueInfo;
+
+// The library lowerings, by op name (assembled from the register_* functions below).
+const LoweringTable& library_lowerings();
+void register_view_lowerings(LoweringTable& table);     // library_ops_views.cpp
+void register_matmul_lowerings(LoweringTable& table);   // library_ops_matmul.cpp
+void register_conv_lowerings(LoweringTable& table);     // library_ops_conv.cpp
+void register_pool_lowerings(LoweringTable& table);     // library_ops_pool.cpp
+void register_softmax_lowerings(LoweringTable& table);  // library_ops_softmax.cpp
+void register_reduce_lowerings(LoweringTable& table);   // library_ops_reduce.cpp
+void register_index_lowerings(LoweringTable& table);    // library_ops_index.cpp
+void register_quant_lowerings(LoweringTable& table);    // library_ops_quant.cpp
+// adam_update nodes run as groups: every f32 update of a graph that shares hyperparameters and the
+// lr/step scalars becomes one fused pass over all parameters (library_ops_optim.cpp).
+void register_optim_lowerings(LoweringTable& table);
+
+}  // namespace tessera::backends::cpu

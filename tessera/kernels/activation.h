@@ -1,0 +1,9 @@
+#pragma once
+// The activations a fused GEMM or convolution epilogue can apply. Backend-neutral: the graph-level
+// epilogue analysis (backends/common/epilogues.h) names them, and each backend's kernels implement
+// them (the CPU's formulas: kernels/cpu/activation.h).
+namespace tessera::kernels {
+
+enum class Activation { none, relu, gelu, gelu_tanh, silu, sigmoid, tanh };
+
+}  // namespace tessera::kernels
