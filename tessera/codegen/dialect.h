@@ -3,7 +3,9 @@
 // CUDA C (NVRTC) and GLSL compute lives here, so a new target is a new table rather than a new
 // emitter (after tinygrad's renderer/cstyle.py).
 #include <array>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "tessera/lower/loop_ir.h"
 
@@ -15,26 +17,70 @@ enum class Schedule {
   GridStride,  // many hardware threads: each takes indices begin + thread id, stepping by the thread count
 };
 
+struct Dialect;
+
+// One buffer a kernel reads or writes, for the dialect's binding hook.
+struct BufferBinding {
+  bool output = false;
+  size_t index = 0;       // in_[index] or out_[index]; the emitter names the buffer in<index> / out<index>
+  int binding = 0;        // a flat slot, inputs first then outputs (GLSL: the descriptor binding)
+  std::string elem_type;  // the dialect's element type name
+};
+
 struct Dialect {
   std::string name;
   Schedule schedule = Schedule::RowLoops;
   std::string prelude;  // the module's first lines: includes, typedefs
+  // What a module needs once some kernel touches a type (includes, extensions, conversion helpers):
+  // chunks of text after the prelude, each written once per module however many types ask for it.
+  std::array<std::vector<std::string>, lower::kNumScalarTypes> type_requirements;
+  bool one_kernel_per_module = false;  // GLSL: a shader module has one entry point
+
+  // The kernel's interface. kernel_signature gives the text before the body's "{" (C:
+  // "void name(const void* const* in_, void* const* out_, int64_t begin, int64_t end)"); bind_buffer
+  // declares one buffer, as the body's first lines or, with bindings_at_module_scope, before the
+  // signature (GLSL's layout(binding = k) buffer blocks).
+  std::function<std::string(const Dialect&, const std::string& symbol)> kernel_signature;
+  std::function<std::string(const Dialect&, const BufferBinding&)> bind_buffer;
+  bool bindings_at_module_scope = false;
+
   std::array<std::string, lower::kNumScalarTypes> type_names;
-  std::string bool_buffer_type;  // element type of bool buffers (bytes holding 0 or 1)
+  std::string bool_buffer_type;   // element type of bool buffers (bytes holding 0 or 1)
+  std::string index_type;         // loop variables and offsets
+  int index_bits = 64;            // 32: the emitter refuses kernels whose offsets do not fit
+  bool functional_casts = false;  // "T(x)" (GLSL) rather than "(T)x"
+  bool strict_types = false;      // no implicit conversions: bool values are cast to the bool buffer type on store
+  std::string and_op, or_op;      // logical and/or of two bools
+
   std::array<std::array<std::string, 2>, lower::kNumMathFns> math_names;  // [fn][0: f32, 1: f64]
+  // A definition of math_names[fn][w] where the dialect lacks the function ("": built in). An f64
+  // helper may call the f32 helper of the same function, which is then written before it.
+  std::array<std::array<std::string, 2>, lower::kNumMathFns> math_helpers;
   std::string isnan_fn, isinf_fn;
+  std::array<std::string, 2> half_to_f32;  // [0: f16, 1: bf16] conversion function, exact
+  std::array<std::string, 2> f32_to_half;  // rounds to nearest even
+
+  // Literals: integers are their decimal digits (with a sign) in int_literal[type]'s "{}".
   std::string true_literal, false_literal;
+  std::array<std::string, lower::kNumScalarTypes> int_literal;
   std::string f32_suffix;                  // "f"
+  std::string f64_suffix;                  // GLSL: "lf"
   std::array<std::string, 2> inf_literal;  // [0: f32, 1: f64], positive infinity
   std::array<std::string, 2> nan_literal;  // quiet NaN
-  std::string kernel_qualifier;            // before "void name(...)"
-  std::string helper_qualifier;            // before helper functions
-  std::string shared_body_qualifier;       // before a body several kernels call (kept out of line)
-  std::string restrict_qualifier;          // on buffer pointers ("" for none)
-  std::string inner_loop_pragma;           // before contiguous inner loops ("" for none)
-  std::string simd_reduction_pragma;       // "{}" receives the reduction clauses ("" for none)
-  std::string thread_index;                // GridStride: this thread's offset from begin
-  std::string thread_count;                // GridStride: the step
+  // A reduction's "seen a NaN" flag: its declaration and the update with value {v}, both formats.
+  std::string nan_flag_decl;    // "{flag}" is the name
+  std::string nan_flag_update;  // "{flag}", "{v}"
+
+  std::string kernel_qualifier;       // before "void name(...)"
+  std::string helper_qualifier;       // before helper functions
+  std::string shared_body_qualifier;  // before a body several kernels call (kept out of line)
+  // On buffer pointers ("" for none). Both C-family tables leave it empty: the backend may run an
+  // elementwise kernel in place, an output aliasing an input read at the same index.
+  std::string restrict_qualifier;
+  std::string inner_loop_pragma;      // before contiguous inner loops ("" for none)
+  std::string simd_reduction_pragma;  // "{}" receives the reduction clauses ("" for none)
+  std::string thread_index;           // GridStride: this thread's offset from begin
+  std::string thread_count;           // GridStride: the step
   int reduction_tile = 1024;  // RowLoops: outputs accumulated together when the inner axis is kept (8 KB of doubles)
 
   // Streaming stores (RowLoops elementwise kernels; empty stream_store_fn: never). Outputs much larger
@@ -57,6 +103,10 @@ struct Dialect {
 };
 
 const Dialect& c_dialect();     // C11 for the system compiler (gcc/clang)
-const Dialect& cuda_dialect();  // CUDA C++ for NVRTC; emitted as text only for now
+const Dialect& cuda_dialect();  // CUDA C++ for NVRTC; emitted as text only for now (compile-checked in tests)
+// GLSL 450 compute shaders for a Vulkan backend (a skeleton: emitted and golden-tested, not run yet).
+// Indices are 32-bit ints: 64-bit integers are an optional Vulkan feature (shaderInt64) and storage
+// buffers rarely exceed 2^31 elements; the emitter refuses larger kernels. One kernel per module.
+const Dialect& glsl_dialect();
 
 }  // namespace tessera::codegen

@@ -1,5 +1,8 @@
-// The dialect tables. C and CUDA C share the math library names (CUDA's device math library mirrors
-// C99's); they differ in qualifiers, literals of bool, how the range is walked and pragmas.
+// The C and CUDA C tables (GLSL's is in dialect_glsl.cpp). They share the math library names (CUDA's
+// device math library mirrors C99's), the kernel interface and literals; they differ in qualifiers,
+// bool, f16/bf16 conversions, how the range is walked and pragmas.
+#include <fmt/format.h>
+
 #include "tessera/codegen/dialect.h"
 
 namespace tessera::codegen {
@@ -18,6 +21,88 @@ std::array<std::array<std::string, 2>, lower::kNumMathFns> c99_math(const std::s
   return names;
 }
 
+// Both take the kernel's range and two arrays of buffer pointers: a host call for C and, for CUDA, the
+// same four kernel parameters to cudaLaunchKernel (device arrays of device pointers).
+void c_family_interface(Dialect& d) {
+  d.kernel_signature = [](const Dialect& self, const std::string& symbol) {
+    return fmt::format("{}void {}(const void* const* in_, void* const* out_, int64_t begin, int64_t end)",
+                       self.kernel_qualifier.empty() ? "" : self.kernel_qualifier + " ", symbol);
+  };
+  d.bind_buffer = [](const Dialect& self, const BufferBinding& b) {
+    const std::string r = self.restrict_qualifier.empty() ? "" : " " + self.restrict_qualifier;
+    if (b.output) return fmt::format("{0}*{1} out{2} = ({0}*)out_[{2}];", b.elem_type, r, b.index);
+    return fmt::format("const {0}*{1} in{2} = (const {0}*)in_[{2}];", b.elem_type, r, b.index);
+  };
+  d.index_type = "int64_t";
+  d.and_op = "&";  // bools are 0 or 1: & and | without the branches of && and || (gcc vectorises them)
+  d.or_op = "|";
+  // In ScalarType order: f32, f64, i8, u8, i32, u32, i64, u64, bool, f16, bf16.
+  d.int_literal = {"", "", "{}", "{}", "{}", "{}u", "{}ll", "{}ull", "", "", ""};
+  d.f32_suffix = "f";
+  d.nan_flag_decl = "int {flag} = 0";
+  d.nan_flag_update = "{flag} |= {v} != {v};";
+}
+
+// f16 and bf16 in plain C on their bits (no _Float16, no F16C), bit for bit as tessera/core/half.cpp:
+// round to nearest even, NaN stays a quiet NaN, overflow goes to infinity.
+const char* const kCUint16 = "typedef __UINT16_TYPE__ uint16_t;\n";
+const char* const kCF16Helpers = R"(
+static inline float tsr_f16_to_f32(uint16_t h) {
+  const uint32_t em = h & 0x7fffu;
+  uint32_t bits;
+  if (em >= 0x7c00u) {
+    bits = 0x7f800000u | ((em & 0x3ffu) << 13);  // inf, NaN
+  } else if (em >= 0x0400u) {
+    bits = (em << 13) + 0x38000000u;  // normal: the exponent rebiased from 15 to 127
+  } else {
+    const float f = (float)em * 5.9604644775390625e-8f;  // zero, subnormal: em * 2^-24, exact
+    __builtin_memcpy(&bits, &f, 4);
+  }
+  bits |= (uint32_t)(h & 0x8000u) << 16;
+  float f;
+  __builtin_memcpy(&f, &bits, 4);
+  return f;
+}
+static inline uint16_t tsr_f32_to_f16(float f) {
+  uint32_t x;
+  __builtin_memcpy(&x, &f, 4);
+  const uint32_t ax = x & 0x7fffffffu;
+  uint32_t h;
+  if (ax > 0x7f800000u) {
+    h = 0x7e00u | ((ax >> 13) & 0x3ffu);
+  } else if (ax >= 0x47800000u) {
+    h = 0x7c00u;  // 2^16 and above (and inf)
+  } else if (ax >= 0x38800000u) {
+    h = (ax - 0x38000000u) >> 13;  // normal; a carry out of the mantissa rounds up correctly, to inf too
+    const uint32_t rest = ax & 0x1fffu;
+    h += rest > 0x1000u || (rest == 0x1000u && (h & 1u));
+  } else if (ax >= 0x33000000u) {
+    const uint32_t shift = 126u - (ax >> 23);  // subnormal: shift the whole significand into place
+    const uint32_t m = (ax & 0x7fffffu) | 0x800000u;
+    const uint32_t rest = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    h = m >> shift;
+    h += rest > half || (rest == half && (h & 1u));
+  } else {
+    h = 0;  // below 2^-25: rounds to zero
+  }
+  return (uint16_t)(h | ((x >> 16) & 0x8000u));
+}
+)";
+const char* const kCBf16Helpers = R"(
+static inline float tsr_bf16_to_f32(uint16_t h) {
+  const uint32_t bits = (uint32_t)h << 16;
+  float f;
+  __builtin_memcpy(&f, &bits, 4);
+  return f;
+}
+static inline uint16_t tsr_f32_to_bf16(float f) {
+  uint32_t x;
+  __builtin_memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);  // NaN: quiet, never inf
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+)";
+
 Dialect make_c() {
   Dialect d;
   d.name = "c";
@@ -31,22 +116,26 @@ Dialect make_c() {
       "typedef __UINT32_TYPE__ uint32_t;\n"
       "typedef __INT64_TYPE__ int64_t;\n"
       "typedef __UINT64_TYPE__ uint64_t;\n";
-  // In ScalarType order: f32, f64, i8, u8, i32, u32, i64, u64, bool.
-  d.type_names = {"float", "double", "int8_t", "uint8_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "_Bool"};
+  c_family_interface(d);
+  // In ScalarType order: f32, f64, i8, u8, i32, u32, i64, u64, bool, f16, bf16 (their bits).
+  d.type_names = {"float",   "double",   "int8_t", "uint8_t",  "int32_t", "uint32_t",
+                  "int64_t", "uint64_t", "_Bool",  "uint16_t", "uint16_t"};
+  d.type_requirements[static_cast<size_t>(lower::ScalarType::f16)] = {kCUint16, kCF16Helpers};
+  d.type_requirements[static_cast<size_t>(lower::ScalarType::bf16)] = {kCUint16, kCBf16Helpers};
+  d.half_to_f32 = {"tsr_f16_to_f32", "tsr_bf16_to_f32"};
+  d.f32_to_half = {"tsr_f32_to_f16", "tsr_f32_to_bf16"};
   d.bool_buffer_type = "uint8_t";  // gcc does not vectorise loads of _Bool
   d.math_names = c99_math("__builtin_");
   d.isnan_fn = "__builtin_isnan";
   d.isinf_fn = "__builtin_isinf";
   d.true_literal = "1";
   d.false_literal = "0";
-  d.f32_suffix = "f";
   d.inf_literal = {"__builtin_inff()", "__builtin_inf()"};
   d.nan_literal = {"__builtin_nanf(\"\")", "__builtin_nan(\"\")"};
   d.kernel_qualifier = "";
   d.helper_qualifier = "static inline";
   d.shared_body_qualifier = "static __attribute__((noinline))";
-  // No restrict: the backend may run an elementwise kernel in place (an output aliasing an input read
-  // at the same index); the simd pragma alone lets gcc vectorise the inner loops.
+  // No restrict (see Dialect::restrict_qualifier); the simd pragma alone lets gcc vectorise the inner loops.
   d.restrict_qualifier = "";
   // omp simd (with -fopenmp-simd) vectorises at any -O level and, like ivdep, promises independent
   // iterations; gcc's -O2 cost model would otherwise skip loops whose trip count it does not know.
@@ -112,20 +201,27 @@ Dialect make_cuda() {
       "typedef unsigned int uint32_t;\n"
       "typedef long long int64_t;\n"
       "typedef unsigned long long uint64_t;\n";
-  d.type_names = {"float", "double", "int8_t", "uint8_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "bool"};
+  c_family_interface(d);
+  d.type_names = {"float",   "double",   "int8_t", "uint8_t", "int32_t",      "uint32_t",
+                  "int64_t", "uint64_t", "bool",   "__half",  "__nv_bfloat16"};
+  // cuda_fp16.h and cuda_bf16.h are not NVRTC built-ins: the caller passes the toolkit's include
+  // directory (-I<cuda>/include, as the tests do). Only modules with f16/bf16 buffers include them.
+  d.type_requirements[static_cast<size_t>(lower::ScalarType::f16)] = {"#include <cuda_fp16.h>\n"};
+  d.type_requirements[static_cast<size_t>(lower::ScalarType::bf16)] = {"#include <cuda_bf16.h>\n"};
+  d.half_to_f32 = {"__half2float", "__bfloat162float"};
+  d.f32_to_half = {"__float2half_rn", "__float2bfloat16_rn"};
   d.bool_buffer_type = "bool";
   d.math_names = c99_math("");
   d.isnan_fn = "isnan";
   d.isinf_fn = "isinf";
   d.true_literal = "true";
   d.false_literal = "false";
-  d.f32_suffix = "f";
   d.inf_literal = {"__int_as_float(0x7f800000)", "__longlong_as_double(0x7ff0000000000000LL)"};
   d.nan_literal = {"__int_as_float(0x7fc00000)", "__longlong_as_double(0x7ff8000000000000LL)"};
   d.kernel_qualifier = "extern \"C\" __global__";
   d.helper_qualifier = "__device__ __forceinline__";
   d.shared_body_qualifier = "__device__ __noinline__";
-  d.restrict_qualifier = "__restrict__";
+  d.restrict_qualifier = "";  // not __restrict__: in-place kernels alias an output with an input
   d.inner_loop_pragma = "";
   d.simd_reduction_pragma = "";
   d.thread_index = "((int64_t)blockIdx.x * blockDim.x + threadIdx.x)";

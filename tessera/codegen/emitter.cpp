@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -27,29 +28,39 @@ using lower::ReduceKind;
 using lower::ScalarType;
 
 std::string format_literal(ScalarType t, double fval, int64_t ival, const Dialect& d) {
+  // A half literal is its (exactly representable) value converted from f32.
+  if (lower::is_half(t))
+    return fmt::format("{}({})", d.f32_to_half[t == ScalarType::f16 ? 0 : 1],
+                       format_literal(ScalarType::f32, fval, 0, d));
   if (lower::is_float(t)) {
     const size_t w = t == ScalarType::f32 ? 0 : 1;
     if (std::isnan(fval)) return d.nan_literal[w];
     if (std::isinf(fval)) return fval > 0 ? d.inf_literal[w] : "(-" + d.inf_literal[w] + ")";
     std::string s = t == ScalarType::f32 ? fmt::format("{}", static_cast<float>(fval)) : fmt::format("{}", fval);
     if (s.find_first_of(".e") == std::string::npos) s += ".0";
-    if (t == ScalarType::f32) s += d.f32_suffix;
+    s += t == ScalarType::f32 ? d.f32_suffix : d.f64_suffix;
     return fval < 0 || std::signbit(fval) ? "(" + s + ")" : s;
   }
+  if (t == ScalarType::boolean) return ival ? d.true_literal : d.false_literal;
+  const std::string& spelling = d.int_literal[static_cast<size_t>(t)];
+  auto spell = [&](auto v) { return fmt::format(fmt::runtime(spelling), v); };
   switch (t) {
-    case ScalarType::boolean:
-      return ival ? d.true_literal : d.false_literal;
     case ScalarType::u32:
-      return fmt::format("{}u", static_cast<uint32_t>(ival));
+      return spell(static_cast<uint32_t>(ival));
     case ScalarType::u64:
-      return fmt::format("{}ull", static_cast<uint64_t>(ival));
+      return spell(static_cast<uint64_t>(ival));
     case ScalarType::i64:
-      if (ival == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807ll - 1)";
-      return ival < 0 ? fmt::format("({}ll)", ival) : fmt::format("{}ll", ival);
+      if (ival == std::numeric_limits<int64_t>::min())
+        return "(" + spell(-std::numeric_limits<int64_t>::max()) + " - 1)";
+      break;
+    case ScalarType::i32:
+      if (ival == std::numeric_limits<int32_t>::min())
+        return "(" + spell(-std::numeric_limits<int32_t>::max()) + " - 1)";
+      break;
     default:
-      if (ival == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
-      return ival < 0 ? fmt::format("({})", ival) : fmt::format("{}", ival);
+      break;
   }
+  return ival < 0 ? "(" + spell(ival) + ")" : spell(ival);
 }
 
 namespace {
@@ -57,14 +68,24 @@ namespace {
 // What the module's helper section must define.
 struct Helpers {
   std::set<std::pair<ScalarType, ScalarType>> conversions;  // saturating float -> integer conversions
+  std::set<std::pair<int, int>> math;                       // (MathFn, 0: f32 / 1: f64) the dialect defines
+  std::set<ScalarType> types;                               // for the dialect's type requirements
   bool stream = false;                                      // the dialect's streaming-store helpers
 };
+
+// (T)x or T(x); `e` must be a primary expression unless `compound` says it needs parentheses in C.
+std::string cast_to(const std::string& type, const std::string& e, const Dialect& d, bool compound = false) {
+  if (d.functional_casts) return fmt::format("{}({})", type, e);
+  return compound ? fmt::format("({})({})", type, e) : fmt::format("({}){}", type, e);
+}
 
 std::string convert_helper_name(ScalarType from, ScalarType to) {
   return fmt::format("tsr_{}_to_{}", lower::scalar_type_name(from), lower::scalar_type_name(to));
 }
 
 // convert_element's float -> integer rule: NaN -> 0, saturate at the type's limits, else truncate.
+// The limits compare in the source type: its rounding of 2^k - 1 goes up to 2^k, so every value
+// below the rounded limit truncates into range, as comparing in double would decide.
 std::string convert_helper(ScalarType from, ScalarType to, const Dialect& d) {
   int64_t lo = 0, hi = 0;
   switch (to) {
@@ -86,19 +107,34 @@ std::string convert_helper(ScalarType from, ScalarType to, const Dialect& d) {
     default:
       fail("emitter: no saturating conversion to {}", lower::scalar_type_name(to));
   }
-  const std::string& tt = d.type(to);
-  auto dbl = [&](int64_t v) { return format_literal(ScalarType::f64, static_cast<double>(v), 0, d); };
+  auto bound = [&](int64_t v) { return format_literal(from, static_cast<double>(v), 0, d); };
   return fmt::format(
-      "{q} {T} {name}({F} v) {{\n"
-      "  if (v != v) return 0;\n"
-      "  const double x = (double)v;\n"
-      "  if (x <= {dlo}) return {lo};\n"
-      "  if (x >= {dhi}) return {hi};\n"
-      "  return ({T})x;\n"
+      "{q}{T} {name}({F} v) {{\n"
+      "  if ({isnan}(v)) return {zero};\n"
+      "  if (v <= {flo}) return {lo};\n"
+      "  if (v >= {fhi}) return {hi};\n"
+      "  return {cast};\n"
       "}}\n",
-      fmt::arg("q", d.helper_qualifier), fmt::arg("T", tt), fmt::arg("name", convert_helper_name(from, to)),
-      fmt::arg("F", d.type(from)), fmt::arg("dlo", dbl(lo)), fmt::arg("dhi", dbl(hi)),
-      fmt::arg("lo", format_literal(to, 0, lo, d)), fmt::arg("hi", format_literal(to, 0, hi, d)));
+      fmt::arg("q", d.helper_qualifier.empty() ? "" : d.helper_qualifier + " "), fmt::arg("T", d.type(to)),
+      fmt::arg("name", convert_helper_name(from, to)), fmt::arg("F", d.type(from)), fmt::arg("isnan", d.isnan_fn),
+      fmt::arg("zero", format_literal(to, 0, 0, d)), fmt::arg("flo", bound(lo)), fmt::arg("fhi", bound(hi)),
+      fmt::arg("lo", format_literal(to, 0, lo, d)), fmt::arg("hi", format_literal(to, 0, hi, d)),
+      fmt::arg("cast", cast_to(d.type(to), "v", d)));
+}
+
+// The dialect's requirements of the types a module touches, each chunk once: preprocessor lines
+// (includes, GLSL extensions) first, as GLSL wants them before any declaration.
+std::string requirements(const std::set<ScalarType>& types, const Dialect& d) {
+  std::vector<std::string> chunks;
+  for (ScalarType t : types) {
+    for (const std::string& c : d.type_requirements[static_cast<size_t>(t)]) {
+      if (std::find(chunks.begin(), chunks.end(), c) == chunks.end()) chunks.push_back(c);
+    }
+  }
+  std::stable_partition(chunks.begin(), chunks.end(), [](const std::string& c) { return c.rfind('#', 0) == 0; });
+  std::string out;
+  for (const std::string& c : chunks) out += c;
+  return out;
 }
 
 bool narrow(ScalarType t) {
@@ -112,30 +148,32 @@ class KernelWriter {
   KernelWriter(const Kernel& k, const std::string& symbol, const Dialect& d, Helpers& helpers,
                std::vector<int64_t>* params = nullptr)
       : k_(k), symbol_(symbol), d_(d), helpers_(helpers), params_(params), last_(k.domain.size() - 1) {
+    if (d.index_bits < 64) check_index_range();
+    note_types();
     plan_streaming();
   }
 
   std::string write() {
+    std::vector<BufferBinding> bindings;
+    for (size_t i = 0; i < k_.input_types.size(); ++i) {
+      if (k_.input_used[i]) bindings.push_back({false, i, static_cast<int>(i), buffer_type(k_.input_types[i])});
+    }
+    for (size_t i = 0; i < k_.output_types.size(); ++i) {
+      bindings.push_back({true, i, static_cast<int>(k_.input_types.size() + i), buffer_type(k_.output_types[i])});
+    }
+    if (d_.bindings_at_module_scope) {
+      for (const BufferBinding& b : bindings) line(d_.bind_buffer(d_, b));
+    }
     if (params_) {
-      line(
-          fmt::format("{} void {}(const void* const* in_, void* const* out_, int64_t begin, int64_t end, "
-                      "const int64_t* P) {{",
-                      d_.shared_body_qualifier, symbol_));
+      line(fmt::format("{0} void {1}(const void* const* in_, void* const* out_, {2} begin, {2} end, const {2}* P) {{",
+                       d_.shared_body_qualifier, symbol_, d_.index_type));
     } else {
-      line(fmt::format("{}void {}(const void* const* in_, void* const* out_, int64_t begin, int64_t end) {{",
-                       d_.kernel_qualifier.empty() ? "" : d_.kernel_qualifier + " ", symbol_));
+      line(d_.kernel_signature(d_, symbol_) + " {");
     }
     ++indent_;
     const size_t params_at = out_.size();
-    const std::string r = d_.restrict_qualifier.empty() ? "" : " " + d_.restrict_qualifier;
-    for (size_t i = 0; i < k_.input_types.size(); ++i) {
-      if (!k_.input_used[i]) continue;
-      const std::string& t = buffer_type(k_.input_types[i]);
-      line(fmt::format("const {0}*{1} in{2} = (const {0}*)in_[{2}];", t, r, i));
-    }
-    for (size_t i = 0; i < k_.output_types.size(); ++i) {
-      const std::string& t = buffer_type(k_.output_types[i]);
-      line(fmt::format("{0}*{1} out{2} = ({0}*)out_[{2}];", t, r, i));
+    if (!d_.bindings_at_module_scope) {
+      for (const BufferBinding& b : bindings) line(d_.bind_buffer(d_, b));
     }
     for (size_t i = 0; i < streamed_.size(); ++i) {
       if (!streamed_[i]) continue;
@@ -155,7 +193,9 @@ class KernelWriter {
     if (params_) {
       // Sizes in locals: loads from P[] inside loops could alias the stores (char-typed bool buffers).
       std::string decls;
-      for (size_t k = 0; k < params_->size(); ++k) decls += fmt::format("  const int64_t p{0} = P[{0}];\n", k);
+      for (size_t k = 0; k < params_->size(); ++k) {
+        decls += fmt::format("  const {1} p{0} = P[{0}];\n", k, d_.index_type);
+      }
       out_.insert(params_at, decls);
     }
     if (block_ > 0) line(d_.stream_fence);
@@ -168,6 +208,43 @@ class KernelWriter {
   const std::string& buffer_type(ScalarType t) const {
     return t == ScalarType::boolean ? d_.bool_buffer_type : d_.type(t);
   }
+
+  // 32-bit indices: every offset the kernel computes must fit (the domain's flat index, each access).
+  void check_index_range() const {
+    const int64_t limit = (int64_t{1} << (d_.index_bits - 1)) - 1;
+    int64_t numel = 1;
+    for (int64_t e : k_.domain) numel = e > 0 && numel > limit / e ? limit + 1 : numel * e;
+    auto fits = [&](const Affine& a) {
+      int64_t lo = a.constant, hi = a.constant;
+      for (size_t d = 0; d < a.coef.size(); ++d) {
+        const double span = static_cast<double>(a.coef[d]) * static_cast<double>(k_.domain[d] - 1);
+        if (std::abs(span) > static_cast<double>(limit)) return false;
+        (span < 0 ? lo : hi) += static_cast<int64_t>(span);
+      }
+      return lo >= -limit && hi <= limit;
+    };
+    bool ok = numel <= limit;
+    for (const auto* code : {&k_.body, &k_.epilogue}) {
+      for (const Instr& in : *code) ok = ok && (in.op != Op::Load || fits(in.access));
+    }
+    for (const auto* list : {&k_.body_stores, &k_.epilogue_stores}) {
+      for (const lower::Store& st : *list) ok = ok && fits(st.access);
+    }
+    TESSERA_CHECK(ok, "emitter: kernel '{}' has offsets beyond the {}-bit indices of dialect {}", k_.name,
+                  d_.index_bits, d_.name);
+  }
+
+  // The types whose dialect requirements the module must meet: buffers (bool as its buffer type) and values.
+  void note_types() {
+    for (const auto* list : {&k_.input_types, &k_.output_types}) {
+      for (ScalarType t : *list) helpers_.types.insert(t == ScalarType::boolean ? ScalarType::u8 : t);
+    }
+    for (const auto* code : {&k_.body, &k_.epilogue}) {
+      for (const Instr& in : *code) helpers_.types.insert(in.type);
+    }
+    for (const auto& r : k_.reductions) helpers_.types.insert(r.acc_type);
+  }
+  const std::string& idx() const { return d_.index_type; }
   void line(const std::string& s) { out_ += std::string(static_cast<size_t>(indent_) * 2, ' ') + s + "\n"; }
   void open(const std::string& s) {
     line(s.empty() ? "{" : s + " {");
@@ -220,15 +297,15 @@ class KernelWriter {
   void decompose(const std::string& src, const std::vector<size_t>& dims) {
     if (dims.empty()) return;
     if (dims.size() == 1) {
-      line(fmt::format("const int64_t {} = {};", var(dims[0]), src));
+      line(fmt::format("const {} {} = {};", idx(), var(dims[0]), src));
       return;
     }
-    line(fmt::format("int64_t rem = {};", src));
+    line(fmt::format("{} rem = {};", idx(), src));
     for (size_t i = dims.size(); i-- > 1;) {
-      line(fmt::format("const int64_t {} = rem % {};", var(dims[i]), extent(dims[i])));
+      line(fmt::format("const {} {} = rem % {};", idx(), var(dims[i]), extent(dims[i])));
       line(fmt::format("rem /= {};", extent(dims[i])));
     }
-    line(fmt::format("const int64_t {} = rem;", var(dims[0])));
+    line(fmt::format("const {} {} = rem;", idx(), var(dims[0])));
   }
 
   // The text an instruction is referred to by: literals inline, accumulators by name, others vN.
@@ -241,31 +318,33 @@ class KernelWriter {
   std::string expr(const std::vector<Instr>& code, char prefix, const Instr& in) {
     auto a = [&](int i) { return ref(code, prefix, in.args[static_cast<size_t>(i)]); };
     const std::string& t = d_.type(in.type);
-    // And/Or act on bools (0 or 1): bitwise & and | give the same values without the branches of && and ||,
-    // which would keep gcc from vectorising the loop.
-    static const char* infix[] = {"+", "-", "*", "/", "==", "!=", "<", "<=", ">", ">=", "&", "|"};
+    static const char* infix[] = {"+", "-", "*", "/", "==", "!=", "<", "<=", ">", ">="};
     switch (in.op) {
       case Op::Load:
         // Bool buffers may be stored as bytes (gcc does not vectorise loads of _Bool).
         if (in.type == ScalarType::boolean && d_.bool_buffer_type != t) {
-          return fmt::format("(in{}[{}] != 0)", in.buffer, index(in.access));
+          return fmt::format("(in{}[{}] != {})", in.buffer, index(in.access), format_literal(ScalarType::u8, 0, 0, d_));
         }
         return fmt::format("in{}[{}]", in.buffer, index(in.access));
       case Op::Literal:
         return format_literal(in.type, in.fval, in.ival, d_);
       case Op::Convert: {
         const ScalarType from = code.at(static_cast<size_t>(in.args[0])).type;
-        if (in.type == ScalarType::boolean) return fmt::format("({} != 0)", a(0));
+        if (lower::is_half(from)) return fmt::format("{}({})", d_.half_to_f32[from == ScalarType::f16 ? 0 : 1], a(0));
+        if (lower::is_half(in.type)) {
+          return fmt::format("{}({})", d_.f32_to_half[in.type == ScalarType::f16 ? 0 : 1], a(0));
+        }
+        if (in.type == ScalarType::boolean) return fmt::format("({} != {})", a(0), format_literal(from, 0, 0, d_));
         if (lower::is_float(from) && !lower::is_float(in.type)) {
           helpers_.conversions.insert({from, in.type});
           return fmt::format("{}({})", convert_helper_name(from, in.type), a(0));
         }
-        return fmt::format("({}){}", t, a(0));
+        return cast_to(t, a(0), d_);
       }
       case Op::Cast:
-        return fmt::format("({}){}", t, a(0));
+        return cast_to(t, a(0), d_);
       case Op::Neg:
-        return narrow(in.type) ? fmt::format("({})(-{})", t, a(0)) : fmt::format("-{}", a(0));
+        return narrow(in.type) ? cast_to(t, "-" + a(0), d_, true) : fmt::format("-{}", a(0));
       case Op::Not:
         return fmt::format("!{}", a(0));
       case Op::Add:
@@ -274,7 +353,7 @@ class KernelWriter {
       case Op::Div: {
         const std::string e =
             fmt::format("{} {} {}", a(0), infix[static_cast<int>(in.op) - static_cast<int>(Op::Add)], a(1));
-        return narrow(in.type) ? fmt::format("({})({})", t, e) : e;
+        return narrow(in.type) ? cast_to(t, e, d_, true) : e;
       }
       case Op::Eq:
       case Op::Ne:
@@ -282,13 +361,20 @@ class KernelWriter {
       case Op::Le:
       case Op::Gt:
       case Op::Ge:
+        return fmt::format("({} {} {})", a(0), infix[static_cast<int>(in.op) - static_cast<int>(Op::Add)], a(1));
       case Op::And:
       case Op::Or:
-        return fmt::format("({} {} {})", a(0), infix[static_cast<int>(in.op) - static_cast<int>(Op::Add)], a(1));
+        return fmt::format("({} {} {})", a(0), in.op == Op::And ? d_.and_op : d_.or_op, a(1));
       case Op::Select:
         return fmt::format("({} ? {} : {})", a(0), a(1), a(2));
       case Op::Call: {
-        const std::string& f = d_.math_names[static_cast<size_t>(in.fn)][in.type == ScalarType::f32 ? 0 : 1];
+        const size_t fn = static_cast<size_t>(in.fn), w = in.type == ScalarType::f32 ? 0 : 1;
+        const std::string& f = d_.math_names[fn][w];
+        // The dialect's own definition, and the f32 one an f64 helper may call.
+        if (!d_.math_helpers[fn][w].empty()) helpers_.math.insert({static_cast<int>(fn), static_cast<int>(w)});
+        if (w == 1 && !d_.math_helpers[fn][1].empty() && !d_.math_helpers[fn][0].empty()) {
+          helpers_.math.insert({static_cast<int>(fn), 0});
+        }
         return in.args[1] >= 0 ? fmt::format("{}({}, {})", f, a(0), a(1)) : fmt::format("{}({})", f, a(0));
       }
       case Op::IsNan:
@@ -328,13 +414,21 @@ class KernelWriter {
     }
   }
 
+  // A store's value; strict dialects convert bools to their buffer type.
+  std::string stored(const std::vector<Instr>& code, char prefix, const lower::Store& s) const {
+    const std::string v = ref(code, prefix, s.value);
+    const bool bytes = k_.output_types[static_cast<size_t>(s.output)] == ScalarType::boolean &&
+                       d_.bool_buffer_type != d_.type(ScalarType::boolean);
+    return d_.strict_types && bytes ? cast_to(d_.bool_buffer_type, v, d_) : v;
+  }
+
   void stores(const std::vector<lower::Store>& list, const std::vector<Instr>& code, char prefix) {
     for (size_t i = 0; i < list.size(); ++i) {
       const lower::Store& s = list[i];
       if (&list == &k_.body_stores && i < streamed_.size() && streamed_[i]) {
         line(fmt::format("s{}[j - jb] = {};", i, ref(code, prefix, s.value)));
       } else {
-        line(fmt::format("out{}[{}] = {};", s.output, index(s.access), ref(code, prefix, s.value)));
+        line(fmt::format("out{}[{}] = {};", s.output, index(s.access), stored(code, prefix, s)));
       }
     }
   }
@@ -372,16 +466,16 @@ class KernelWriter {
   // The innermost loop over [lo, hi) in blocks whose ends are multiples of block_ (whole cache lines
   // of every output when rows start on a line): compute a block into the buffers, then copy it out.
   void streamed_inner_loop(const std::string& lo, const std::string& hi) {
-    open(fmt::format("for (int64_t jb = {}; jb < {};)", lo, hi));
-    line(fmt::format("const int64_t jn = jb - jb % {0} + {0};", block_));
-    line(fmt::format("const int64_t je = jn < {0} ? jn : {0};", hi));
+    open(fmt::format("for ({} jb = {}; jb < {};)", idx(), lo, hi));
+    line(fmt::format("const {1} jn = jb - jb % {0} + {0};", block_, idx()));
+    line(fmt::format("const {1} je = jn < {0} ? jn : {0};", hi, idx()));
     pragma(d_.inner_loop_pragma);
-    open("for (int64_t j = jb; j < je; ++j)");
+    open(fmt::format("for ({} j = jb; j < je; ++j)", idx()));
     instrs(k_.body, 'v', Part::Variant);
     stores(k_.body_stores, k_.body, 'v');
     close();
     open("");
-    line("const int64_t j = jb;");
+    line(fmt::format("const {} j = jb;", idx()));
     for (size_t i = 0; i < streamed_.size(); ++i) {
       if (!streamed_[i]) continue;
       const lower::Store& s = k_.body_stores[i];
@@ -448,7 +542,9 @@ class KernelWriter {
           line(fmt::format("{0} = {1} < {0} ? {1} : {0};", a, v));
           break;
       }
-      if (tracks_nan(r)) line(fmt::format("{} |= {} != {};", nan_flag(r), v, v));
+      if (tracks_nan(r)) {
+        line(fmt::format(fmt::runtime(d_.nan_flag_update), fmt::arg("flag", nan_flag(r)), fmt::arg("v", v)));
+      }
     }
   }
 
@@ -473,19 +569,20 @@ class KernelWriter {
   }
 
   std::string range_loop(const std::string& v) const {
-    if (d_.schedule == Schedule::RowLoops) return fmt::format("for (int64_t {0} = begin; {0} < end; ++{0})", v);
-    return fmt::format("for (int64_t {0} = begin + {1}; {0} < end; {0} += {2})", v, d_.thread_index, d_.thread_count);
+    if (d_.schedule == Schedule::RowLoops) return fmt::format("for ({1} {0} = begin; {0} < end; ++{0})", v, idx());
+    return fmt::format("for ({3} {0} = begin + {1}; {0} < end; {0} += {2})", v, d_.thread_index, d_.thread_count,
+                       idx());
   }
 
   // Splits the flat range [begin, end) of the axes up to the last one into rows: j0..j1 of the
   // last axis for one value of the others (decomposed from `row`).
   void open_rows(const std::vector<size_t>& outer) {
     const std::string n = extent(last_);
-    line("int64_t flat = begin;");
+    line(fmt::format("{} flat = begin;", idx()));
     open("while (flat < end)");
-    line(fmt::format("const int64_t row = flat / {};", n));
-    line(fmt::format("const int64_t j0 = flat - row * {};", n));
-    line(fmt::format("const int64_t j1 = end - flat < {0} - j0 ? j0 + (end - flat) : {0};", n));
+    line(fmt::format("const {} row = flat / {};", idx(), n));
+    line(fmt::format("const {} j0 = flat - row * {};", idx(), n));
+    line(fmt::format("const {1} j1 = end - flat < {0} - j0 ? j0 + (end - flat) : {0};", n, idx()));
     decompose("row", outer);
   }
   void close_rows() {
@@ -506,14 +603,14 @@ class KernelWriter {
     if (k_.domain.size() == 1) {
       instrs(k_.body, 'v', Part::Invariant);
       pragma(d_.inner_loop_pragma);
-      open("for (int64_t j = begin; j < end; ++j)");
+      open(fmt::format("for ({} j = begin; j < end; ++j)", idx()));
     } else {
       std::vector<size_t> outer;
       for (size_t d = 0; d < last_; ++d) outer.push_back(d);
       open_rows(outer);
       instrs(k_.body, 'v', Part::Invariant);
       pragma(d_.inner_loop_pragma);
-      open("for (int64_t j = j0; j < j1; ++j)");
+      open(fmt::format("for ({} j = j0; j < j1; ++j)", idx()));
     }
     instrs(k_.body, 'v', Part::Variant);
     stores(k_.body_stores, k_.body, 'v');
@@ -522,10 +619,10 @@ class KernelWriter {
   }
 
   void elementwise_grid() {
-    open(range_loop("flat"));
+    open(range_loop("u"));  // not "flat": a GLSL keyword
     std::vector<size_t> all;
     for (size_t d = 0; d < k_.domain.size(); ++d) all.push_back(d);
-    decompose("flat", all);
+    decompose("u", all);
     instrs(k_.body, 'v');
     stores(k_.body_stores, k_.body, 'v');
     close();
@@ -536,7 +633,7 @@ class KernelWriter {
     decompose("o", dims_where(false));
     for (size_t r = 0; r < k_.reductions.size(); ++r) {
       line(fmt::format("{} a{} = {};", d_.type(k_.reductions[r].acc_type), r, identity(r)));
-      if (tracks_nan(r)) line(fmt::format("int n{} = 0;", r));
+      if (tracks_nan(r)) line(fmt::format(fmt::runtime(d_.nan_flag_decl), fmt::arg("flag", nan_flag(r))) + ";");
     }
     const std::vector<size_t> red = dims_where(true);
     // On RowLoops the innermost loop runs over the last axis (reduced here): hoist what it does not change.
@@ -549,7 +646,7 @@ class KernelWriter {
           pragma(fmt::format(fmt::runtime(d_.simd_reduction_pragma), clauses));
         }
       }
-      open(fmt::format("for (int64_t {0} = 0; {0} < {1}; ++{0})", var(red[i]), extent(red[i])));
+      open(fmt::format("for ({2} {0} = 0; {0} < {1}; ++{0})", var(red[i]), extent(red[i]), idx()));
     }
     instrs(k_.body, 'v', hoist ? Part::Variant : Part::All);
     stores(k_.body_stores, k_.body, 'v');
@@ -567,23 +664,23 @@ class KernelWriter {
       if (d != last_) outer_kept.push_back(d);
     }
     open_rows(outer_kept);
-    open(fmt::format("for (int64_t jb = j0; jb < j1; jb += {})", tile));
-    line(fmt::format("const int64_t je = j1 - jb < {0} ? j1 : jb + {0};", tile));
+    open(fmt::format("for ({} jb = j0; jb < j1; jb += {})", idx(), tile));
+    line(fmt::format("const {1} je = j1 - jb < {0} ? j1 : jb + {0};", tile, idx()));
     for (size_t r = 0; r < k_.reductions.size(); ++r) {
       line(fmt::format("{} a{}[{}];", d_.type(k_.reductions[r].acc_type), r, tile));
       if (tracks_nan(r)) line(fmt::format("unsigned char n{}[{}];", r, tile));
     }
-    open("for (int64_t j = jb; j < je; ++j)");
+    open(fmt::format("for ({} j = jb; j < je; ++j)", idx()));
     for (size_t r = 0; r < k_.reductions.size(); ++r) {
       line(fmt::format("{} = {};", acc(r), identity(r)));
       if (tracks_nan(r)) line(fmt::format("{} = 0;", nan_flag(r)));
     }
     close();
     const std::vector<size_t> red = dims_where(true);
-    for (size_t d : red) open(fmt::format("for (int64_t {0} = 0; {0} < {1}; ++{0})", var(d), extent(d)));
+    for (size_t d : red) open(fmt::format("for ({2} {0} = 0; {0} < {1}; ++{0})", var(d), extent(d), idx()));
     instrs(k_.body, 'v', Part::Invariant);
     pragma(d_.inner_loop_pragma);
-    open("for (int64_t j = jb; j < je; ++j)");
+    open(fmt::format("for ({} j = jb; j < je; ++j)", idx()));
     instrs(k_.body, 'v', Part::Variant);
     stores(k_.body_stores, k_.body, 'v');
     accumulate();
@@ -591,7 +688,7 @@ class KernelWriter {
     for (size_t i = 0; i < red.size(); ++i) close();
     instrs(k_.epilogue, 'e', Part::Invariant);
     pragma(d_.inner_loop_pragma);
-    open("for (int64_t j = jb; j < je; ++j)");
+    open(fmt::format("for ({} j = jb; j < je; ++j)", idx()));
     instrs(k_.epilogue, 'e', Part::Variant);
     stores(k_.epilogue_stores, k_.epilogue, 'e');
     close();
@@ -618,6 +715,9 @@ std::string emit_module(const std::vector<Kernel>& kernels, const std::vector<st
                         const Dialect& dialect) {
   TESSERA_CHECK(kernels.size() == symbols.size(), "emit_module: {} kernels but {} symbols", kernels.size(),
                 symbols.size());
+  TESSERA_CHECK(!dialect.one_kernel_per_module || kernels.size() == 1,
+                "emit_module: dialect {} takes one kernel per module, not {} (use emit_modules)", dialect.name,
+                kernels.size());
   // Group kernels whose size-generic text is equal: a group of several compiles one shared body
   // (the compiler's time grows with the code, and the layers of a network repeat their kernels).
   Helpers helpers;
@@ -625,11 +725,15 @@ std::string emit_module(const std::vector<Kernel>& kernels, const std::vector<st
   std::vector<std::vector<int64_t>> params(kernels.size());
   std::map<std::string, std::vector<size_t>> groups;
   std::vector<std::string> group_order;
-  for (size_t i = 0; i < kernels.size(); ++i) {
+  for (size_t i = 0; i < kernels.size() && kernels.size() > 1; ++i) {
     generic[i] = KernelWriter(kernels[i], "@", dialect, helpers, &params[i]).write();
     auto [it, fresh] = groups.try_emplace(generic[i]);
     if (fresh) group_order.push_back(generic[i]);
     it->second.push_back(i);
+  }
+  if (kernels.size() == 1) {  // nothing to share
+    group_order.push_back("");
+    groups[""] = {0};
   }
   std::string body;
   for (size_t g = 0; g < group_order.size(); ++g) {
@@ -645,21 +749,32 @@ std::string emit_module(const std::vector<Kernel>& kernels, const std::vector<st
     text.replace(text.find(" @("), 3, " " + shared + "(");
     body += fmt::format("\n// shared by {} kernels\n", members.size()) + text;
     for (size_t i : members) {
-      body += fmt::format(
-          "\n// {}\n{}void {}(const void* const* in_, void* const* out_, int64_t begin, int64_t end) {{\n",
-          kernels[i].name, dialect.kernel_qualifier.empty() ? "" : dialect.kernel_qualifier + " ", symbols[i]);
+      body += fmt::format("\n// {}\n{} {{\n", kernels[i].name, dialect.kernel_signature(dialect, symbols[i]));
       if (params[i].empty()) {  // identical kernels: nothing to pass
         body += fmt::format("  {}(in_, out_, begin, end, 0);\n}}\n", shared);
         continue;
       }
-      body += fmt::format("  static const int64_t P[] = {{{}}};\n", fmt::join(params[i], ", "));
+      body += fmt::format("  static const {} P[] = {{{}}};\n", dialect.index_type, fmt::join(params[i], ", "));
       body += fmt::format("  {}(in_, out_, begin, end, P);\n}}\n", shared);
     }
   }
-  std::string out = dialect.prelude;
+  std::string out = dialect.prelude + requirements(helpers.types, dialect);
   if (helpers.stream) out += dialect.stream_helpers;
+  for (const auto& [fn, w] : helpers.math) {
+    out += dialect.math_helpers[static_cast<size_t>(fn)][static_cast<size_t>(w)];
+  }
   for (const auto& [from, to] : helpers.conversions) out += "\n" + convert_helper(from, to, dialect);
   return out + body;
+}
+
+std::vector<std::string> emit_modules(const std::vector<Kernel>& kernels, const std::vector<std::string>& symbols,
+                                      const Dialect& dialect) {
+  if (!dialect.one_kernel_per_module) return {emit_module(kernels, symbols, dialect)};
+  TESSERA_CHECK(kernels.size() == symbols.size(), "emit_modules: {} kernels but {} symbols", kernels.size(),
+                symbols.size());
+  std::vector<std::string> modules;
+  for (size_t i = 0; i < kernels.size(); ++i) modules.push_back(emit_module({kernels[i]}, {symbols[i]}, dialect));
+  return modules;
 }
 
 std::string emit_kernel(const Kernel& kernel, const std::string& symbol, const Dialect& dialect) {

@@ -42,8 +42,9 @@ class Clusterer {
       }
       eligible_[i] = eligible(*nodes[i]);
       if (eligible_[i]) {
-        TESSERA_CHECK(can_generate(*nodes[i]), "find_clusters: node {} ('{}', {}) is eligible but cannot be generated",
-                      i, nodes[i]->op_name(), ir::type_str(nodes[i]->output_types()[0]));
+        TESSERA_CHECK(can_generate(*nodes[i], /*half_types=*/true),
+                      "find_clusters: node {} ('{}', {}) is eligible but cannot be generated", i, nodes[i]->op_name(),
+                      ir::type_str(nodes[i]->output_types()[0]));
       }
     }
     for (auto& list : producers_) dedupe(list);

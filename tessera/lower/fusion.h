@@ -16,9 +16,10 @@ struct Cluster {
   std::vector<ir::Value> outputs;
 };
 
-// True when the loop IR can express the node (elementwise/broadcast/cast/select/simple reductions
-// of a supported dtype).
-bool can_generate(const ir::Node& node);
+// True when the loop IR can express the node (elementwise/broadcast/cast/select/simple reductions).
+// f16/bf16 values only with `half_types`: the loop IR and the emitter handle them (stored as 16
+// bits, computed in f32), but the CPU backend does not fuse them yet.
+bool can_generate(const ir::Node& node, bool half_types = false);
 
 // Partitions the nodes accepted by `eligible` (the backend's choice, typically: not a library call
 // and can_generate) into clusters. Every eligible node lands in exactly one cluster; a cluster never

@@ -39,7 +39,7 @@ class KernelBuilder {
     depends_on_reduction_.assign(cluster_.nodes.size(), false);
     for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
       const ir::Node& n = *cluster_.nodes[i];
-      TESSERA_CHECK(can_generate(n), "loop IR: op '{}' ({}) cannot be generated", n.op_name(),
+      TESSERA_CHECK(can_generate(n, /*half_types=*/true), "loop IR: op '{}' ({}) cannot be generated", n.op_name(),
                     ir::type_str(n.output_types()[0]));
       bool dep = n.op().has(ir::kReduction);
       for (const ir::Value& v : n.inputs()) {
@@ -79,7 +79,9 @@ class KernelBuilder {
   void add_reduction(int pos) {
     const ir::Node& n = *cluster_.nodes[static_cast<size_t>(pos)];
     const std::string& op = n.op_name();
-    const ScalarType in = scalar_type_of(n.input(0).dtype());
+    // f16/bf16 inputs reduce as f32 values (max and min are then exact; sums accumulate in f64).
+    const ScalarType in =
+        is_half(scalar_type_of(n.input(0).dtype())) ? ScalarType::f32 : scalar_type_of(n.input(0).dtype());
     Reduction r;
     r.kind = op == "max"    ? ReduceKind::Max
              : op == "min"  ? ReduceKind::Min

@@ -7,16 +7,16 @@
 
 namespace tessera::lower {
 
-bool has_scalar_type(DType dt) {
-  return dt != DType::f16 && dt != DType::bf16;
-}
-
 ScalarType scalar_type_of(DType dt) {
   switch (dt) {
     case DType::f32:
       return ScalarType::f32;
     case DType::f64:
       return ScalarType::f64;
+    case DType::f16:
+      return ScalarType::f16;
+    case DType::bf16:
+      return ScalarType::bf16;
     case DType::i8:
       return ScalarType::i8;
     case DType::u8:
@@ -33,12 +33,15 @@ ScalarType scalar_type_of(DType dt) {
 }
 
 const char* scalar_type_name(ScalarType t) {
-  static const char* names[] = {"f32", "f64", "i8", "u8", "i32", "u32", "i64", "u64", "bool"};
+  static const char* names[] = {"f32", "f64", "i8", "u8", "i32", "u32", "i64", "u64", "bool", "f16", "bf16"};
   return names[static_cast<int>(t)];
 }
 
 bool is_float(ScalarType t) {
   return t == ScalarType::f32 || t == ScalarType::f64;
+}
+bool is_half(ScalarType t) {
+  return t == ScalarType::f16 || t == ScalarType::bf16;
 }
 bool is_signed_int(ScalarType t) {
   return t == ScalarType::i8 || t == ScalarType::i32 || t == ScalarType::i64;
@@ -53,6 +56,9 @@ int scalar_bits(ScalarType t) {
     case ScalarType::u8:
     case ScalarType::boolean:
       return 8;
+    case ScalarType::f16:
+    case ScalarType::bf16:
+      return 16;
     case ScalarType::f32:
     case ScalarType::i32:
     case ScalarType::u32:
@@ -115,7 +121,7 @@ void print_instrs(std::string& out, const char* prefix, const std::vector<Instr>
         rhs = fmt::format("load in{}[{}]", in.buffer, affine_str(in.access));
         break;
       case Op::Literal:
-        rhs = is_float(in.type) ? fmt::format("lit {}", in.fval) : fmt::format("lit {}", in.ival);
+        rhs = is_float(in.type) || is_half(in.type) ? fmt::format("lit {}", in.fval) : fmt::format("lit {}", in.ival);
         break;
       case Op::Call:
         rhs = fmt::format("call {}", math_fn_name(in.fn));

@@ -15,14 +15,16 @@
 namespace tessera::lower {
 
 // Scalar types of the generated code: the storable dtypes plus unsigned helpers for wrapping
-// integer arithmetic and 64-bit accumulators.
-enum class ScalarType : uint8_t { f32, f64, i8, u8, i32, u32, i64, u64, boolean };
-inline constexpr int kNumScalarTypes = 9;
+// integer arithmetic and 64-bit accumulators. f16 and bf16 are storage types only: a value of
+// either is its 16 bits as loaded or about to be stored; Convert to f32 (exact) and from f32 (round
+// to nearest even) are the only operations on them, so arithmetic happens in f32.
+enum class ScalarType : uint8_t { f32, f64, i8, u8, i32, u32, i64, u64, boolean, f16, bf16 };
+inline constexpr int kNumScalarTypes = 11;
 
-bool has_scalar_type(DType dt);              // false for f16/bf16
-ScalarType scalar_type_of(DType dt);         // throws for f16/bf16
+ScalarType scalar_type_of(DType dt);
 const char* scalar_type_name(ScalarType t);  // "f32", "u64", "bool"
-bool is_float(ScalarType t);
+bool is_float(ScalarType t);                 // f32, f64: the types arithmetic and math calls take
+bool is_half(ScalarType t);                  // f16, bf16
 bool is_signed_int(ScalarType t);
 bool is_unsigned_int(ScalarType t);  // u8, u32, u64 (not bool)
 int scalar_bits(ScalarType t);

@@ -143,8 +143,10 @@ int lower_unary(const std::string& op, const ir::Node& node, int x, ScalarCode& 
 }
 
 int lower_binary(const std::string& op, const ir::Node& node, int a0, int b0, ScalarCode& c) {
-  const ScalarType t = st(binary_compute_dtype(op, node.input(0).dtype(), node.input(1).dtype()));
-  const int a = c.convert(a0, t), b = c.convert(b0, t);
+  const ScalarType rounded = st(binary_compute_dtype(op, node.input(0).dtype(), node.input(1).dtype()));
+  // Operands round to the compute dtype first (the reference's astype); f16/bf16 then compute in f32.
+  const ScalarType t = is_half(rounded) ? ScalarType::f32 : rounded;
+  const int a = c.convert(c.convert(a0, rounded), t), b = c.convert(c.convert(b0, rounded), t);
   if (op == "add") return c.wrapping(Op::Add, a, b);
   if (op == "sub") return c.wrapping(Op::Sub, a, b);
   if (op == "mul") return c.wrapping(Op::Mul, a, b);
@@ -184,12 +186,17 @@ int lower_clamp(const ir::Node& node, int x, ScalarCode& c) {
   return v;
 }
 
-bool all_types_supported(const ir::Node& node) {
+bool is_half_dtype(DType dt) {
+  return dt == DType::f16 || dt == DType::bf16;
+}
+
+bool all_types_supported(const ir::Node& node, bool half_types) {
+  if (half_types) return true;
   for (const ir::Value& v : node.inputs()) {
-    if (!has_scalar_type(v.dtype())) return false;
+    if (is_half_dtype(v.dtype())) return false;
   }
   for (const ir::TensorType& t : node.output_types()) {
-    if (!has_scalar_type(t.dtype)) return false;
+    if (is_half_dtype(t.dtype)) return false;
   }
   return true;
 }
@@ -199,18 +206,23 @@ bool all_types_supported(const ir::Node& node) {
 int lower_elementwise(const ir::Node& node, const std::vector<int>& args, ScalarCode& code) {
   const std::string& op = node.op_name();
   const ScalarType out = st(node.output_types()[0].dtype);
+  // f16/bf16 values compute in f32 like the reference's compute_t: widen the operand, round the result.
+  auto widened = [&](int x) { return is_half(code.type(x)) ? code.convert(x, ScalarType::f32) : x; };
   int r;
-  if (float_unary_ops().count(op) || numeric_unary_ops().count(op) || any_unary_ops().count(op)) {
-    r = lower_unary(op, node, args.at(0), code);
+  if (op == "stop_gradient" || (op == "cast" && code.type(args.at(0)) == out)) {
+    r = args.at(0);
+  } else if (float_unary_ops().count(op) || numeric_unary_ops().count(op) || any_unary_ops().count(op)) {
+    r = lower_unary(op, node, widened(args.at(0)), code);
   } else if (binary_ops().count(op)) {
     r = lower_binary(op, node, args.at(0), args.at(1), code);
   } else if (op == "where") {
     r = code.select(args.at(0), code.convert(args.at(1), out), code.convert(args.at(2), out));
   } else if (op == "clamp") {
-    r = lower_clamp(node, args.at(0), code);
+    r = lower_clamp(node, widened(args.at(0)), code);
   } else {
     fail("loop IR: no lowering for op '{}'", op);
   }
+  if (is_half(out)) r = code.convert(r, out);
   TESSERA_CHECK(code.type(r) == out, "loop IR: op '{}' lowered to {} instead of {}", op, scalar_type_name(code.type(r)),
                 scalar_type_name(out));
   return r;
@@ -218,20 +230,20 @@ int lower_elementwise(const ir::Node& node, const std::vector<int>& args, Scalar
 
 int literal_of(const ir::Node& node, ScalarCode& code) {
   const std::string& op = node.op_name();
-  if (node.num_outputs() != 1 || !has_scalar_type(node.output_types()[0].dtype)) return -1;
+  if (node.num_outputs() != 1) return -1;
   const ScalarType t = st(node.output_types()[0].dtype);
   if (op == "full") return code.lit(t, node.attrs().get_float("value"));
   if (op == "constant" && node.output_types()[0].numel() == 1) {
     const Array& v = node.attrs().get_tensor("value");
-    if (is_float(t)) return code.lit(t, v.item());
+    if (is_float(t) || is_half(t)) return code.lit(t, v.item());
     return code.lit_int(t, v.to_i64()[0]);
   }
   return -1;
 }
 
-bool can_generate(const ir::Node& node) {
+bool can_generate(const ir::Node& node, bool half_types) {
   const std::string& op = node.op_name();
-  if (node.num_outputs() != 1 || !all_types_supported(node)) return false;
+  if (node.num_outputs() != 1 || !all_types_supported(node, half_types)) return false;
   const DType in0 = node.inputs().empty() ? DType::f32 : node.input(0).dtype();
   if (float_unary_ops().count(op)) return is_floating(in0);
   if (numeric_unary_ops().count(op)) return in0 != DType::boolean;

@@ -33,6 +33,10 @@ decltype(auto) dispatch_scalar(ScalarType t, F&& f) {
       return f(uint64_t{});
     case ScalarType::boolean:
       return f(bool{});
+    case ScalarType::f16:
+      return f(f16_t{});
+    case ScalarType::bf16:
+      return f(bf16_t{});
   }
   return f(float{});
 }
@@ -40,7 +44,9 @@ decltype(auto) dispatch_scalar(ScalarType t, F&& f) {
 // A literal's value as its C++ type T.
 template <class T>
 T literal_value(const Instr& in) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_half_v<T>) {
+    return T(static_cast<float>(in.fval));  // exact: the literal holds a value of T
+  } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(in.fval);
   } else if constexpr (std::is_same_v<T, uint64_t>) {
     return static_cast<uint64_t>(in.ival);
@@ -51,7 +57,9 @@ T literal_value(const Instr& in) {
 
 template <class T>
 void set_literal(Instr& in, T v) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_half_v<T>) {
+    in.fval = static_cast<double>(static_cast<float>(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
     in.fval = static_cast<double>(v);
   } else if constexpr (std::is_same_v<T, uint64_t>) {
     in.ival = static_cast<int64_t>(v);
@@ -117,6 +125,11 @@ int ScalarCode::reduced(int reduction, ScalarType t) {
 int ScalarCode::convert(int x, ScalarType to) {
   const Instr& src = instrs_.at(static_cast<size_t>(x));
   if (src.type == to) return x;
+  // f16/bf16 convert to and from everything through f32, as convert_element does; the emitter only
+  // ever sees half <-> f32.
+  if ((is_half(src.type) || is_half(to)) && src.type != ScalarType::f32 && to != ScalarType::f32) {
+    return convert(convert(x, ScalarType::f32), to);
+  }
   if (src.op == Op::Literal) {  // fold: the literal converted exactly as convert_element would
     Instr in;
     in.op = Op::Literal;
@@ -136,6 +149,8 @@ int ScalarCode::convert(int x, ScalarType to) {
 
 int ScalarCode::cast(int x, ScalarType to) {
   if (type(x) == to) return x;
+  TESSERA_CHECK(!is_half(type(x)) && !is_half(to), "loop IR: cast of {} to {}", scalar_type_name(type(x)),
+                scalar_type_name(to));
   Instr in;
   in.op = Op::Cast;
   in.type = to;
@@ -144,6 +159,8 @@ int ScalarCode::cast(int x, ScalarType to) {
 }
 
 int ScalarCode::unary(Op op, int x) {
+  TESSERA_CHECK(!is_half(type(x)), "loop IR: {} of {} (widen to f32 first)", static_cast<int>(op),
+                scalar_type_name(type(x)));
   Instr in;
   in.op = op;
   in.type = (op == Op::IsNan || op == Op::IsInf || op == Op::Not) ? ScalarType::boolean : type(x);
@@ -152,8 +169,8 @@ int ScalarCode::unary(Op op, int x) {
 }
 
 int ScalarCode::binary(Op op, int a, int b) {
-  TESSERA_CHECK(type(a) == type(b), "loop IR: {} of {} and {}", static_cast<int>(op), scalar_type_name(type(a)),
-                scalar_type_name(type(b)));
+  TESSERA_CHECK(type(a) == type(b) && !is_half(type(a)), "loop IR: {} of {} and {}", static_cast<int>(op),
+                scalar_type_name(type(a)), scalar_type_name(type(b)));
   Instr in;
   in.op = op;
   const bool boolean = op == Op::Eq || op == Op::Ne || op == Op::Lt || op == Op::Le || op == Op::Gt || op == Op::Ge ||

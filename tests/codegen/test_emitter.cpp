@@ -1,5 +1,6 @@
-// Emitted text: goldens of small kernels in the C and CUDA dialects, literals, and the sharing of
-// one compiled body between kernels that differ only in sizes.
+// Emitted text: small kernels in the C and CUDA dialects written out inline, literals, and the sharing
+// of one compiled body between kernels that differ only in sizes (golden files of all three dialects:
+// test_dialect_goldens.cpp).
 #include "codegen_test_util.h"
 #include "tessera/codegen/emitter.h"
 
@@ -160,12 +161,12 @@ TEST(Emitter, CudaGoldenElementwise) {
   const std::string expected_kernel =
       "extern \"C\" __global__ void tsr_kernel_0(const void* const* in_, void* const* out_, int64_t begin, int64_t "
       "end) {\n"
-      "  const float* __restrict__ in0 = (const float*)in_[0];\n"
-      "  const float* __restrict__ in2 = (const float*)in_[2];\n"
-      "  float* __restrict__ out0 = (float*)out_[0];\n"
-      "  for (int64_t flat = begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); flat < end; flat += "
+      "  const float* in0 = (const float*)in_[0];\n"
+      "  const float* in2 = (const float*)in_[2];\n"
+      "  float* out0 = (float*)out_[0];\n"
+      "  for (int64_t u = begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); u < end; u += "
       "((int64_t)gridDim.x * blockDim.x)) {\n"
-      "    int64_t rem = flat;\n"
+      "    int64_t rem = u;\n"
       "    const int64_t j = rem % 8;\n"
       "    rem /= 8;\n"
       "    const int64_t i0 = rem;\n"
@@ -192,11 +193,10 @@ TEST(Emitter, CudaGoldenReductionAndMath) {
   // One thread per output, a sequential loop over the reduced axis, C99 math names, and the
   // saturating float -> int conversion as a device helper.
   EXPECT_NE(src.find("__device__ __forceinline__ int32_t tsr_f32_to_i32(float v) {\n"
-                     "  if (v != v) return 0;\n"
-                     "  const double x = (double)v;\n"
-                     "  if (x <= (-2147483648.0)) return (-2147483647 - 1);\n"
-                     "  if (x >= 2147483647.0) return 2147483647;\n"
-                     "  return (int32_t)x;\n"
+                     "  if (isnan(v)) return 0;\n"
+                     "  if (v <= (-2147483600.0f)) return (-2147483647 - 1);\n"
+                     "  if (v >= 2147483600.0f) return 2147483647;\n"
+                     "  return (int32_t)v;\n"
                      "}\n"),
             std::string::npos)
       << src;
@@ -235,6 +235,14 @@ TEST(Emitter, LiteralsAreExact) {
   EXPECT_EQ(codegen::format_literal(ScalarType::u64, 0, -1, c), "18446744073709551615ull");
   EXPECT_EQ(codegen::format_literal(ScalarType::boolean, 0, 1, c), "1");
   EXPECT_EQ(codegen::format_literal(ScalarType::boolean, 0, 1, codegen::cuda_dialect()), "true");
+  const auto& glsl = codegen::glsl_dialect();
+  EXPECT_EQ(codegen::format_literal(ScalarType::f64, 0.5, 0, glsl), "0.5lf");
+  EXPECT_EQ(codegen::format_literal(ScalarType::f32, -2.0, 0, glsl), "(-2.0)");
+  EXPECT_EQ(codegen::format_literal(ScalarType::i64, 0, INT64_MIN, glsl), "(-9223372036854775807l - 1)");
+  EXPECT_EQ(codegen::format_literal(ScalarType::u64, 0, 7, glsl), "7ul");
+  EXPECT_EQ(codegen::format_literal(ScalarType::i8, 0, -3, glsl), "(int8_t(-3))");
+  EXPECT_EQ(codegen::format_literal(ScalarType::f16, 1.5, 0, c), "tsr_f32_to_f16(1.5f)");
+  EXPECT_EQ(codegen::format_literal(ScalarType::bf16, 1.5, 0, codegen::cuda_dialect()), "__float2bfloat16_rn(1.5f)");
   // Every float prints back to itself.
   for (float f : {1.0f / 3.0f, 3.4028235e38f, 1.17549435e-38f, 16777217.0f, 0.044715f}) {
     const std::string s = codegen::format_literal(ScalarType::f32, f, 0, c);
