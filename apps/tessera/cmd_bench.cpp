@@ -36,7 +36,12 @@ int run_bench(BenchCli& cli) {
   }
   std::vector<const bench::Workload*> chosen;
   if (cli.names.empty()) {
-    for (const bench::Workload& w : bench::workloads()) chosen.push_back(&w);
+    // On a GPU: its own workloads and the training steps; on the host: everything not sized for a GPU.
+    const bool gpu = !backends::backend_by_name(cli.options.backend).device().is_host();
+    for (const bench::Workload& w : bench::workloads()) {
+      const bool training = w.name.find("_train_") != std::string::npos;
+      if (gpu ? w.gpu || training : !w.gpu) chosen.push_back(&w);
+    }
   } else {
     for (const std::string& n : cli.names) chosen.push_back(&bench::workload(n));  // unknown names fail first
   }
@@ -82,7 +87,7 @@ Command add_bench_command(CLI::App& root) {
   app->add_option("--seconds", cli->options.run_seconds, "Approximate length of one timed run")
       ->check(CLI::Range(0.001, 600.0))
       ->capture_default_str();
-  app->add_option("--backend", cli->options.backend, "Backend (default: cpu)")
+  app->add_option("--backend,--device", cli->options.backend, "Backend (default: cpu; cuda for the GPU)")
       ->check(CLI::IsMember(backends::backend_names()));
   app->add_flag("--json", cli->json, "Print one JSON object with every measurement (the table goes to stderr)");
   app->add_flag("--list", cli->list, "List the workloads and exit");

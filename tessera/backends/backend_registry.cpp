@@ -5,10 +5,39 @@
 
 #include "tessera/backends/backend.h"
 #include "tessera/backends/cpu/cpu_backend.h"
+#ifdef TESSERA_HAVE_CUDA
+#include "tessera/backends/cuda/cuda_backend.h"
+#endif
 #include "tessera/core/error.h"
 
 namespace tessera::backends {
 namespace {
+
+#ifndef TESSERA_HAVE_CUDA
+// A backend this build lacks: listed, so that `tessera devices` and errors say how to get it.
+class NotCompiledIn final : public Backend {
+ public:
+  NotCompiledIn(std::string name, std::string why) : name_(std::move(name)), why_(std::move(why)) {}
+  std::string name() const override { return name_; }
+  bool available() const override { return false; }
+  std::string status() const override { return "not compiled in: " + why_; }
+  std::vector<Device*> devices() override { return {}; }
+  Device& device() override { throw Error(fmt::format("{} backend: {}", name_, status())); }
+  bool supports(const ir::Node&) const override { return false; }
+  using Backend::compile;
+  std::unique_ptr<Executable> compile(const ir::Graph&, const CompileSpec&) override {
+    throw Error(fmt::format("{} backend: {}", name_, status()));
+  }
+
+ private:
+  std::string name_, why_;
+};
+
+Backend& cuda_not_compiled() {
+  static NotCompiledIn b("cuda", "this build found no CUDA toolkit (configure with CUDAToolkit_ROOT=...)");
+  return b;
+}
+#endif
 
 // Listed explicitly (not through static registrars) so that linking the static library never drops
 // a backend. The first entry is the oracle.
@@ -16,6 +45,11 @@ const std::vector<std::pair<std::string, Backend& (*)()>>& known_backends() {
   static const std::vector<std::pair<std::string, Backend& (*)()>> table{
       {"reference", &reference_backend},
       {"cpu", &cpu_backend},
+#ifdef TESSERA_HAVE_CUDA
+      {"cuda", &cuda::cuda_backend},
+#else
+      {"cuda", &cuda_not_compiled},
+#endif
   };
   return table;
 }

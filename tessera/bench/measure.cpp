@@ -13,16 +13,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_of(const std::function<void()>& body, int64_t calls) {
+double seconds_of(const std::function<void()>& body, int64_t calls, const std::function<void()>& finish) {
   const auto start = Clock::now();
   for (int64_t i = 0; i < calls; ++i) body();
+  if (finish) finish();
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 // Calls per timed run so that a run lasts about run_seconds (at least one call).
 int64_t calls_per_run(const BenchOptions& options, const std::function<void()>& body) {
-  const double first = seconds_of(body, 1);  // warm-up: compiles, caches, page faults
-  const double second = seconds_of(body, 1);
+  const double first = seconds_of(body, 1, options.finish);  // warm-up: compiles, caches, page faults
+  const double second = seconds_of(body, 1, options.finish);
   const double per_call = std::max(1e-7, std::min(first, second));
   return std::max<int64_t>(1, static_cast<int64_t>(options.run_seconds / per_call));
 }
@@ -49,7 +50,7 @@ Measurement measure_rate(const std::string& name, const std::string& unit, const
   TESSERA_CHECK(options.repeat >= 1, "bench: --repeat must be at least 1, got {}", options.repeat);
   const int64_t calls = calls_per_run(options, body);
   std::vector<double> rates;
-  for (int r = 0; r < options.repeat; ++r) rates.push_back(units * static_cast<double>(calls) / seconds_of(body, calls));
+  for (int r = 0; r < options.repeat; ++r) rates.push_back(units * static_cast<double>(calls) / seconds_of(body, calls, options.finish));
   return summarise(name, unit, true, rates);
 }
 
@@ -60,7 +61,7 @@ Measurement measure_latency(const std::string& name, const std::string& unit, co
   const double scale = unit == "us" ? 1e6 : 1e3;
   const int64_t calls = calls_per_run(options, body);
   std::vector<double> times;
-  for (int r = 0; r < options.repeat; ++r) times.push_back(scale * seconds_of(body, calls) / static_cast<double>(calls));
+  for (int r = 0; r < options.repeat; ++r) times.push_back(scale * seconds_of(body, calls, options.finish) / static_cast<double>(calls));
   return summarise(name, unit, false, times);
 }
 

@@ -7,11 +7,12 @@ namespace tessera::bench {
 
 std::vector<Workload> model_workloads();
 std::vector<Workload> kernel_workloads();
+std::vector<Workload> gpu_workloads();
 
 const std::vector<Workload>& workloads() {
   static const std::vector<Workload> all = [] {
     std::vector<Workload> list;
-    for (auto family : {&model_workloads, &kernel_workloads}) {
+    for (auto family : {&model_workloads, &kernel_workloads, &gpu_workloads}) {
       std::vector<Workload> part = family();
       list.insert(list.end(), part.begin(), part.end());
     }

@@ -12,6 +12,8 @@ struct BenchOptions {
   int repeat = 5;             // timed runs; the median is reported
   double run_seconds = 0.5;   // each timed run lasts about this long
   std::string backend;        // empty: the default backend
+  // Waits for work the body queued but did not finish (a GPU's stream), at the end of every timed run.
+  std::function<void()> finish;
 };
 
 struct Measurement {
@@ -27,6 +29,7 @@ struct Workload {
   std::string name;
   std::string description;
   std::function<Measurement(const BenchOptions&)> run;
+  bool gpu = false;  // sized for a GPU: left out of the default set on a host backend
 };
 
 const std::vector<Workload>& workloads();

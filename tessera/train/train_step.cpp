@@ -71,18 +71,22 @@ bool CompiledTrainStep::state_ready() const {
 }
 
 void CompiledTrainStep::adopt_state() {
+  // The state lives where the backend computes (GPU memory for a GPU backend), so a step moves
+  // nothing but the batch; sync() brings it back to the host.
+  Device& device = backend_.device();
+  auto adopt = [&](const Array& a) { return device.is_host() ? a.copy() : a.contiguous().to(device); };
   slots_.clear();
   live_.clear();
-  for (const auto& [name, p] : params_) live_.push_back(p->array().copy());
+  for (const auto& [name, p] : params_) live_.push_back(adopt(p->array()));
   for (size_t i = 0; i < params_.size(); ++i) {
     for (const std::string& slot : optimizer_.slots()) {
       slots_.emplace_back(i, slot);
-      live_.push_back(optimizer_.state(i, slot).array().copy());
+      live_.push_back(adopt(optimizer_.state(i, slot).array()));
     }
   }
-  for (const auto& [name, b] : buffers_) live_.push_back(b->array().copy());
+  for (const auto& [name, b] : buffers_) live_.push_back(adopt(b->array()));
   spare_.clear();
-  for (const Array& a : live_) spare_.push_back(Array::empty(a.dtype(), a.shape()));
+  for (const Array& a : live_) spare_.push_back(Array::empty(a.dtype(), a.shape(), device));
   adopted_ = true;
 }
 
@@ -173,6 +177,12 @@ CompiledTrainStep::Plan& CompiledTrainStep::plan_for(const Array& x, const Array
 }
 
 double CompiledTrainStep::step(const Array& x, const Array& y) {
+  if (!advance(x, y)) return eager_loss_;
+  const Array loss = last_loss_array().to(host_device());
+  return loss.dtype() == DType::f32 ? static_cast<double>(loss.data<float>()[0]) : loss.item();
+}
+
+bool CompiledTrainStep::advance(const Array& x, const Array& y) {
   if (!adopted_) {
     if (!state_ready()) {
       // The first step creates the optimiser's state with the eager path (SGD's momentum buffer starts
@@ -182,7 +192,8 @@ double CompiledTrainStep::step(const Array& x, const Array& y) {
       loss.backward();
       if (clip_norm_ > 0) optim::clip_grad_norm(optimizer_.params(), clip_norm_);
       optimizer_.step();
-      return loss.item();
+      eager_loss_ = loss.item();
+      return false;
     }
     adopt_state();
   }
@@ -198,7 +209,7 @@ double CompiledTrainStep::step(const Array& x, const Array& y) {
   inputs_.push_back(t_);
   const ir::TensorType loss_type = plan.executable->graph().output_types()[0];
   if (outputs_.empty() || outputs_[0].dtype() != loss_type.dtype) {
-    outputs_.assign(1, Array::empty(loss_type.dtype, loss_type.shape));
+    outputs_.assign(1, Array::empty(loss_type.dtype, loss_type.shape, plan.executable->device()));
   } else {
     outputs_.resize(1);
   }
@@ -207,8 +218,12 @@ double CompiledTrainStep::step(const Array& x, const Array& y) {
   std::swap(live_, spare_);
   ++optimizer_.steps_;
   dirty_ = true;
-  const Array& loss = outputs_[0];
-  return loss.dtype() == DType::f32 ? static_cast<double>(loss.data<float>()[0]) : loss.item();
+  return true;
+}
+
+const Array& CompiledTrainStep::last_loss_array() const {
+  TESSERA_CHECK(!outputs_.empty(), "CompiledTrainStep: no compiled step has run yet");
+  return outputs_[0];
 }
 
 void CompiledTrainStep::sync() {
@@ -216,9 +231,10 @@ void CompiledTrainStep::sync() {
   size_t k = 0;
   // Parameters and buffers are written into their leaves in place (their identity is what compiled
   // functions captured); optimiser state gets fresh leaves.
-  for (const auto& [name, p] : params_) p->assign(live_[k++]);
-  for (const auto& [i, slot] : slots_) optimizer_.state(i, slot) = Tensor::from_array(live_[k++].copy());
-  for (const auto& [name, b] : buffers_) b->assign(live_[k++]);
+  auto host = [](const Array& a) { return a.on_host() ? a : a.to(host_device()); };
+  for (const auto& [name, p] : params_) p->assign(host(live_[k++]));
+  for (const auto& [i, slot] : slots_) optimizer_.state(i, slot) = Tensor::from_array(host(live_[k++]).copy());
+  for (const auto& [name, b] : buffers_) b->assign(host(live_[k++]));
   dirty_ = false;
 }
 

@@ -28,6 +28,11 @@ class CompiledTrainStep {
   // the step count. A new batch type traces and compiles another graph (e.g. a smaller last batch).
   // While the optimiser has no state yet (its very first step) the step runs eagerly.
   double step(const Array& x, const Array& y);
+  // The same step without reading the loss back: on a GPU the call returns once the work is queued.
+  // Returns false for the eager first step (its loss is what step() would return).
+  bool advance(const Array& x, const Array& y);
+  // The loss of the most recent compiled step, on the backend's device.
+  const Array& last_loss_array() const;
 
   // Writes the current parameters, buffers and optimiser state back into the model and optimiser
   // (as fresh arrays). Call it before reading the model (evaluation, checkpoints).
@@ -62,6 +67,7 @@ class CompiledTrainStep {
   Array lr_, t_;                                       // f64 scalars, rewritten every step
   bool adopted_ = false;
   bool dirty_ = false;  // live_ holds values the model/optimiser have not seen yet
+  double eager_loss_ = 0;
   std::map<std::vector<int64_t>, Plan> plans_;
   backends::Executable* last_ = nullptr;
 };

@@ -1,9 +1,11 @@
 #pragma once
-// Helpers for the CPU backend's differential tests: run one graph on the reference backend and on
-// the CPU backend (in both JIT modes) and compare every output.
+// Helpers for the differential tests: run one graph on the reference backend and on the backend
+// under test and compare every output. The backend under test is the CPU backend, or the one named
+// by $TESSERA_TEST_BACKEND (the same suite is built as test_cuda_differential with "cuda").
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -11,7 +13,17 @@
 #include "tessera/backends/cpu/cpu_backend.h"
 #include "test_util.h"
 
+#ifndef TESSERA_TEST_BACKEND_DEFAULT
+#define TESSERA_TEST_BACKEND_DEFAULT "cpu"
+#endif
+
 namespace tessera::test {
+
+inline backends::Backend& backend_under_test() {
+  const char* env = std::getenv("TESSERA_TEST_BACKEND");
+  return backends::backend_by_name(env != nullptr && *env != '\0' ? env : TESSERA_TEST_BACKEND_DEFAULT);
+}
+inline bool testing_cpu() { return backend_under_test().name() == "cpu"; }
 
 // Sets the JIT mode for a scope.
 class ScopedJit {
@@ -70,17 +82,21 @@ inline double default_tolerance(DType dt) {
 inline void expect_matches_reference(const ir::Graph& graph, const std::vector<Array>& inputs, const std::string& what,
                                      double tol = -1) {
   const std::vector<Array> expected = backends::reference_backend().compile(graph)->run(inputs);
-  std::unique_ptr<backends::Executable> exe = backends::cpu_backend().compile(graph);
-  const std::vector<Array> got = exe->run(inputs);
+  backends::Backend& backend = backend_under_test();
+  std::unique_ptr<backends::Executable> exe = backend.compile(graph);
+  std::vector<Array> got = exe->run(inputs);
   ASSERT_EQ(got.size(), expected.size()) << what;
   std::vector<Array> into;
-  for (const Array& e : expected) into.push_back(Array::empty(e.dtype(), e.shape()));
+  for (const Array& e : expected) into.push_back(Array::empty(e.dtype(), e.shape(), exe->device()));
   exe->run_into(inputs, into);
+  const std::string program = backend.name() == "cpu" ? backends::cpu::compile_info(*exe).program : "";
   for (size_t i = 0; i < expected.size(); ++i) {
     const double t = tol >= 0 ? tol : default_tolerance(expected[i].dtype());
-    EXPECT_EQ(compare_arrays(expected[i], got[i], t, t), "") << what << ": output " << i << " of run()\n"
-                                                             << backends::cpu::compile_info(*exe).program;
-    EXPECT_EQ(compare_arrays(expected[i], into[i], t, t), "") << what << ": output " << i << " of run_into()";
+    EXPECT_EQ(compare_arrays(expected[i], got[i].to(host_device()), t, t), "")
+        << what << ": output " << i << " of run() on " << backend.name() << "\n"
+        << program;
+    EXPECT_EQ(compare_arrays(expected[i], into[i].to(host_device()), t, t), "")
+        << what << ": output " << i << " of run_into() on " << backend.name();
   }
 }
 

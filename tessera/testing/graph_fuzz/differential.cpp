@@ -136,8 +136,11 @@ double accumulation_length(const ir::Node& n) {
 // The graph again with every float value that is not integer-valued multiplied by 1 + delta, delta
 // of 2u to 4u either way for its dtype's unit roundoff u: each op's result perturbed by a few roundings,
 // which is what two correct backends may legitimately differ by.
+// Quantized products get an error of their own (below): `direction` (+1 or -1) flips it and
+// `worst_case` chooses its size. That error is large enough for the outputs to respond non-linearly
+// (a square has its minimum there, tanh saturates), so it is probed both ways and at two sizes.
 ir::Graph perturbed(const ir::Graph& graph, const std::unordered_map<ir::Value, Array, ir::ValueHash>& values,
-                    uint64_t seed) {
+                    uint64_t seed, double direction, bool worst_case) {
   std::mt19937_64 rng(seed);
   // The factor 1 + delta for a value, or an undefined tensor where the value takes no noise.
   // Random signs and magnitudes in [lo, hi]: never zero, so no element escapes the perturbation.
@@ -156,17 +159,46 @@ ir::Graph perturbed(const ir::Graph& graph, const std::unordered_map<ir::Value, 
     for (double& x : f) x += 1;
     return Tensor::from_array(Array::from_vector(f, v.shape()).astype(dt));
   };
+  uint64_t quantized_seen = 0;  // numbers the quantized products in graph order
   auto with_noise = [&](const ir::Value& original, const ir::Value& computed) {
     if (!graph.is_input(original) && original.node()->op_name() == "quantized_matmul") {
-      // The CPU kernels round the activations to 8 bits (as llama.cpp does) where the reference computes
-      // the exact product: an error of up to about 1/127 of sum |x| |w| per output.
+      // The CPU kernels round the activations to 8 bits per block (as llama.cpp does) where the
+      // reference computes the exact product. Each rounding is at most half a step of its block's scale
+      // (max |x| / 127): output (i, j) is off by at most sum_k |w_jk| step_ik / 2, and typically by
+      // sigma = sqrt(sum_k w_jk^2 step_ik^2 / 12) when the roundings are independent.
       const ir::Node& n = *original.node();
-      const Array w = ops::dequantize_array(values.at(n.input(1)), n.attrs().get_string("type"));
-      double x_max = 0, w_max = 0;
-      for (double x : values.at(n.input(0)).to_f64()) x_max = std::max(x_max, std::abs(x));
-      for (double x : w.to_f64()) w_max = std::max(w_max, std::abs(x));
-      const double bound = x_max * w_max * static_cast<double>(w.shape().back()) / 127;
-      const std::vector<double> d = noise(original.shape(), bound / 2, bound);
+      const std::string type = n.attrs().get_string("type");
+      const std::vector<double> w = ops::dequantize_array(values.at(n.input(1)), type).to_f64();
+      const std::vector<double> x = values.at(n.input(0)).to_f64();
+      const int64_t k = n.input(0).shape().back();
+      const int64_t cols = original.shape().back();
+      const int64_t rows = k == 0 ? 0 : static_cast<int64_t>(x.size()) / k;
+      const int64_t block = type.find("_k") != std::string::npos || type.find("_K") != std::string::npos ? 256 : 32;
+      std::vector<double> step(x.size(), 0.0);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t b0 = 0; b0 < k; b0 += block) {
+          double m = 0;
+          for (int64_t c = b0; c < std::min(k, b0 + block); ++c) m = std::max(m, std::abs(x[static_cast<size_t>(r * k + c)]));
+          for (int64_t c = b0; c < std::min(k, b0 + block); ++c) step[static_cast<size_t>(r * k + c)] = m / 127;
+        }
+      }
+      // Random signs and sizes (a uniform shift would cancel in x - mean(x)), the same in the runs of
+      // either direction: half to all of the worst case, or 2 to 3 sigma.
+      std::mt19937_64 signs(0x51ED + quantized_seen++);
+      std::uniform_real_distribution<double> size(worst_case ? 0.5 : 2.0, worst_case ? 1.0 : 3.0);
+      std::vector<double> d(static_cast<size_t>(rows * cols));
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < cols; ++j) {
+          double var = 0, worst = 0;
+          for (int64_t c = 0; c < k; ++c) {
+            const double wj = w[static_cast<size_t>(j * k + c)], st = step[static_cast<size_t>(r * k + c)];
+            var += wj * wj * st * st / 12;
+            worst += std::abs(wj) * st / 2;
+          }
+          const double scale = worst_case ? worst : std::sqrt(var);
+          d[static_cast<size_t>(r * cols + j)] = (signs() & 1 ? 1 : -1) * direction * size(signs) * scale;
+        }
+      }
       return ops::add(Tensor(computed),
                       Tensor::from_array(Array::from_vector(d, original.shape()).astype(original.dtype())))
           .value();
@@ -261,11 +293,15 @@ ReferenceRun reference_run(const ir::Graph& graph, const std::vector<Array>& inp
       }
     }
   }
-  // Sensitivity to rounding, measured: the largest deviation over two perturbed runs, per element.
+  // Sensitivity to rounding, measured: the largest deviation over two perturbed runs (four with
+  // quantized products: both directions at two sizes), per element.
+  bool quantized = false;
+  for (const ir::NodePtr& n : graph.nodes()) quantized = quantized || n->op_name() == "quantized_matmul";
   std::vector<std::vector<double>> deviation(r.outputs.size());
   for (size_t k = 0; k < r.outputs.size(); ++k) deviation[k].assign(static_cast<size_t>(r.outputs[k].numel()), 0.0);
-  for (uint64_t sample = 0; sample < 2; ++sample) {
-    const std::vector<Array> noisy = ref.compile(perturbed(graph, values, 77 + sample))->run(inputs);
+  for (uint64_t sample = 0; sample < (quantized ? 4u : 2u); ++sample) {
+    const std::vector<Array> noisy =
+        ref.compile(perturbed(graph, values, 77 + sample, sample % 2 == 0 ? 1.0 : -1.0, sample < 2))->run(inputs);
     for (size_t k = 0; k < noisy.size(); ++k) {
       const std::vector<double> a = noisy[k].to_f64(), e = r.outputs[k].to_f64();
       for (size_t i = 0; i < a.size(); ++i) {

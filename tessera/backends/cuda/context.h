@@ -1,0 +1,38 @@
+#pragma once
+// What the CUDA backend keeps per GPU: the device (memory pool, stream), the NVRTC compiler with its
+// caches, the cuBLASLt handle and its workspace, and the generic copy kernels. Made on first use.
+#include <cublasLt.h>
+
+#include <memory>
+
+#include "tessera/backends/cuda/copy_kernel.h"
+#include "tessera/backends/cuda/cuda_device.h"
+#include "tessera/backends/cuda/nvrtc_compiler.h"
+
+namespace tessera::backends::cuda {
+
+class Context {
+ public:
+  explicit Context(int device_index);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  CudaDevice& device() { return device_; }
+  NvrtcCompiler& compiler() { return compiler_; }
+  cublasLtHandle_t blas() const { return blas_; }
+  void* workspace() const { return workspace_; }
+  size_t workspace_bytes() const { return workspace_bytes_; }
+  const CopyKernels& copies();
+  int multiprocessors() const { return device_.properties().multiProcessorCount; }
+
+ private:
+  CudaDevice device_;
+  NvrtcCompiler compiler_;
+  cublasLtHandle_t blas_ = nullptr;
+  void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
+  std::unique_ptr<CopyKernels> copies_;
+};
+
+}  // namespace tessera::backends::cuda

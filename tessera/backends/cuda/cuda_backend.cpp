@@ -1,0 +1,164 @@
+#include "tessera/backends/cuda/cuda_backend.h"
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "tessera/backends/common/lower_graph.h"
+#include "tessera/backends/common/program.h"
+#include "tessera/backends/cuda/context.h"
+#include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/executable.h"
+#include "tessera/backends/cuda/steps.h"
+#include "tessera/backends/split.h"
+#include "tessera/core/error.h"
+#include "tessera/lower/fusion.h"
+#include "tessera/passes/pass.h"
+
+namespace tessera::backends::cuda {
+
+namespace {
+
+struct Probe {
+  bool available = false;
+  std::string status;
+  int devices = 0;
+};
+
+std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+// Asks the runtime once whether a driver and a GPU are there; nothing else touches CUDA before.
+Probe probe() {
+  Probe p;
+  int driver = 0, runtime = 0;
+  cudaRuntimeGetVersion(&runtime);
+  if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0) {
+    cudaGetLastError();
+    p.status = "not available: no CUDA driver found (libcuda.so.1 is not installed or not loadable)";
+    return p;
+  }
+  if (driver < runtime) {
+    p.status = fmt::format("not available: the CUDA driver supports CUDA {} but Tessera was built with CUDA {}; "
+                           "update the driver",
+                           version_text(driver), version_text(runtime));
+    return p;
+  }
+  const cudaError_t status = cudaGetDeviceCount(&p.devices);
+  if (status != cudaSuccess || p.devices == 0) {
+    cudaGetLastError();
+    p.status = status == cudaSuccess ? "not available: the driver reports no CUDA device"
+                                     : fmt::format("not available: {} ({})", cudaGetErrorString(status),
+                                                   cudaGetErrorName(status));
+    p.devices = 0;
+    return p;
+  }
+  p.available = true;
+  p.status = fmt::format("available: {} device{}, driver CUDA {}, runtime CUDA {}", p.devices,
+                         p.devices == 1 ? "" : "s", version_text(driver), version_text(runtime));
+  return p;
+}
+
+const Probe& cached_probe() {
+  static const Probe p = probe();
+  return p;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  std::string name() const override { return "cuda"; }
+  bool available() const override { return cached_probe().available; }
+  std::string status() const override { return cached_probe().status; }
+
+  std::vector<Device*> devices() override {
+    std::vector<Device*> out;
+    for (int i = 0; i < cached_probe().devices; ++i) out.push_back(&context(i).device());
+    return out;
+  }
+  Device& device() override { return context(0).device(); }
+
+  bool supports(const ir::Node& node) const override {
+    if (node.op_name() == "matmul") return cuda_matmul_supported(node);
+    if (node.op_name() == "constant" || node.op_name() == "input") return true;
+    if (cuda_lowerings().count(node.op_name()) != 0) return true;
+    return lower::can_generate(node);
+  }
+
+  using Backend::compile;
+  std::unique_ptr<Executable> compile(const ir::Graph& graph, const CompileSpec& spec) override {
+    if (!available()) throw Error(fmt::format("cuda backend: {}", status()));
+    check_aliases(graph, spec.aliases);
+    for (const ir::NodePtr& n : graph.nodes()) {
+      if (!supports(*n)) return compile_split(graph, *this, backend_by_name("cpu"), spec);
+    }
+    Context& ctx = context(0);
+    ctx.device().make_current();
+    // The passes may fuse nodes into ops this backend lacks; then the graph runs as it was given.
+    ir::Graph optimized = passes::default_pipeline().run(graph);
+    for (const ir::NodePtr& n : optimized.nodes()) {
+      if (!supports(*n)) {
+        optimized = graph;
+        break;
+      }
+    }
+    std::vector<const ir::Node*> constants;
+    std::unordered_map<const ir::Node*, int32_t> original;
+    for (const ir::NodePtr& n : graph.nodes()) {
+      if (n->op_name() != "constant") continue;
+      original.emplace(n.get(), static_cast<int32_t>(constants.size()));
+      constants.push_back(n.get());
+    }
+    common::BackendLowering lowering;
+    lowering.name = "cuda";
+    lowering.table = &cuda_lowerings();
+    CudaStepFactory steps(ctx);
+    CudaKernelCompiler kernels(ctx);
+    lowering.steps = &steps;
+    lowering.kernels = &kernels;
+    common::LowerOptions options;
+    // Matrix-product tails and transposed products are CPU-kernel fusions; on the GPU the tail is a
+    // generated kernel (cuBLASLt epilogues come later).
+    options.fusion = common::FusionSet::all()
+                         .without(common::Fusion::epilogue)
+                         .without(common::Fusion::transposed_product)
+                         .without(common::Fusion::adam_groups)
+                         .without(common::Fusion::relayout);
+    set_lowering_context(&ctx);
+    std::shared_ptr<const common::Program> program;
+    try {
+      program = common::lower_graph(optimized, lowering, options, original);
+    } catch (...) {
+      set_lowering_context(nullptr);
+      throw;
+    }
+    set_lowering_context(nullptr);
+    std::vector<Array> bound = common::bind_constants(*program, constants);
+    return std::make_unique<CudaExecutable>(ctx, graph, std::move(program), std::move(bound), spec.aliases);
+  }
+
+ private:
+  // Contexts are made on first use and kept for the process (never destroyed: the CUDA runtime may
+  // already be shut down when static destructors run).
+  Context& context(int index) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!available()) throw Error(fmt::format("cuda backend: {}", status()));
+    TESSERA_CHECK(index >= 0 && index < cached_probe().devices, "cuda backend: no device cuda:{} ({} present)", index,
+                  cached_probe().devices);
+    auto it = contexts_.find(index);
+    if (it == contexts_.end()) it = contexts_.emplace(index, new Context(index)).first;
+    return *it->second;
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<int, Context*> contexts_;
+};
+
+}  // namespace
+
+Backend& cuda_backend() {
+  static CudaBackend* backend = new CudaBackend();
+  return *backend;
+}
+
+}  // namespace tessera::backends::cuda

@@ -1,0 +1,188 @@
+// Matrix products on the CUDA backend: cuBLASLt over the operands' own memory. An operand whose last
+// two axes are a row-major or a transposed matrix, and whose batch axes step uniformly (or not at
+// all: a shared matrix), is read in place; any other layout is packed first.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "tessera/backends/cpu/library_ops.h"  // the view lowerings, which are backend-neutral
+#include "tessera/backends/cuda/gemm.h"
+#include "tessera/backends/cuda/steps.h"
+
+namespace tessera::backends::cuda {
+
+namespace {
+
+using common::Layout;
+using common::Lowering;
+using common::Operand;
+
+struct MatrixOperand {
+  int32_t id = -1;
+  bool transposed = false;
+  int64_t ld = 0, batch_stride = 0;
+};
+
+// The operand as a (batched) matrix read in place, or nothing when its layout does not allow it.
+std::optional<MatrixOperand> as_matrix(int32_t id, const Layout& l, const Shape& batch) {
+  const size_t r = l.shape.size();
+  const int64_t rows = l.shape[r - 2], cols = l.shape[r - 1], sr = l.strides[r - 2], sc = l.strides[r - 1];
+  MatrixOperand m;
+  m.id = id;
+  if ((cols == 1 || sc == 1) && (rows == 1 || sr >= cols)) {
+    m.ld = rows == 1 ? std::max<int64_t>(cols, 1) : sr;
+  } else if ((rows == 1 || sr == 1) && (cols == 1 || sc >= rows)) {
+    m.transposed = true;
+    m.ld = cols == 1 ? std::max<int64_t>(rows, 1) : sc;
+  } else {
+    return std::nullopt;
+  }
+  // The batch axes (aligned to the right of the result's) must step by one stride, or not at all.
+  const size_t nb = r - 2, lead = batch.size() - nb;
+  std::vector<int64_t> step(batch.size(), 0);
+  for (size_t d = 0; d < nb; ++d) step[lead + d] = l.shape[d] == 1 ? 0 : l.strides[d];
+  int64_t inner = -1, expect = 0;
+  bool shared = true;
+  for (size_t d = batch.size(); d-- > 0;) {
+    if (batch[d] == 1) continue;
+    if (inner < 0) {
+      inner = step[d];
+      expect = step[d] * batch[d];
+      shared = step[d] == 0;
+      continue;
+    }
+    if (shared ? step[d] != 0 : step[d] != expect) return std::nullopt;
+    expect *= batch[d];
+  }
+  m.batch_stride = inner < 0 ? 0 : inner;
+  return m;
+}
+
+// The largest power of two up to 16 that divides every byte count given.
+int alignment(std::initializer_list<int64_t> bytes) {
+  int a = 16;
+  for (int64_t b : bytes) {
+    while (a > 1 && b % a != 0) a /= 2;
+  }
+  return a;
+}
+
+// The operand broadcast over the batch axes into a fresh packed temporary.
+int32_t materialize(Lowering& L, int32_t id, DType dt, const Shape& batch) {
+  const Layout& l = L.info(id).layout;
+  const size_t r = l.shape.size(), nb = r - 2, lead = batch.size() - nb;
+  Layout expanded;
+  expanded.offset = l.offset;
+  expanded.shape = batch;
+  expanded.strides.assign(batch.size(), 0);
+  for (size_t d = 0; d < nb; ++d) expanded.strides[lead + d] = l.shape[d] == 1 ? 0 : l.strides[d];
+  for (size_t d = r - 2; d < r; ++d) {
+    expanded.shape.push_back(l.shape[d]);
+    expanded.strides.push_back(l.strides[d]);
+  }
+  const int32_t t = L.temporary(dt, expanded.shape);
+  // As the shared packing does: the plan carries both offsets, the operands point at the buffers.
+  const common::CopyPlan plan = common::CopyPlan::make(expanded, L.info(t).layout, dtype_size(dt));
+  L.emit(L.steps().copy(plan, Operand{L.info(id).buffer, 0}, Operand{L.info(t).buffer, 0}, "matmul operand broadcast"),
+         {id}, {t});
+  return t;
+}
+
+MatrixOperand matrix_operand(Lowering& L, int32_t id, DType dt, const Shape& batch) {
+  if (auto m = as_matrix(id, L.info(id).layout, batch)) return *m;
+  const int32_t p = L.packed(id);
+  if (auto m = as_matrix(p, L.info(p).layout, batch)) return *m;
+  const int32_t t = materialize(L, p, dt, batch);
+  return *as_matrix(t, L.info(t).layout, batch);
+}
+
+std::atomic<int>& tf32_slot() {
+  static std::atomic<int> slot{-1};
+  return slot;
+}
+
+class GemmStep final : public common::Step {
+ public:
+  GemmStep(std::unique_ptr<GemmPlan> plan, Operand a, Operand b, Operand d)
+      : plan_(std::move(plan)), a_(a), b_(b), d_(d) {}
+  void run(const common::RunContext& ctx) const override {
+    plan_->run(ctx.ptr<const std::byte>(a_), ctx.ptr<const std::byte>(b_), nullptr, nullptr, ctx.ptr<std::byte>(d_),
+               stream_of(ctx));
+  }
+  common::StepKind kind() const override { return common::StepKind::library; }
+  std::string describe() const override { return "cublasLt " + plan_->describe(); }
+
+ private:
+  std::unique_ptr<GemmPlan> plan_;
+  Operand a_, b_, d_;
+};
+
+bool claim_matmul(const ir::Node& node) { return cuda_matmul_supported(node); }
+
+bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
+  if (!cuda_matmul_supported(*node)) return false;
+  const ir::Value out(node, 0);
+  const DType dt = out.dtype();
+  const Shape& os = out.shape();
+  const Shape batch(os.begin(), os.end() - 2);
+  const MatrixOperand a = matrix_operand(L, L.value(node->input(0)), dt, batch);
+  const MatrixOperand b = matrix_operand(L, L.value(node->input(1)), dt, batch);
+  const int32_t d = L.produce(out);
+  const int64_t es = static_cast<int64_t>(dtype_size(dt));
+  GemmShape s;
+  s.dtype = dt;
+  s.batch = shape_numel(batch);
+  s.m = os[os.size() - 2];
+  s.n = os[os.size() - 1];
+  s.k = node->input(0).shape().back();
+  s.a_transposed = a.transposed;
+  s.b_transposed = b.transposed;
+  s.lda = a.ld;
+  s.ldb = b.ld;
+  s.ldd = std::max<int64_t>(s.n, 1);
+  s.stride_a = a.batch_stride;
+  s.stride_b = b.batch_stride;
+  s.stride_d = s.m * s.n;
+  s.tf32 = dt == DType::f32 && tf32_enabled();
+  const Operand oa = L.operand(a.id), ob = L.operand(b.id), od = L.operand(d);
+  s.align_a = alignment({oa.byte_offset, s.lda * es, s.stride_a * es});
+  s.align_b = alignment({ob.byte_offset, s.ldb * es, s.stride_b * es});
+  s.align_d = alignment({od.byte_offset, s.ldd * es, s.stride_d * es});
+  Context& ctx = lowering_context();
+  auto plan = std::make_unique<GemmPlan>(ctx.blas(), s, ctx.workspace(), ctx.workspace_bytes());
+  L.emit(std::make_unique<GemmStep>(std::move(plan), oa, ob, od), {a.id, b.id}, {d});
+  return true;
+}
+
+}  // namespace
+
+bool tf32_enabled() {
+  const int v = tf32_slot().load();
+  if (v >= 0) return v == 1;
+  const char* env = std::getenv("TESSERA_TF32");  // read at every compile unless set_tf32 decided
+  return env != nullptr && std::strcmp(env, "1") == 0;
+}
+
+void set_tf32(bool enabled) { tf32_slot().store(enabled ? 1 : 0); }
+
+bool cuda_matmul_supported(const ir::Node& node) {
+  if (node.op_name() != "matmul" || node.num_outputs() != 1 || node.inputs().size() != 2) return false;
+  const DType dt = node.input(0).dtype();
+  if (dt != DType::f32 && dt != DType::f16 && dt != DType::bf16) return false;
+  return node.input(1).dtype() == dt && node.input(0).rank() >= 2 && node.input(1).rank() >= 2;
+}
+
+const common::LoweringTable& cuda_lowerings() {
+  static const common::LoweringTable table = [] {
+    common::LoweringTable t;
+    cpu::register_view_lowerings(t);
+    t["matmul"] = {lower_matmul, claim_matmul, true};
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace tessera::backends::cuda

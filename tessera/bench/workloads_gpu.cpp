@@ -1,0 +1,114 @@
+// Workloads sized for a GPU backend (--backend cuda): large training batches, the device's copy
+// bandwidth (the ceiling for elementwise work), a fused elementwise graph against it, and a bf16
+// matrix product. Data lives on the backend's device; each timed run ends with the device's work.
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "tessera/api/tensor.h"
+#include "tessera/backends/backend.h"
+#include "tessera/bench/workloads.h"
+#include "tessera/core/error.h"
+#include "tessera/ops/ops.h"
+
+namespace tessera::bench {
+
+Measurement train_rate_of(const std::string& name, const std::string& model_name, int64_t batch,
+                          const BenchOptions& o);  // workloads_models.cpp
+
+namespace {
+
+constexpr int64_t kBigN = int64_t{256} << 20;  // 1 GiB of floats: far past any cache
+
+backends::Backend& gpu_backend(const BenchOptions& o, const std::string& workload) {
+  backends::Backend& b = o.backend.empty() ? backends::default_backend() : backends::backend_by_name(o.backend);
+  TESSERA_CHECK(!b.device().is_host(), "bench: {} is sized for a GPU; run it with --backend cuda", workload);
+  return b;
+}
+
+BenchOptions synchronised(const BenchOptions& o, Device& device) {
+  BenchOptions timed = o;
+  timed.finish = [&device] { device.synchronize(); };
+  return timed;
+}
+
+Array on_device(DType dt, const Shape& shape, double value, Device& device) {
+  return Array::full(dt, shape, value).to(device);
+}
+
+Measurement device_copy(const BenchOptions& o) {
+  Device& dev = gpu_backend(o, "gpu_copy_256m").device();
+  const Array x = on_device(DType::f32, {kBigN}, 1.0, dev);
+  Array y = Array::empty(DType::f32, {kBigN}, dev);
+  Measurement m = measure_rate("gpu_copy_256m", "GB/s", synchronised(o, dev), 8.0 * kBigN / 1e9,
+                               [&] { dev.copy_within(y.device_data(), x.device_data(), x.nbytes()); });
+  m.detail = fmt::format("device-to-device copy of {} floats on {}, read + write counted", kBigN, dev.name());
+  return m;
+}
+
+Measurement fused_elementwise(const BenchOptions& o) {
+  backends::Backend& b = gpu_backend(o, "gpu_fused_axpb_256m");
+  Device& dev = b.device();
+  const Tensor x = Tensor::placeholder("x", DType::f32, {kBigN});
+  const Tensor y = ops::relu(x * 1.5 + 0.25);
+  const auto exe = b.compile(ir::Graph::build({x.value()}, {y.value()}, "relu_axpb"));
+  const std::vector<Array> in{on_device(DType::f32, {kBigN}, -0.1, dev)};
+  std::vector<Array> out{Array::empty(DType::f32, {kBigN}, dev)};
+  Measurement m = measure_rate("gpu_fused_axpb_256m", "GB/s", synchronised(o, dev), 8.0 * kBigN / 1e9,
+                               [&] { exe->run_into(in, out); });
+  m.detail = fmt::format("compiled relu(1.5*x+0.25) over {} floats, backend {}", kBigN, b.name());
+  return m;
+}
+
+Measurement bf16_gemm(const BenchOptions& o) {
+  backends::Backend& b = gpu_backend(o, "gpu_bf16_gemm_8192");
+  Device& dev = b.device();
+  constexpr int64_t n = 8192;
+  const Tensor a = Tensor::placeholder("a", DType::bf16, {n, n});
+  const Tensor c = Tensor::placeholder("b", DType::bf16, {n, n});
+  const auto exe = b.compile(ir::Graph::build({a.value(), c.value()}, {ops::matmul(a, c).value()}, "bf16_gemm"));
+  const std::vector<Array> in{on_device(DType::bf16, {n, n}, 0.5, dev), on_device(DType::bf16, {n, n}, 0.25, dev)};
+  std::vector<Array> out{Array::empty(DType::bf16, {n, n}, dev)};
+  Measurement m = measure_rate("gpu_bf16_gemm_8192", "TFLOP/s", synchronised(o, dev), 2.0 * n * n * n / 1e12,
+                               [&] { exe->run_into(in, out); });
+  m.detail = fmt::format("bf16 [8192, 8192] @ [8192, 8192], f32 accumulation, backend {}", b.name());
+  return m;
+}
+
+// TF32 products for the large-batch MLP (as the peers' TF32 setting), restored afterwards.
+Measurement mlp_tf32(const BenchOptions& o) {
+  gpu_backend(o, "mlp_train_b4096_tf32");
+  const char* saved = std::getenv("TESSERA_TF32");
+  const std::string saved_value = saved ? saved : "";
+  ::setenv("TESSERA_TF32", "1", 1);
+  Measurement m;
+  try {
+    m = train_rate_of("mlp_train_b4096_tf32", "mlp", 4096, o);
+  } catch (...) {
+    saved ? ::setenv("TESSERA_TF32", saved_value.c_str(), 1) : ::unsetenv("TESSERA_TF32");
+    throw;
+  }
+  saved ? ::setenv("TESSERA_TF32", saved_value.c_str(), 1) : ::unsetenv("TESSERA_TF32");
+  m.detail += ", TF32 products";
+  return m;
+}
+
+}  // namespace
+
+std::vector<Workload> gpu_workloads() {
+  return {
+      {"mlp_train_b4096_tf32", "MLP training step (Adam), batch 4096, TF32 products (GPU)", mlp_tf32, true},
+      {"cnn_train_b256", "CNN (issue 3) training step (Adam), batch 256 (GPU)",
+       [](const BenchOptions& o) {
+         gpu_backend(o, "cnn_train_b256");
+         return train_rate_of("cnn_train_b256", "cnn", 256, o);
+       },
+       true},
+      {"gpu_copy_256m", "device-to-device copy of 256M floats (the bandwidth ceiling, GPU)", device_copy, true},
+      {"gpu_fused_axpb_256m", "compiled relu(a*x+b) over 256M floats vs the copy (GPU)", fused_elementwise, true},
+      {"gpu_bf16_gemm_8192", "bf16 GEMM 8192^3 (GPU)", bf16_gemm, true},
+  };
+}
+
+}  // namespace tessera::bench
