@@ -4,6 +4,7 @@
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT (the device tool's result folder) or out_device/.
 # Usage there: bash scripts/device/cuda_suite.sh [tests|bench|all] [GTEST_FILTER]
+# (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds and COMPARE_ARGS adjust a run to the call's limit)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 what=${1:-all}
@@ -20,14 +21,14 @@ export PYTHONUNBUFFERED=1
 } 2>&1 | tee "$out/machine.txt"
 if [[ $what == tests || $what == all ]]; then
   start=$(date +%s)
-  timeout 420 .device/bin/test_cuda --gtest_brief=1 --gtest_filter="$filter" > "$out/test_cuda.log" 2>&1
+  timeout "${TEST_TIMEOUT:-420}" .device/bin/test_cuda --gtest_brief=1 --gtest_filter="$filter" > "$out/test_cuda.log" 2>&1
   echo "test_cuda exit $? after $(($(date +%s) - start)) s" | tee -a "$out/test_cuda.log"
   tail -n 60 "$out/test_cuda.log"
 fi
 if [[ $what == bench || $what == all ]]; then
-  timeout 300 .device/bin/tessera bench --backend cuda --repeat 5 --seconds 0.3 --json \
+  timeout "${BENCH_TIMEOUT:-300}" .device/bin/tessera bench --backend cuda --repeat 5 --seconds 0.3 --json \
     > "$out/bench_cuda.json" 2> "$out/bench_cuda.txt"
   cat "$out/bench_cuda.txt"
-  timeout 400 python3 bench/compare_torch_gpu.py --tessera .device/bin/tessera --json "$out/compare_gpu.json" \
+  timeout "${COMPARE_TIMEOUT:-400}" python3 bench/compare_torch_gpu.py --tessera .device/bin/tessera ${COMPARE_ARGS:-} --json "$out/compare_gpu.json" \
     2>&1 | tee "$out/compare_gpu.txt" | tail -n 60
 fi
