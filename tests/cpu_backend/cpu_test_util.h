@@ -79,7 +79,7 @@ inline double default_tolerance(DType dt) {
 
 // Runs `graph` on both backends with `inputs` (run, then run_into into fresh arrays) and expects
 // equal outputs. `what` names the case in failure messages.
-inline void expect_matches_reference(const ir::Graph& graph, const std::vector<Array>& inputs, const std::string& what,
+inline void expect_matches_reference_unguarded(const ir::Graph& graph, const std::vector<Array>& inputs, const std::string& what,
                                      double tol = -1) {
   const std::vector<Array> expected = backends::reference_backend().compile(graph)->run(inputs);
   backends::Backend& backend = backend_under_test();
@@ -97,6 +97,16 @@ inline void expect_matches_reference(const ir::Graph& graph, const std::vector<A
         << program;
     EXPECT_EQ(compare_arrays(expected[i], into[i].to(host_device()), t, t), "")
         << what << ": output " << i << " of run_into() on " << backend.name();
+  }
+}
+
+// As above; an exception (a backend that cannot run the graph) fails this case only, naming it.
+inline void expect_matches_reference(const ir::Graph& graph, const std::vector<Array>& inputs, const std::string& what,
+                                     double tol = -1) {
+  try {
+    expect_matches_reference_unguarded(graph, inputs, what, tol);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << " on " << backend_under_test().name() << ": " << e.what();
   }
 }
 

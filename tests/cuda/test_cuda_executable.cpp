@@ -78,3 +78,23 @@ TEST(CudaExecutable, VerifyComparesWithTheReference) {
 
 }  // namespace
 }  // namespace tessera::test
+
+namespace tessera::test {
+namespace {
+
+TEST(CudaExecutable, OutOfRangeIndicesAreReportedNotFollowed) {
+  auto f = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::gather(a[0], 1, a[1])}; };
+  const ir::Graph g = trace(f, {{DType::f32, {2, 3}}, {DType::i64, {2, 1}}});
+  const auto exe = backends::backend_by_name("cuda").compile(g);
+  const Array x = Array::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  const auto good = exe->run({x, Array::from_vector<int64_t>({2, 0}, {2, 1})});
+  EXPECT_EQ(good[0].to(host_device()).to_vector<float>(), (std::vector<float>{3, 4}));
+  exe->run({x, Array::from_vector<int64_t>({7, 0}, {2, 1})});
+  EXPECT_TESSERA_ERROR(exe->run({x, Array::from_vector<int64_t>({0, 0}, {2, 1})}), "out of range");
+  // The flag was cleared with the report.
+  const auto again = exe->run({x, Array::from_vector<int64_t>({1, 1}, {2, 1})});
+  EXPECT_EQ(again[0].to(host_device()).to_vector<float>(), (std::vector<float>{2, 5}));
+}
+
+}  // namespace
+}  // namespace tessera::test

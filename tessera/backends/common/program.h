@@ -54,6 +54,9 @@ struct RunContext {
   runtime::ThreadPool* pool = nullptr;  // the host thread pool (may be null on a GPU backend)
   // The device stream the steps are ordered on: cudaStream_t on CUDA, null on the host.
   void* stream = nullptr;
+  // A device word that kernels set when the data is invalid (CUDA: an index out of range), which the
+  // executable reports; null on the host, where such errors throw at once.
+  void* status = nullptr;
   const void** kernel_inputs = nullptr;  // scratch for loop-kernel argument lists
   void** kernel_outputs = nullptr;
   std::byte* step_scratch = nullptr;  // Program::step_scratch_bytes of per-run scratch for any step

@@ -125,6 +125,20 @@ void CpuExecutable::check_outputs(const std::vector<Array>& outputs) const {
 
 std::vector<Array> CpuExecutable::run(const std::vector<Array>& inputs) {
   check_inputs(inputs);
+  if (std::any_of(inputs.begin(), inputs.end(), [](const Array& a) { return !a.on_host(); })) {
+    // Inputs on another device (a GPU segment's values): run on host copies, so outputs that view an
+    // input view the copy (host memory), and write aliased results back to the device arrays.
+    std::vector<Array> host;
+    for (const Array& a : inputs) host.push_back(a.to(host_device()));
+    std::vector<Array> outputs = run(host);
+    for (const Alias& a : aliases_) {
+      Array in = inputs[static_cast<size_t>(a.input)];
+      if (in.on_host()) continue;
+      in.copy_from(outputs[static_cast<size_t>(a.output)]);
+      outputs[static_cast<size_t>(a.output)] = in;
+    }
+    return outputs;
+  }
   std::vector<Array> outputs;
   outputs.reserve(graph_.outputs().size());
   for (const ir::Value& v : graph_.outputs()) outputs.push_back(Array::empty(v.dtype(), v.shape()));

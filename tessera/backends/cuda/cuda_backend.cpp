@@ -80,6 +80,7 @@ class CudaBackend final : public Backend {
 
   bool supports(const ir::Node& node) const override {
     if (node.op_name() == "matmul") return cuda_matmul_supported(node);
+    if (node.op_name() == "gather" || node.op_name() == "scatter_add") return cuda_index_op_supported(node);
     if (node.op_name() == "constant" || node.op_name() == "input") return true;
     if (cuda_lowerings().count(node.op_name()) != 0) return true;
     return lower::can_generate(node);

@@ -46,9 +46,15 @@ CudaExecutable::CudaExecutable(Context& context, ir::Graph graph, std::shared_pt
   output_staging_.resize(static_cast<size_t>(program_->num_outputs));
   const char* env = std::getenv("TESSERA_CUDA_GRAPHS");
   use_graphs_ = env == nullptr || std::strcmp(env, "0") != 0;
+  status_ = Array::zeros(DType::i32, {1}).to(context_.device());
+  check(cudaMallocHost(reinterpret_cast<void**>(&status_host_), sizeof(int32_t)), "cudaMallocHost (status word)");
+  *status_host_ = 0;
+  check(cudaEventCreateWithFlags(&status_ready_, cudaEventDisableTiming), "cudaEventCreate");
 }
 
 CudaExecutable::~CudaExecutable() {
+  if (status_ready_ != nullptr) cudaEventDestroy(status_ready_);
+  if (status_host_ != nullptr) cudaFreeHost(status_host_);
   for (auto& [key, g] : graphs_) {
     if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
   }
@@ -94,10 +100,23 @@ void CudaExecutable::run_into(const std::vector<Array>& inputs, std::vector<Arra
   record_verification("cuda", graph_, expected, on_host(outputs));
 }
 
+void CudaExecutable::check_previous_run() {
+  if (!status_pending_) return;
+  check(cudaEventSynchronize(status_ready_), "cudaEventSynchronize (status word)");
+  status_pending_ = false;
+  if (*status_host_ == 0) return;
+  *status_host_ = 0;
+  check(cudaMemsetAsync(status_.device_data(), 0, sizeof(int32_t), context_.device().stream()), "cudaMemsetAsync");
+  fail("cuda: in the previous run of graph '{}', a gather or scatter_add index was out of range (indices must "
+       "lie in 0..size-1 of their axis); the elements it would have read were set to 0",
+       graph_.name());
+}
+
 void CudaExecutable::execute(const std::vector<Array>& inputs, std::vector<Array>& outputs) {
   std::lock_guard<std::mutex> lock(mutex_);
   CudaDevice& dev = context_.device();
   dev.make_current();
+  check_previous_run();
   const common::Program& p = *program_;
   if (!arena_.defined()) arena_ = Array::empty(DType::u8, {std::max<int64_t>(p.arena_bytes, 256)}, dev);
   std::vector<std::byte*> input_at(inputs.size()), output_at(outputs.size());
@@ -144,7 +163,13 @@ void CudaExecutable::execute(const std::vector<Array>& inputs, std::vector<Array
   common::RunContext ctx;
   ctx.buffers = addresses_.data();
   ctx.stream = dev.stream();
+  ctx.status = status_.device_data();
   launch_steps(ctx);
+  // The flag comes back with the run; the next run (or its outputs' reader) does not wait for it.
+  check(cudaMemcpyAsync(status_host_, status_.device_data(), sizeof(int32_t), cudaMemcpyDeviceToHost, dev.stream()),
+        "cudaMemcpyAsync (status word)");
+  check(cudaEventRecord(status_ready_, dev.stream()), "cudaEventRecord (status word)");
+  status_pending_ = true;
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (staged[k]) outputs[k].copy_from(output_staging_[k]);
   }

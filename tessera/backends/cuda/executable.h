@@ -33,6 +33,8 @@ class CudaExecutable final : public Executable {
 
  private:
   void execute(const std::vector<Array>& inputs, std::vector<Array>& outputs);
+  // Throws if a kernel of the previous run raised the index-error flag (waits for that run).
+  void check_previous_run();
   void launch_steps(const common::RunContext& ctx);
 
   Context& context_;
@@ -49,6 +51,10 @@ class CudaExecutable final : public Executable {
   };
   std::map<std::vector<std::byte*>, Captured> graphs_;
   bool use_graphs_ = true;
+  Array status_;                    // i32[1] on the device: the index-error flag
+  int32_t* status_host_ = nullptr;  // pinned copy of it, written after every run
+  cudaEvent_t status_ready_ = nullptr;
+  bool status_pending_ = false;
   int captures_ = 0, replays_ = 0;
 };
 

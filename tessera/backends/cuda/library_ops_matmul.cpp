@@ -180,6 +180,7 @@ const common::LoweringTable& cuda_lowerings() {
     common::LoweringTable t;
     cpu::register_view_lowerings(t);
     t["matmul"] = {lower_matmul, claim_matmul, true};
+    register_index_lowerings(t);
     return t;
   }();
   return table;

@@ -13,6 +13,7 @@
 namespace tessera::backends::cuda {
 
 inline cudaStream_t stream_of(const common::RunContext& ctx) { return static_cast<cudaStream_t>(ctx.stream); }
+inline void* index_error_flag(const common::RunContext& ctx) { return ctx.status; }
 
 class CudaStepFactory final : public common::StepFactory {
  public:
@@ -41,6 +42,9 @@ class CudaKernelCompiler final : public common::KernelCompiler {
 const common::LoweringTable& cuda_lowerings();
 // Whether the matmul lowering takes this node (dtypes, ranks).
 bool cuda_matmul_supported(const ir::Node& node);
+// Whether gather / scatter_add run on the GPU (index and value dtypes); library_ops_index.cpp.
+bool cuda_index_op_supported(const ir::Node& node);
+void register_index_lowerings(common::LoweringTable& table);
 // The context the lowering in progress compiles for (library lowerings have no other way to reach it).
 Context& lowering_context();
 void set_lowering_context(Context* context);
