@@ -316,6 +316,7 @@ void Array::copy_from(const Array& src) {
   TESSERA_CHECK(defined() && src.defined(), "copy_from: undefined array");
   TESSERA_CHECK(src.shape_ == shape_, "copy_from: shape {} does not match the destination's {}", shape_str(src.shape_),
                 shape_str(shape_));
+  if (numel() == 0) return;  // nothing to move, whatever the layouts and devices
   if (!on_host() || !src.on_host()) {
     // Between devices: whole packed arrays of one dtype go by one device copy; anything else is
     // staged through packed host copies.

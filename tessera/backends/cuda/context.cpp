@@ -21,6 +21,13 @@ Context::~Context() {
   if (blas_ != nullptr) cublasLtDestroy(blas_);
 }
 
+const void* Context::ones(DType dtype, int64_t n) {
+  std::lock_guard<std::mutex> lock(ones_mutex_);
+  Array& a = ones_[{dtype, n}];
+  if (!a.defined()) a = Array::full(dtype, {n}, 1.0).to(device_);
+  return a.device_data();
+}
+
 const CopyKernels& Context::copies() {
   if (!copies_) copies_ = std::make_unique<CopyKernels>(compiler_, multiprocessors());
   return *copies_;

@@ -3,7 +3,11 @@
 // caches, the cuBLASLt handle and its workspace, and the generic copy kernels. Made on first use.
 #include <cublasLt.h>
 
+#include <map>
 #include <memory>
+#include <mutex>
+
+#include "tessera/core/array.h"
 
 #include "tessera/backends/cuda/copy_kernel.h"
 #include "tessera/backends/cuda/cuda_device.h"
@@ -25,6 +29,8 @@ class Context {
   size_t workspace_bytes() const { return workspace_bytes_; }
   const CopyKernels& copies();
   int multiprocessors() const { return device_.properties().multiProcessorCount; }
+  // n ones of dtype (f32, f16, bf16) in device memory, kept for the process (sums as products).
+  const void* ones(DType dtype, int64_t n);
 
  private:
   CudaDevice device_;
@@ -33,6 +39,8 @@ class Context {
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
   std::unique_ptr<CopyKernels> copies_;
+  std::mutex ones_mutex_;
+  std::map<std::pair<DType, int64_t>, Array> ones_;
 };
 
 }  // namespace tessera::backends::cuda

@@ -30,6 +30,8 @@ CudaDevice::~CudaDevice() {
   cudaSetDevice(index_);
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   release_cached();
+  for (const Staged& s : staged_) cudaEventDestroy(s.done);
+  for (cudaEvent_t e : spare_events_) cudaEventDestroy(e);
   if (staging_ != nullptr) cudaFreeHost(staging_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
@@ -119,23 +121,50 @@ DeviceMemoryStats CudaDevice::memory_stats() const {
   return stats_;
 }
 
-// Host copies go through the pinned staging buffer in chunks: the copy engine reads pinned memory
+// Host copies go through the pinned staging ring in chunks: the copy engine reads pinned memory
 // directly, and a host->device copy returns once its last chunk is queued.
-void CudaDevice::copy_from_host(void* device_dst, const void* host_src, size_t bytes) {
-  if (bytes == 0) return;
-  make_current();
+void* CudaDevice::stage(const void* host_src, size_t bytes) {
   if (staging_ == nullptr) {
     check(cudaMallocHost(&staging_, kStagingBytes), "cudaMallocHost (staging buffer)");
     staging_bytes_ = kStagingBytes;
   }
+  if (staging_head_ + bytes > staging_bytes_) staging_head_ = 0;
+  const size_t begin = staging_head_, end = begin + bytes;
+  // Wait for the copies still reading this region (oldest first), and only for those.
+  for (auto it = staged_.begin(); it != staged_.end();) {
+    if (it->begin < end && begin < it->end) {
+      check(cudaEventSynchronize(it->done), "cudaEventSynchronize (staging buffer reuse)");
+      spare_events_.push_back(it->done);
+      it = staged_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto* region = static_cast<std::byte*>(staging_) + begin;
+  std::memcpy(region, host_src, bytes);
+  staging_head_ = end;
+  return region;
+}
+
+void CudaDevice::copy_from_host(void* device_dst, const void* host_src, size_t bytes) {
+  if (bytes == 0) return;
+  make_current();
   auto* dst = static_cast<std::byte*>(device_dst);
   const auto* src = static_cast<const std::byte*>(host_src);
   for (size_t done = 0; done < bytes;) {
-    const size_t n = std::min(staging_bytes_, bytes - done);
-    if (staging_busy_) check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (staging buffer reuse)");
-    std::memcpy(staging_, src + done, n);
-    check(cudaMemcpyAsync(dst + done, staging_, n, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync host->device");
-    staging_busy_ = true;
+    const size_t n = std::min(kStagingBytes / 2, bytes - done);
+    void* region = stage(src + done, n);
+    check(cudaMemcpyAsync(dst + done, region, n, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync host->device");
+    cudaEvent_t done_event = nullptr;
+    if (!spare_events_.empty()) {
+      done_event = spare_events_.back();
+      spare_events_.pop_back();
+    } else {
+      check(cudaEventCreateWithFlags(&done_event, cudaEventDisableTiming), "cudaEventCreate (staging)");
+    }
+    check(cudaEventRecord(done_event, stream_), "cudaEventRecord (staging)");
+    const size_t begin = static_cast<size_t>(static_cast<std::byte*>(region) - static_cast<std::byte*>(staging_));
+    staged_.push_back({begin, begin + n, done_event});
     done += n;
   }
 }
@@ -153,7 +182,7 @@ void CudaDevice::copy_to_host(void* host_dst, const void* device_src, size_t byt
     const size_t n = std::min(staging_bytes_, bytes - done);
     check(cudaMemcpyAsync(staging_, src + done, n, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync device->host");
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (device->host copy)");
-    staging_busy_ = false;
+    retire_staged();
     std::memcpy(dst + done, staging_, n);
     done += n;
   }
@@ -166,7 +195,13 @@ void CudaDevice::copy_within(void* dst, const void* src, size_t bytes) {
 
 void CudaDevice::synchronize() {
   check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-  staging_busy_ = false;
+  retire_staged();
+}
+
+// After the stream is idle every staged copy has finished: their events go back to the spares.
+void CudaDevice::retire_staged() {
+  for (const Staged& s : staged_) spare_events_.push_back(s.done);
+  staged_.clear();
 }
 
 }  // namespace tessera::backends::cuda

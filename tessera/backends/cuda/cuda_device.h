@@ -6,10 +6,12 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "tessera/core/device.h"
 
@@ -53,9 +55,19 @@ class CudaDevice final : public Device {
   std::multimap<size_t, void*> free_;             // cached blocks by size
   std::unordered_map<void*, size_t> block_size_;  // every block the pool holds
   DeviceMemoryStats stats_;
-  void* staging_ = nullptr;  // pinned host memory for copies
-  size_t staging_bytes_ = 0;
-  bool staging_busy_ = false;  // a staged host->device copy may still read the buffer
+  // Host->device copies go through a ring in pinned memory: a copy returns once queued, and a region
+  // is reused only after the copy that read it has finished (its event), so steady-state steps that
+  // upload a batch never wait for the GPU.
+  struct Staged {
+    size_t begin = 0, end = 0;
+    cudaEvent_t done = nullptr;
+  };
+  void* stage(const void* host_src, size_t bytes);  // copies into the ring; returns the region
+  void retire_staged();
+  void* staging_ = nullptr;
+  size_t staging_bytes_ = 0, staging_head_ = 0;
+  std::deque<Staged> staged_;
+  std::vector<cudaEvent_t> spare_events_;
 };
 
 }  // namespace tessera::backends::cuda

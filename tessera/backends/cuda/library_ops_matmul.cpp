@@ -1,6 +1,7 @@
 // Matrix products on the CUDA backend: cuBLASLt over the operands' own memory. An operand whose last
 // two axes are a row-major or a transposed matrix, and whose batch axes step uniformly (or not at
 // all: a shared matrix), is read in place; any other layout is packed first.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "tessera/backends/cpu/library_ops.h"  // the view lowerings, which are backend-neutral
 #include "tessera/backends/cuda/gemm.h"
 #include "tessera/backends/cuda/steps.h"
+#include "tessera/ops/shape_util.h"
 
 namespace tessera::backends::cuda {
 
@@ -106,11 +108,12 @@ std::atomic<int>& tf32_slot() {
 
 class GemmStep final : public common::Step {
  public:
-  GemmStep(std::unique_ptr<GemmPlan> plan, Operand a, Operand b, Operand d)
-      : plan_(std::move(plan)), a_(a), b_(b), d_(d) {}
+  // `fixed_a`: A is that device memory (a vector of ones for sums) instead of an operand.
+  GemmStep(std::unique_ptr<GemmPlan> plan, Operand a, Operand b, Operand d, const void* fixed_a = nullptr)
+      : plan_(std::move(plan)), a_(a), b_(b), d_(d), fixed_a_(fixed_a) {}
   void run(const common::RunContext& ctx) const override {
-    plan_->run(ctx.ptr<const std::byte>(a_), ctx.ptr<const std::byte>(b_), nullptr, nullptr, ctx.ptr<std::byte>(d_),
-               stream_of(ctx));
+    const void* a = fixed_a_ != nullptr ? fixed_a_ : ctx.ptr<const std::byte>(a_);
+    plan_->run(a, ctx.ptr<const std::byte>(b_), nullptr, nullptr, ctx.ptr<std::byte>(d_), stream_of(ctx));
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override { return "cublasLt " + plan_->describe(); }
@@ -118,9 +121,58 @@ class GemmStep final : public common::Step {
  private:
   std::unique_ptr<GemmPlan> plan_;
   Operand a_, b_, d_;
+  const void* fixed_a_;
 };
 
 bool claim_matmul(const ir::Node& node) { return cuda_matmul_supported(node); }
+
+// A sum over the leading axes, [M, N] -> [N] with M = their product, as the product ones[1, M] @ x:
+// cuBLASLt reads x at the memory's speed with many threads per output, where a generated kernel
+// would give each of the N outputs one thread and M sequential loads.
+bool is_leading_sum(const ir::Node& node) {
+  if (node.op_name() != "sum" || node.num_outputs() != 1) return false;
+  const DType dt = node.input(0).dtype();
+  if (dt != DType::f32 && dt != DType::f16 && dt != DType::bf16) return false;
+  if (node.output_types()[0].dtype != dt) return false;
+  const ir::Value& x = node.input(0);
+  if (x.rank() == 0 || x.type().numel() == 0) return false;
+  std::vector<int64_t> axes = normalize_axes(node.attrs().get_ints("axes"), x.rank(), "sum");
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] != static_cast<int64_t>(i)) return false;
+  }
+  int64_t m = 1;
+  for (int64_t a : axes) m *= x.shape()[static_cast<size_t>(a)];
+  return !axes.empty() && m >= 32;  // shorter sums are cheap as generated code, and fuse there
+}
+
+bool lower_leading_sum(Lowering& L, const ir::NodePtr& node) {
+  if (!is_leading_sum(*node)) return false;
+  const ir::Value& xv = node->input(0);
+  const DType dt = xv.dtype();
+  std::vector<int64_t> axes = normalize_axes(node->attrs().get_ints("axes"), xv.rank(), "sum");
+  int64_t m = 1;
+  for (int64_t a : axes) m *= xv.shape()[static_cast<size_t>(a)];
+  const int64_t n = xv.type().numel() / m;
+  const int32_t x = L.packed(L.value(xv));
+  const int32_t d = L.produce(ir::Value(node, 0));
+  const int64_t es = static_cast<int64_t>(dtype_size(dt));
+  GemmShape s;
+  s.dtype = dt;
+  s.m = 1;
+  s.n = n;
+  s.k = m;
+  s.lda = m;
+  s.ldb = n;
+  s.ldd = n;
+  const Operand ox = L.operand(x), od = L.operand(d);
+  s.align_b = alignment({ox.byte_offset, s.ldb * es});
+  s.align_d = alignment({od.byte_offset, s.ldd * es});
+  Context& ctx = lowering_context();
+  auto plan = std::make_unique<GemmPlan>(ctx.blas(), s, ctx.workspace(), ctx.workspace_bytes());
+  L.emit(std::make_unique<GemmStep>(std::move(plan), Operand{}, ox, od, ctx.ones(dt, m)), {x}, {d});
+  return true;
+}
 
 bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   if (!cuda_matmul_supported(*node)) return false;
@@ -172,7 +224,9 @@ bool cuda_matmul_supported(const ir::Node& node) {
   if (node.op_name() != "matmul" || node.num_outputs() != 1 || node.inputs().size() != 2) return false;
   const DType dt = node.input(0).dtype();
   if (dt != DType::f32 && dt != DType::f16 && dt != DType::bf16) return false;
-  return node.input(1).dtype() == dt && node.input(0).rank() >= 2 && node.input(1).rank() >= 2;
+  if (node.input(1).dtype() != dt || node.input(0).rank() < 2 || node.input(1).rank() < 2) return false;
+  // cuBLASLt refuses empty products (and a k = 0 product is a fill): the CPU takes them.
+  return node.input(0).type().numel() > 0 && node.input(1).type().numel() > 0 && node.output_types()[0].numel() > 0;
 }
 
 const common::LoweringTable& cuda_lowerings() {
@@ -180,6 +234,7 @@ const common::LoweringTable& cuda_lowerings() {
     common::LoweringTable t;
     cpu::register_view_lowerings(t);
     t["matmul"] = {lower_matmul, claim_matmul, true};
+    t["sum"] = {lower_leading_sum, is_leading_sum, true};
     register_index_lowerings(t);
     return t;
   }();
