@@ -82,7 +82,8 @@ class CudaBackend final : public Backend {
     if (node.op_name() == "matmul") return cuda_matmul_supported(node);
     if (node.op_name() == "gather" || node.op_name() == "scatter_add") return cuda_index_op_supported(node);
     if (node.op_name() == "constant" || node.op_name() == "input") return true;
-    if (cuda_lowerings().count(node.op_name()) != 0) return true;
+    const common::LoweringTable& table = cuda_lowerings();
+    if (auto it = table.find(node.op_name()); it != table.end() && it->second.claims(node)) return true;
     return lower::can_generate(node);
   }
 

@@ -33,7 +33,7 @@ class CudaExecutable final : public Executable {
 
  private:
   void execute(const std::vector<Array>& inputs, std::vector<Array>& outputs);
-  // Throws if a kernel of the previous run raised the index-error flag (waits for that run).
+  // Throws if a kernel of an earlier, finished run raised the index-error flag (never waits).
   void check_previous_run();
   void launch_steps(const common::RunContext& ctx);
 
