@@ -9,6 +9,7 @@ PACKAGES=(
   libfmt-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev libpng-dev libopenblas-dev
   clang libclang-rt-14-dev
+  glslang-tools
   dataset-fashion-mnist
 )
 

@@ -138,11 +138,12 @@ Windows adaptive_windows(const Shape& in, const Shape& out) {
 
 // For each (batch, output) the flat spatial index of the window's first maximum, -1 for an empty window.
 // NaN wins over numbers (the first NaN), as max does.
+// `batch` is the product of the leading axes (x.numel() / in_size fails for an empty spatial extent,
+// whose windows are all empty but still produce outputs).
 template <class T>
-std::vector<int64_t> argmax_positions(const Array& x, const Windows& w) {
+std::vector<int64_t> argmax_positions(const Array& x, const Windows& w, int64_t batch) {
   using Cmp = compute_t<T>;
   const T* src = x.data<const T>();
-  const int64_t batch = w.in_size == 0 ? 0 : x.numel() / w.in_size;
   std::vector<int64_t> pos(static_cast<size_t>(batch * w.out_size), -1);
   for (int64_t b = 0; b < batch; ++b) {
     const T* xb = src + b * w.in_size;
@@ -186,7 +187,7 @@ std::vector<int64_t> max_positions(const Array& x, const PoolParams& p, int64_t*
     if constexpr (std::is_same_v<T, bool>) {
       fail("max_pool: bool input reached the kernel");
     } else {
-      return argmax_positions<T>(xp, w);
+      return argmax_positions<T>(xp, w, shape_numel(leading_dims(x.shape(), p.rank)));
     }
   });
 }

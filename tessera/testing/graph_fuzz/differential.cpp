@@ -136,11 +136,20 @@ double accumulation_length(const ir::Node& n) {
 // The graph again with every float value that is not integer-valued multiplied by 1 + delta, delta
 // of 2u to 4u either way for its dtype's unit roundoff u: each op's result perturbed by a few roundings,
 // which is what two correct backends may legitimately differ by.
-// Quantized products get an error of their own (below): `direction` (+1 or -1) flips it and
-// `worst_case` chooses its size. That error is large enough for the outputs to respond non-linearly
+// How a quantized product's own error is probed: at the bound or at the typical size, with one sign
+// for every element (a coherent error, which sums of several products add up) or random signs (which
+// x - mean(x) does not cancel), in one direction or the other.
+struct QuantizedProbe {
+  bool worst_case = true;
+  bool coherent = false;
+  double direction = 1;
+};
+
+// Quantized products get an error of their own (below), chosen by `probe`. That error is large enough
+// for the outputs to respond non-linearly
 // (a square has its minimum there, tanh saturates), so it is probed both ways and at two sizes.
 ir::Graph perturbed(const ir::Graph& graph, const std::unordered_map<ir::Value, Array, ir::ValueHash>& values,
-                    uint64_t seed, double direction, bool worst_case) {
+                    uint64_t seed, const QuantizedProbe& probe) {
   std::mt19937_64 rng(seed);
   // The factor 1 + delta for a value, or an undefined tensor where the value takes no noise.
   // Random signs and magnitudes in [lo, hi]: never zero, so no element escapes the perturbation.
@@ -164,8 +173,10 @@ ir::Graph perturbed(const ir::Graph& graph, const std::unordered_map<ir::Value, 
     if (!graph.is_input(original) && original.node()->op_name() == "quantized_matmul") {
       // The CPU kernels round the activations to 8 bits per block (as llama.cpp does) where the
       // reference computes the exact product. Each rounding is at most half a step of its block's scale
-      // (max |x| / 127): output (i, j) is off by at most sum_k |w_jk| step_ik / 2, and typically by
-      // sigma = sqrt(sum_k w_jk^2 step_ik^2 / 12) when the roundings are independent.
+      // (max |x| / 127); block scales and sums stored in f16 add errors that depend on the block
+      // format. Two sizes are probed: a bound that covers every format, K max|x| max|w| / 127, and the
+      // typical error of the roundings alone, sigma = sqrt(sum_k w_jk^2 step_ik^2 / 12) plus
+      // |sum_k w_jk x_ik| 2^-11 for the scales (a large probe saturates what a small error still moves).
       const ir::Node& n = *original.node();
       const std::string type = n.attrs().get_string("type");
       const std::vector<double> w = ops::dequantize_array(values.at(n.input(1)), type).to_f64();
@@ -174,6 +185,10 @@ ir::Graph perturbed(const ir::Graph& graph, const std::unordered_map<ir::Value, 
       const int64_t cols = original.shape().back();
       const int64_t rows = k == 0 ? 0 : static_cast<int64_t>(x.size()) / k;
       const int64_t block = type.find("_k") != std::string::npos || type.find("_K") != std::string::npos ? 256 : 32;
+      double x_max = 0, w_max = 0;
+      for (double v : x) x_max = std::max(x_max, std::abs(v));
+      for (double v : w) w_max = std::max(w_max, std::abs(v));
+      const double worst = x_max * w_max * static_cast<double>(k) / 127;
       std::vector<double> step(x.size(), 0.0);
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t b0 = 0; b0 < k; b0 += block) {
@@ -182,21 +197,22 @@ ir::Graph perturbed(const ir::Graph& graph, const std::unordered_map<ir::Value, 
           for (int64_t c = b0; c < std::min(k, b0 + block); ++c) step[static_cast<size_t>(r * k + c)] = m / 127;
         }
       }
-      // Random signs and sizes (a uniform shift would cancel in x - mean(x)), the same in the runs of
-      // either direction: half to all of the worst case, or 2 to 3 sigma.
+      // Sizes of half to all of the bound, or 2 to 3 sigma; signs random or all alike (probe). The same
+      // draws in the runs of either direction.
       std::mt19937_64 signs(0x51ED + quantized_seen++);
-      std::uniform_real_distribution<double> size(worst_case ? 0.5 : 2.0, worst_case ? 1.0 : 3.0);
+      std::uniform_real_distribution<double> size(probe.worst_case ? 0.5 : 2.0, probe.worst_case ? 1.0 : 3.0);
       std::vector<double> d(static_cast<size_t>(rows * cols));
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t j = 0; j < cols; ++j) {
-          double var = 0, worst = 0;
+          double var = 0, dot = 0;
           for (int64_t c = 0; c < k; ++c) {
             const double wj = w[static_cast<size_t>(j * k + c)], st = step[static_cast<size_t>(r * k + c)];
             var += wj * wj * st * st / 12;
-            worst += std::abs(wj) * st / 2;
+            dot += wj * x[static_cast<size_t>(r * k + c)];
           }
-          const double scale = worst_case ? worst : std::sqrt(var);
-          d[static_cast<size_t>(r * cols + j)] = (signs() & 1 ? 1 : -1) * direction * size(signs) * scale;
+          const double scale = probe.worst_case ? worst : std::sqrt(var) + std::abs(dot) * 0x1p-11;
+          const double sign = probe.coherent ? 1.0 : (signs() & 1 ? 1.0 : -1.0);
+          d[static_cast<size_t>(r * cols + j)] = sign * probe.direction * size(signs) * scale;
         }
       }
       return ops::add(Tensor(computed),
@@ -294,14 +310,18 @@ ReferenceRun reference_run(const ir::Graph& graph, const std::vector<Array>& inp
     }
   }
   // Sensitivity to rounding, measured: the largest deviation over two perturbed runs (four with
-  // quantized products: both directions at two sizes), per element.
+  // quantized products: six probes of their error, below), per element.
   bool quantized = false;
   for (const ir::NodePtr& n : graph.nodes()) quantized = quantized || n->op_name() == "quantized_matmul";
   std::vector<std::vector<double>> deviation(r.outputs.size());
   for (size_t k = 0; k < r.outputs.size(); ++k) deviation[k].assign(static_cast<size_t>(r.outputs[k].numel()), 0.0);
-  for (uint64_t sample = 0; sample < (quantized ? 4u : 2u); ++sample) {
+  // Quantized products: the bound coherently both ways, the bound and the typical size with random
+  // signs both ways (without them the probe is the same in every run and stays at the bound).
+  static const QuantizedProbe probes[] = {{true, true, 1},   {true, true, -1}, {true, false, 1},
+                                          {true, false, -1}, {false, false, 1}, {false, false, -1}};
+  for (uint64_t sample = 0; sample < (quantized ? 6u : 2u); ++sample) {
     const std::vector<Array> noisy =
-        ref.compile(perturbed(graph, values, 77 + sample, sample % 2 == 0 ? 1.0 : -1.0, sample < 2))->run(inputs);
+        ref.compile(perturbed(graph, values, 77 + sample, probes[quantized ? sample : 2 + sample]))->run(inputs);
     for (size_t k = 0; k < noisy.size(); ++k) {
       const std::vector<double> a = noisy[k].to_f64(), e = r.outputs[k].to_f64();
       for (size_t i = 0; i < a.size(); ++i) {
