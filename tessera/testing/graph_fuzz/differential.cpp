@@ -357,11 +357,27 @@ ReferenceRun reference_run(const ir::Graph& graph, const std::vector<Array>& inp
     }
     for (int i = 0; i < n->num_outputs(); ++i) operand_scale[ir::Value(n, i)] = scale;
   }
+  // The coarsest unit roundoff along each value's inputs: an f64 output computed from f32 values is
+  // only f32-accurate. (The perturbed runs cannot always show this: f32 factors are 1 +- a few ulps,
+  // so an input's factor and a later one cancel exactly often enough to matter.)
+  std::unordered_map<ir::Value, double, ir::ValueHash> path_roundoff;
+  auto roundoff_of = [&](const ir::Value& v) {
+    auto it = path_roundoff.find(v);
+    return it != path_roundoff.end() ? it->second : (is_floating(v.dtype()) ? roundoff(v.dtype()) : 0.0);
+  };
+  for (const ir::NodePtr& n : graph.nodes()) {
+    double u = 0;
+    for (const ir::Value& in : n->inputs()) u = std::max(u, roundoff_of(in));
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      const ir::Value v(n, i);
+      path_roundoff[v] = std::max(u, is_floating(v.dtype()) ? roundoff(v.dtype()) : 0.0);
+    }
+  }
   for (size_t k = 0; k < r.outputs.size(); ++k) {
     const Array& e = r.outputs[k];
     const std::vector<double> ev = e.to_f64();
     const double operands = operand_scale.count(graph.outputs()[k]) ? operand_scale.at(graph.outputs()[k]) : 0.0;
-    const double u = std::max(roundoff(e.dtype()), 1e-300);
+    const double u = std::max(std::max(roundoff(e.dtype()), roundoff_of(graph.outputs()[k])), 1e-300);
     std::vector<double> tol(ev.size());
     for (size_t i = 0; i < ev.size(); ++i) {
       tol[i] = 3 * deviation[k][i] + 8 * u * (std::abs(ev[i]) + operands) + 1e-300;
