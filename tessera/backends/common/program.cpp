@@ -72,4 +72,28 @@ std::vector<Array> bind_constants(const Program& p, const std::vector<const ir::
   return constants;
 }
 
+void resolve_buffers(const Program& p, std::byte* arena, const std::vector<std::byte*>& inputs,
+                     const std::vector<std::byte*>& outputs, const std::vector<Array>& constants,
+                     std::vector<std::byte*>& addresses) {
+  addresses.resize(p.buffers.size());
+  for (size_t b = 0; b < p.buffers.size(); ++b) {
+    const BufferInfo& info = p.buffers[b];
+    const auto slot = static_cast<size_t>(info.slot);
+    switch (info.kind) {
+      case BufferKind::arena:
+        addresses[b] = arena + info.arena_offset;
+        break;
+      case BufferKind::input:
+        addresses[b] = inputs[slot];
+        break;
+      case BufferKind::output:
+        addresses[b] = outputs[slot];
+        break;
+      case BufferKind::constant:
+        addresses[b] = static_cast<std::byte*>(constants[slot].device_data());
+        break;
+    }
+  }
+}
+
 }  // namespace tessera::backends::common

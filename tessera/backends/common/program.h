@@ -121,6 +121,12 @@ struct CopyPlan {
   static CopyPlan make(const Layout& src, const Layout& dst, size_t element_size);
 };
 
+// The address of every buffer of `p` for one run: arena buffers at their offsets in `arena`, the rest
+// from the run's input and output addresses and the bound constants (on the executable's device).
+void resolve_buffers(const Program& p, std::byte* arena, const std::vector<std::byte*>& inputs,
+                     const std::vector<std::byte*>& outputs, const std::vector<Array>& constants,
+                     std::vector<std::byte*>& addresses);
+
 // The arrays an executable binds to `p`'s constant slots: `graph_constants` are the constant nodes
 // of the graph it is made from, in topological order (GraphKey::constants, plan_cache.h); derived
 // constants are computed here, once.

@@ -212,24 +212,7 @@ void CpuExecutable::execute(const std::vector<Array>& inputs, std::vector<Array>
     }
     output_at_[k] = static_cast<std::byte*>(staged ? output_staging_[k].raw_data() : outputs[k].raw_data());
   }
-  for (size_t b = 0; b < p.buffers.size(); ++b) {
-    const common::BufferInfo& info = p.buffers[b];
-    const auto slot = static_cast<size_t>(info.slot);
-    switch (info.kind) {
-      case common::BufferKind::arena:
-        addresses_[b] = arena_.get() + info.arena_offset;
-        break;
-      case common::BufferKind::input:
-        addresses_[b] = input_at_[slot];
-        break;
-      case common::BufferKind::output:
-        addresses_[b] = output_at_[slot];
-        break;
-      case common::BufferKind::constant:
-        addresses_[b] = static_cast<std::byte*>(constants_[slot].raw_data());
-        break;
-    }
-  }
+  common::resolve_buffers(p, arena_.get(), input_at_, output_at_, constants_, addresses_);
   common::RunContext ctx;
   ctx.buffers = addresses_.data();
   ctx.pool = &runtime::default_pool();

@@ -148,25 +148,7 @@ void CudaExecutable::execute(const std::vector<Array>& inputs, std::vector<Array
     }
     output_at[k] = static_cast<std::byte*>(s ? output_staging_[k].device_data() : outputs[k].device_data());
   }
-  auto* arena = static_cast<std::byte*>(arena_.device_data());
-  for (size_t b = 0; b < p.buffers.size(); ++b) {
-    const common::BufferInfo& info = p.buffers[b];
-    const auto slot = static_cast<size_t>(info.slot);
-    switch (info.kind) {
-      case common::BufferKind::arena:
-        addresses_[b] = arena + info.arena_offset;
-        break;
-      case common::BufferKind::input:
-        addresses_[b] = input_at[slot];
-        break;
-      case common::BufferKind::output:
-        addresses_[b] = output_at[slot];
-        break;
-      case common::BufferKind::constant:
-        addresses_[b] = static_cast<std::byte*>(constants_[slot].device_data());
-        break;
-    }
-  }
+  common::resolve_buffers(p, static_cast<std::byte*>(arena_.device_data()), input_at, output_at, constants_, addresses_);
   common::RunContext ctx;
   ctx.buffers = addresses_.data();
   ctx.stream = dev.stream();
