@@ -15,8 +15,9 @@ FLAGS=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I. -DTESSERA_VERSION=\"fuzz\"
        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
 jobs=$(nproc)
 
-# Compile every library source once, at most $jobs at a time.
-mapfile -t SOURCES < <(find tessera -name '*.cpp' | sort)
+# Compile every library source once, at most $jobs at a time. The CUDA backend stays out: the readers
+# do not need it, and without TESSERA_HAVE_CUDA the registry lists it as not compiled in.
+mapfile -t SOURCES < <(find tessera -name '*.cpp' -not -path 'tessera/backends/cuda/*' | sort)
 objs=()
 pids=()
 for src in "${SOURCES[@]}"; do
