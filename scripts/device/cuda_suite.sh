@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [tests|bench|all] [GTEST_FILTER]
+# Usage there: bash scripts/device/cuda_suite.sh [tests|fuzz|bench|all] [GTEST_FILTER]
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds and COMPARE_ARGS adjust a run to the call's limit)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,6 +24,13 @@ if [[ $what == tests || $what == all ]]; then
   timeout "${TEST_TIMEOUT:-420}" .device/bin/test_cuda --gtest_brief=1 --gtest_filter="$filter" > "$out/test_cuda.log" 2>&1
   echo "test_cuda exit $? after $(($(date +%s) - start)) s" | tee -a "$out/test_cuda.log"
   tail -n 60 "$out/test_cuda.log"
+fi
+if [[ $what == fuzz || $what == all ]]; then
+  # The graph fuzzer with the CUDA backend under test, for a fixed time; findings land in $out/fuzz.
+  timeout $((${FUZZ_MINUTES:-3} * 60 + 60)) .device/bin/fuzz_graphs --backend cuda --minutes "${FUZZ_MINUTES:-3}" \
+    --seed "${FUZZ_SEED:-20261201}" --out "$out/fuzz" > "$out/fuzz_cuda.log" 2>&1
+  echo "fuzz_graphs exit $?"
+  tr '\r' '\n' < "$out/fuzz_cuda.log" | tail -n 5
 fi
 if [[ $what == bench || $what == all ]]; then
   timeout "${BENCH_TIMEOUT:-300}" .device/bin/tessera bench --backend cuda --repeat 5 --seconds 0.3 --json \
