@@ -438,10 +438,11 @@ Verdict check_graph(const ir::Graph& graph, const std::vector<Array>& inputs, co
         ++v.executions;
         if (pass == 0) {
           got = exe->run(inputs);
-        } else {  // again, into fresh outputs, from non-contiguous views of the same data
-          for (const Array& e : expected) got.push_back(Array::empty(e.dtype(), e.shape()));
+        } else {  // again, into fresh outputs on its device, from non-contiguous views of the same data
+          for (const Array& e : expected) got.push_back(Array::empty(e.dtype(), e.shape(), exe->device()));
           exe->run_into(strided_views(inputs), got);
         }
+        for (Array& a : got) a = a.to(host_device());  // a GPU backend's outputs live on the GPU
       } catch (const std::exception& e) {
         v.mismatches.push_back(
             {variant->name, fmt::format("{} failed: {}", pass == 0 ? "run" : "run_into", e.what()), true});
