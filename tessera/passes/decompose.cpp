@@ -38,10 +38,26 @@ std::vector<ir::Value> decomposed(const ir::Node& node, const std::vector<ir::Va
 
 }  // namespace
 
+namespace {
+
+// Empty tensors stay whole: a decomposition may reduce with max or min, which have no value over an
+// empty axis (softmax of f32[0] would not build), and an empty result costs nothing wherever it runs.
+bool touches_empty(const ir::Node& node) {
+  for (const ir::Value& in : node.inputs()) {
+    if (in.type().numel() == 0) return true;
+  }
+  for (const ir::TensorType& t : node.output_types()) {
+    if (t.numel() == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ir::Graph decompose_where(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& unsupported) {
   detail::Rewriter rw(graph, "decompose_unsupported");
   return rw.run([&](const ir::Node& node, const std::vector<ir::Value>& inputs) -> std::optional<std::vector<ir::Value>> {
-    if (node.is_leaf() || !node.op().decompose || !unsupported(node)) return std::nullopt;
+    if (node.is_leaf() || !node.op().decompose || !unsupported(node) || touches_empty(node)) return std::nullopt;
     return decomposed(node, inputs, unsupported, 0);
   });
 }

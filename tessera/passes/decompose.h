@@ -3,6 +3,8 @@
 // decomposition, by that decomposition (applied again to what it produces, to a bounded depth). A
 // backend runs it before the graph splitter, so ops it lacks but can build from simpler ones stay on
 // it instead of going to another device; the StableHLO exporter decomposes the same way.
+// Nodes over empty tensors are left whole: their decomposition may not build (max has no value over
+// an empty axis).
 #include <functional>
 
 #include "tessera/ir/graph.h"

@@ -187,3 +187,19 @@ TEST(Split, ANodeNoBackendRunsIsNamed) {
 
 }  // namespace
 }  // namespace tessera::test
+
+namespace tessera::test {
+namespace {
+
+// Found by the graph fuzzer on the CUDA backend: softmax of an empty axis decomposed into a max over
+// zero elements, which does not build. Empty nodes stay whole (and run wherever they are supported).
+TEST(Decompose, NodesOverEmptyTensorsStayWhole) {
+  auto f = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::softmax(a[0], 0)}; };
+  const ir::Graph g = trace(f, {{DType::f32, {0}}});
+  const ir::Graph d = passes::decompose_where(g, [](const ir::Node& n) { return n.op_name() == "softmax"; });
+  ASSERT_EQ(d.nodes().size(), 1u);
+  EXPECT_EQ(d.nodes()[0]->op_name(), "softmax");
+}
+
+}  // namespace
+}  // namespace tessera::test
