@@ -34,6 +34,7 @@ int run_bench(BenchCli& cli) {
     for (const bench::Workload& w : bench::workloads()) std::cout << fmt::format("{:<20} {}\n", w.name, w.description);
     return kExitOk;
   }
+  backends::backend_by_name(cli.options.backend);  // a backend that cannot run here fails before the table
   std::vector<const bench::Workload*> chosen;
   if (cli.names.empty()) {
     // On a GPU: its own workloads and the training steps; on the host: everything not sized for a GPU.

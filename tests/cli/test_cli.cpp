@@ -382,3 +382,28 @@ TEST_F(CliTest, CheckRunsAGraphOnEveryVariantAgainstTheReference) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.err, "unknown backend 'gpu'")) << r.err;
 }
+
+namespace tessera::test {
+namespace {
+
+// `tessera devices` lists every backend, compiled in or not, available or not, with its devices;
+// asking for a backend that cannot run here fails with one line and exit code 1 or 2.
+TEST_F(CliTest, DevicesListsEveryBackendAndWhyOneCannotRun) {
+  const CliResult r = run("devices --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"\"backend\":\"reference\"", "\"backend\":\"cpu\"", "\"backend\":\"cuda\""}) {
+    EXPECT_NE(r.out.find(name), std::string::npos) << name << " missing from " << r.out;
+  }
+  const CliResult text = run("devices");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("cpu        available"), std::string::npos) << text.out;
+  if (text.out.find("cuda       available") == std::string::npos) {
+    const CliResult bench = run("bench mlp_train_b64 --device cuda --repeat 1 --seconds 0.01");
+    EXPECT_NE(bench.exit_code, 0);
+    EXPECT_NE(bench.err.find("cuda"), std::string::npos) << bench.err;
+    EXPECT_NE(bench.err.find("not "), std::string::npos) << bench.err;  // "not available" / "not compiled in"
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
