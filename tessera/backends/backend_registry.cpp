@@ -112,7 +112,7 @@ Backend* find_backend(const std::string& name) {
 
 Backend& backend_by_name(const std::string& name) {
   if (Backend* b = find_backend(name)) {
-    TESSERA_CHECK(b->available(), "backend '{}' is not available here: {}", name, b->status());
+    TESSERA_CHECK(b->available(), "backend '{}' cannot run here: {}", name, b->status());
     return *b;
   }
   std::string names;
