@@ -13,8 +13,11 @@ if(TESSERA_CUDA AND CUDAToolkit_FOUND)
   message(STATUS "tessera: CUDA backend on (toolkit ${CUDAToolkit_VERSION} at ${CUDAToolkit_LIBRARY_DIR})")
   file(GLOB TESSERA_CUDA_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tessera/backends/cuda/*.cpp)
   add_library(tessera_cuda STATIC ${TESSERA_CUDA_SOURCES})
-  target_link_libraries(tessera_cuda PUBLIC tessera CUDA::cudart_static CUDA::nvrtc CUDA::cublasLt
+  # NVRTC by its file, not CUDA::nvrtc: that target also links the driver stub (libcuda.so), which would
+  # make every binary need libcuda.so.1 at start-up, so none would run on a machine without a driver.
+  target_link_libraries(tessera_cuda PUBLIC tessera CUDA::cudart_static ${CUDA_nvrtc_LIBRARY} CUDA::cublasLt
                         PRIVATE tessera_warnings)
+  target_include_directories(tessera_cuda PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
   list(GET CUDAToolkit_INCLUDE_DIRS 0 tessera_cuda_include)
   target_compile_definitions(tessera_cuda PRIVATE TESSERA_CUDA_INCLUDE_DIR="${tessera_cuda_include}")
   # The registry (in tessera) lists the backend; the two static libraries refer to each other.
