@@ -50,9 +50,11 @@ class HostDevice final : public Device {
 
 }  // namespace
 
+// Never destroyed: arrays held by other static objects are freed through it during exit, in an order
+// the language does not fix.
 Device& host_device() {
-  static HostDevice host;
-  return host;
+  static HostDevice* host = new HostDevice();
+  return *host;
 }
 
 }  // namespace tessera
