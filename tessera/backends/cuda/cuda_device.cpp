@@ -77,12 +77,7 @@ void* CudaDevice::allocate(size_t bytes) {
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     // Cached blocks of other sizes may be what stands in the way: give them back and try once more.
-    for (auto& [block_bytes, block] : free_) {
-      cudaFree(block);
-      block_size_.erase(block);
-      stats_.reserved -= static_cast<int64_t>(block_bytes);
-    }
-    free_.clear();
+    release_cached_locked();
     status = cudaMalloc(&p, size);
   }
   if (status != cudaSuccess) {
@@ -108,6 +103,10 @@ void CudaDevice::deallocate(void* p, size_t) noexcept {
 
 void CudaDevice::release_cached() {
   std::lock_guard<std::mutex> lock(mutex_);
+  release_cached_locked();
+}
+
+void CudaDevice::release_cached_locked() {
   for (auto& [bytes, block] : free_) {
     cudaFree(block);
     block_size_.erase(block);
@@ -123,11 +122,14 @@ DeviceMemoryStats CudaDevice::memory_stats() const {
 
 // Host copies go through the pinned staging ring in chunks: the copy engine reads pinned memory
 // directly, and a host->device copy returns once its last chunk is queued.
+void CudaDevice::ensure_staging() {
+  if (staging_ != nullptr) return;
+  check(cudaMallocHost(&staging_, kStagingBytes), "cudaMallocHost (staging buffer)");
+  staging_bytes_ = kStagingBytes;
+}
+
 void* CudaDevice::stage(const void* host_src, size_t bytes) {
-  if (staging_ == nullptr) {
-    check(cudaMallocHost(&staging_, kStagingBytes), "cudaMallocHost (staging buffer)");
-    staging_bytes_ = kStagingBytes;
-  }
+  ensure_staging();
   if (staging_head_ + bytes > staging_bytes_) staging_head_ = 0;
   const size_t begin = staging_head_, end = begin + bytes;
   // Wait for the copies still reading this region (oldest first), and only for those.
@@ -172,10 +174,7 @@ void CudaDevice::copy_from_host(void* device_dst, const void* host_src, size_t b
 void CudaDevice::copy_to_host(void* host_dst, const void* device_src, size_t bytes) {
   if (bytes == 0) return;
   make_current();
-  if (staging_ == nullptr) {
-    check(cudaMallocHost(&staging_, kStagingBytes), "cudaMallocHost (staging buffer)");
-    staging_bytes_ = kStagingBytes;
-  }
+  ensure_staging();
   auto* dst = static_cast<std::byte*>(host_dst);
   const auto* src = static_cast<const std::byte*>(device_src);
   for (size_t done = 0; done < bytes;) {

@@ -47,6 +47,8 @@ class CudaDevice final : public Device {
  private:
   static size_t rounded(size_t bytes);
   std::string pool_state() const;
+  void release_cached_locked();  // release_cached with mutex_ held
+  void ensure_staging();         // allocates the pinned staging buffer on first use
 
   int index_;
   cudaDeviceProp props_{};

@@ -113,7 +113,6 @@ bool lower_gather(Lowering& L, const ir::NodePtr& node) {
   const auto axis = static_cast<int64_t>(normalize_axis(node->attrs().get_int("axis"), node->input(0).rank(), "gather"));
   const Shape& shape = out.shape();
   const std::string t = unsigned_of_size(dtype_size(out.dtype()));
-  const Strides packed = contiguous_strides(shape);
   std::string src = fmt::format(
       "extern \"C\" __global__ void tsr_gather(const {0}* x, const {1}* idx, {0}* out, int* error) {{\n"
       "  const long long step = (long long)gridDim.x * blockDim.x;\n"
@@ -126,7 +125,6 @@ bool lower_gather(Lowering& L, const ir::NodePtr& node) {
       "    if (i < 0 || i >= {0}LL) {{ *error = 1; out[o] = 0; continue; }}\n"
       "    out[o] = x[xo + i * {1}LL];\n  }}\n}}\n",
       lx.shape[static_cast<size_t>(axis)], lx.strides[static_cast<size_t>(axis)]);
-  (void)packed;
   Context& ctx = lowering_context();
   auto module = ctx.compiler().module(src, "gather kernel");
   // Operands point at the buffers' starts: the layouts' offsets are in the code.
@@ -157,7 +155,6 @@ bool lower_scatter_add(Lowering& L, const ir::NodePtr& node) {
   const std::string t = arithmetic_type(dt);
   const std::string acc = is_floating(dt) ? "double" : "long long";
   const auto a = static_cast<size_t>(axis);
-  const Strides packed = contiguous_strides(shape);
   // Output (line, i): the index positions sharing its coordinates off the axis, j = 0..ishape[axis).
   std::string src = fmt::format(
       "extern \"C\" __global__ void tsr_scatter_add(const {0}* x, const {1}* idx, const {0}* s, {0}* out, int* error) "
@@ -190,7 +187,6 @@ bool lower_scatter_add(Lowering& L, const ir::NodePtr& node) {
       "    }}\n"
       "    out[o] = ({5})sum;\n  }}\n}}\n",
       acc, ishape[a], li.strides[a], shape[a], ls.strides[a], t);
-  (void)packed;
   Context& ctx = lowering_context();
   auto module = ctx.compiler().module(src, "scatter_add kernel");
   L.emit(std::make_unique<GeneratedStep>(
