@@ -2,15 +2,23 @@
 # Runs on the GPU machine, from the repository root, after scripts/device/package.sh staged .device/:
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
-# (bench/compare_torch_gpu.py). Logs go to $OUT (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [tests|fuzz|bench|all] [GTEST_FILTER]
-# (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds and COMPARE_ARGS adjust a run to the call's limit)
+# (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,fuzz,profile,train,bench] [GTEST_FILTER]
+# (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
+# (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
+# SKIP_COMPARE=1 (no peers) adjust a run to the call's limit)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 what=${1:-all}
+want() { [[ $what == all || ,$what, == *,$1,* ]]; }  # stages as a comma list: tests,profile
 filter=${2:-*}
-out=${OUT:-out_device}
-mkdir -p "$out"
+# Logs are written to a scratch folder and packed into one $OUT/logs.tar.gz at the end (the device
+# tool brings back at most 8 files).
+out=$(mktemp -d /tmp/cuda_suite.XXXXXX)
+result=${OUT:-out_device}
+mkdir -p "$result"
+trap 'tar -czf "$result/logs.tar.gz" -C "$out" . 2>/dev/null' EXIT
+if [[ -f .device/bundle.tar.xz ]]; then tar -xJf .device/bundle.tar.xz -C .device; fi
 export LD_LIBRARY_PATH="$PWD/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export TESSERA_CACHE_DIR=${TESSERA_CACHE_DIR:-/tmp/tessera-cache}
 export PYTHONUNBUFFERED=1
@@ -19,23 +27,36 @@ export PYTHONUNBUFFERED=1
   command -v cc || echo "no C compiler: the CPU backend runs without generated kernels"
   .device/bin/tessera devices
 } 2>&1 | tee "$out/machine.txt"
-if [[ $what == tests || $what == all ]]; then
+if want tests; then
   start=$(date +%s)
   timeout "${TEST_TIMEOUT:-420}" .device/bin/test_cuda --gtest_brief=1 --gtest_filter="$filter" > "$out/test_cuda.log" 2>&1
   echo "test_cuda exit $? after $(($(date +%s) - start)) s" | tee -a "$out/test_cuda.log"
   tail -n 60 "$out/test_cuda.log"
 fi
-if [[ $what == fuzz || $what == all ]]; then
+if want fuzz; then
   # The graph fuzzer with the CUDA backend under test, for a fixed time; findings land in $out/fuzz.
   timeout $((${FUZZ_MINUTES:-3} * 60 + 60)) .device/bin/fuzz_graphs --backend cuda --minutes "${FUZZ_MINUTES:-3}" \
     --seed "${FUZZ_SEED:-20261201}" --out "$out/fuzz" > "$out/fuzz_cuda.log" 2>&1
   echo "fuzz_graphs exit $?"
   tr '\r' '\n' < "$out/fuzz_cuda.log" | tail -n 5
 fi
-if [[ $what == bench || $what == all ]]; then
+if want profile; then
+  # Where each training step's time goes (graphs off, one event pair per step).
+  for w in mlp_train_b64 mlp_train_b4096_tf32 cnn_train_b256; do
+    TESSERA_CUDA_PROFILE=1 timeout 120 .device/bin/tessera bench --backend cuda --repeat 1 --seconds 0.2 "$w" \
+      > /dev/null 2> "$out/profile_$w.txt"
+  done
+  head -n 25 "$out"/profile_*.txt
+fi
+if want train && [[ -d .device/fashion-mnist ]]; then
+  timeout "${TRAIN_TIMEOUT:-300}" python3 bench/compare_torch_gpu.py --tessera .device/bin/tessera \
+    --train-fashion-mnist .device/fashion-mnist --epochs 3 --json "$out/train_fashion_mnist.json" \
+    2>&1 | tee "$out/train_fashion_mnist.txt" | tail -n 20
+fi
+if want bench; then
   timeout "${BENCH_TIMEOUT:-300}" .device/bin/tessera bench --backend cuda --repeat 5 --seconds 0.3 --json \
-    > "$out/bench_cuda.json" 2> "$out/bench_cuda.txt"
+    ${BENCH_WORKLOADS:-} > "$out/bench_cuda.json" 2> "$out/bench_cuda.txt"
   cat "$out/bench_cuda.txt"
-  timeout "${COMPARE_TIMEOUT:-400}" python3 bench/compare_torch_gpu.py --tessera .device/bin/tessera ${COMPARE_ARGS:-} --json "$out/compare_gpu.json" \
+  [[ ${SKIP_COMPARE:-0} == 1 ]] || timeout "${COMPARE_TIMEOUT:-400}" python3 bench/compare_torch_gpu.py --tessera .device/bin/tessera ${COMPARE_ARGS:-} --json "$out/compare_gpu.json" \
     2>&1 | tee "$out/compare_gpu.txt" | tail -n 60
 fi

@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
 # Builds, here, what the GPU machine runs (it has the CUDA toolkit and a driver but not this project's
 # Debian libraries) and stages it in .device/ (ignored by git; the device tool carries it):
-#   .device/bin: test_cuda, tessera, fuzz_graphs        .device/lib: the shared libraries they need beyond the
-#   C/C++ runtime and CUDA's own (taken from /usr/local/cuda there).
-# Usage: bash scripts/device/package.sh [BUILD_DIR]   then run scripts/device/cuda_suite.sh there.
+#   bin: test_cuda, tessera, fuzz_graphs        lib: the shared libraries they need beyond the C/C++
+#   runtime and CUDA's own (taken from /usr/local/cuda there)
+# packed as .device/bundle.tar.xz (the device tool carries at most 64 MiB; OpenBLAS alone is 36 MB),
+# plus Fashion-MNIST's four files in .device/fashion-mnist when WITH_DATA=1 (for the training peer run).
+# Usage: [WITH_DATA=1] bash scripts/device/package.sh [BUILD_DIR]   then scripts/device/cuda_suite.sh there
+# (it unpacks the bundle).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 cmake --build "$build" -j2 --target test_cuda tessera_cli fuzz_graphs
 rm -rf .device
-mkdir -p .device/bin .device/lib
-cp "$build/test_cuda" "$build/tessera" "$build/fuzz_graphs" .device/bin/
-strip .device/bin/*
-ldd .device/bin/* | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
+mkdir -p .device/stage/bin .device/stage/lib
+cd .device/stage
+cp "../../$build/test_cuda" "../../$build/tessera" "../../$build/fuzz_graphs" bin/
+strip bin/*
+ldd bin/* | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
   case "$lib" in
     */libc.so* | */libm.so* | */libstdc++.so* | */libgcc_s.so* | */ld-linux* | */libpthread.so* | */libdl.so* | \
       */librt.so* | /usr/local/cuda*) ;;
-    *) cp -L "$lib" .device/lib/ ;;
+    *) cp -L "$lib" lib/ ;;
   esac
 done
-strip --strip-unneeded .device/lib/* 2>/dev/null || true
-du -sh .device/bin .device/lib
+strip --strip-unneeded lib/* 2>/dev/null || true
+tar -cJf ../bundle.tar.xz bin lib
+cd ../..
+rm -rf .device/stage
+if [[ "${WITH_DATA:-0}" == 1 ]]; then
+  mkdir -p .device/fashion-mnist
+  cp /usr/share/datasets/fashion-mnist/*.gz .device/fashion-mnist/
+fi
+du -sh .device/*

@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace tessera::ir {
+class Graph;
+}
+
 namespace tessera::bench {
 
 struct BenchOptions {
@@ -33,6 +37,7 @@ struct Workload {
 };
 
 const std::vector<Workload>& workloads();
+ir::Graph mlp_step_graph();  // the MLP training step (batch 64, Adam) that the compile-time workloads compile
 const Workload& workload(const std::string& name);  // throws listing the known names
 
 // Runs `body` (which does `units` units of work per call) until `repeat` timed runs of about

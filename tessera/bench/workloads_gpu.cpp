@@ -1,7 +1,10 @@
 // Workloads sized for a GPU backend (--backend cuda): large training batches, the device's copy
 // bandwidth (the ceiling for elementwise work), a fused elementwise graph against it, and a bf16
 // matrix product. Data lives on the backend's device; each timed run ends with the device's work.
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
@@ -10,6 +13,7 @@
 #include "tessera/backends/backend.h"
 #include "tessera/bench/workloads.h"
 #include "tessera/core/error.h"
+#include "tessera/ir/graph.h"
 #include "tessera/ops/ops.h"
 
 namespace tessera::bench {
@@ -94,6 +98,40 @@ Measurement mlp_tf32(const BenchOptions& o) {
   return m;
 }
 
+// Compiling the MLP training step on the GPU backend: `cold` gives every compile an empty kernel
+// cache folder (NVRTC runs), else all share one (the cubins come from disk after the first).
+Measurement gpu_compile(const std::string& name, bool cold, const BenchOptions& o) {
+  backends::Backend& b = gpu_backend(o, name);
+  const ir::Graph graph = mlp_step_graph();
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("tessera_gpu_bench_cache_" + std::to_string(::getpid()));
+  const char* saved = std::getenv("TESSERA_CACHE_DIR");
+  const std::string saved_dir = saved ? saved : "";
+  auto restore = [&] {
+    saved ? ::setenv("TESSERA_CACHE_DIR", saved_dir.c_str(), 1) : ::unsetenv("TESSERA_CACHE_DIR");
+    std::error_code ec;
+    std::filesystem::remove_all(root, ec);
+  };
+  int run = 0;
+  auto compile_once = [&] {
+    const std::filesystem::path dir = cold ? root / std::to_string(run++) : root;
+    ::setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
+    b.compile(graph);  // destroyed at once: the next compile finds no module loaded in the process
+  };
+  Measurement m;
+  try {
+    if (!cold) compile_once();  // fills the shared folder
+    m = measure_latency(name, "ms", BenchOptions{.repeat = o.repeat, .run_seconds = 0.0}, compile_once);
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  m.detail = fmt::format("MLP training step (batch 64, Adam), {} nodes, backend {}, {}", graph.nodes().size(), b.name(),
+                         cold ? "empty kernel cache (NVRTC)" : "kernels from the disk cache");
+  return m;
+}
+
 }  // namespace
 
 std::vector<Workload> gpu_workloads() {
@@ -108,6 +146,10 @@ std::vector<Workload> gpu_workloads() {
       {"gpu_copy_256m", "device-to-device copy of 256M floats (the bandwidth ceiling, GPU)", device_copy, true},
       {"gpu_fused_axpb_256m", "compiled relu(a*x+b) over 256M floats vs the copy (GPU)", fused_elementwise, true},
       {"gpu_bf16_gemm_8192", "bf16 GEMM 8192^3 (GPU)", bf16_gemm, true},
+      {"gpu_compile_mlp_step_cold", "compile the MLP training step on the GPU, empty kernel cache (GPU)",
+       [](const BenchOptions& o) { return gpu_compile("gpu_compile_mlp_step_cold", true, o); }, true},
+      {"gpu_compile_mlp_step_cached", "compile the MLP training step on the GPU, kernels from the disk cache (GPU)",
+       [](const BenchOptions& o) { return gpu_compile("gpu_compile_mlp_step_cached", false, o); }, true},
   };
 }
 

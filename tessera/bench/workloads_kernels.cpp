@@ -19,6 +19,20 @@
 
 namespace tessera::bench {
 
+// The MLP training step (batch 64, Adam) as one graph: the compile-time workloads compile it.
+ir::Graph mlp_step_graph() {
+  ops::Generator gen(0);
+  std::shared_ptr<nn::Module> model = models::make_classifier("mlp", gen);
+  optim::Adam opt(*model, {});
+  train::CompiledTrainStep step(
+      *model, opt, [](nn::Module& m, const Tensor& x, const Tensor& y) { return ops::cross_entropy(m(x), y); }, 0.0,
+      &backends::reference_backend());
+  Array x = Array::full(DType::f32, {2, 784}, 0.5);
+  Array y = Array::from_vector<int64_t>({1, 2}, {2});
+  step.step(x, y);  // creates Adam's state
+  return step.step_graph({DType::f32, {64, 784}}, {DType::i64, {64}});
+}
+
 namespace {
 
 constexpr int64_t kStreamN = int64_t{16} << 20;
@@ -69,18 +83,6 @@ Measurement fused_relu(const BenchOptions& o) {
 }
 
 // The MLP training-step graph (forward, gradients, Adam) at batch 64.
-ir::Graph mlp_step_graph() {
-  ops::Generator gen(0);
-  std::shared_ptr<nn::Module> model = models::make_classifier("mlp", gen);
-  optim::Adam opt(*model, {});
-  train::CompiledTrainStep step(
-      *model, opt, [](nn::Module& m, const Tensor& x, const Tensor& y) { return ops::cross_entropy(m(x), y); }, 0.0,
-      &backends::reference_backend());
-  Array x = filled({2, 784}, 0.5f);
-  Array y = Array::from_vector<int64_t>({1, 2}, {2});
-  step.step(x, y);  // creates Adam's state
-  return step.step_graph({DType::f32, {64, 784}}, {DType::i64, {64}});
-}
 
 // Compiles the step on the CPU backend with no in-process caches; `fresh_dir` also empties the disk cache.
 Measurement compile_time(const std::string& name, bool cold, const BenchOptions& o) {

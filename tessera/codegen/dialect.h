@@ -81,6 +81,25 @@ struct Dialect {
   std::string simd_reduction_pragma;  // "{}" receives the reduction clauses ("" for none)
   std::string thread_index;           // GridStride: this thread's offset from begin
   std::string thread_count;           // GridStride: the step
+
+  // GridStride cooperation (warp_size 0: none). A reduction with many elements per output spreads
+  // them over a group of threads that combine their partial results: a warp-aligned group of up to
+  // warp_size lanes through shuffle_xor, or a whole block through shared memory and a barrier.
+  // Launches use block_size threads per block, a multiple of warp_size.
+  int warp_size = 0;
+  int block_size = 256;
+  std::string local_index;  // this thread's index in its block
+  std::string block_index;  // the block's index, and the number of blocks
+  std::string block_count;
+  std::string shuffle_xor;       // "{v}" exchanged with the lane whose index differs by "{m}" (32-bit or wider types)
+  std::string barrier;           // a statement
+  std::string shared_decl;       // "{type} {name}[{size}]" in block-shared memory
+  // Elementwise kernels move vector_bytes per access where rows allow it (0: scalar accesses): one
+  // vector per buffer of vector_type ("{type}", "{n}"), defined once by vector_helpers.
+  int vector_bytes = 0;
+  std::string vector_helpers;
+  std::string vector_type;
+  std::string address_bits;  // "{p}": a pointer's address as an unsigned integer (alignment checks)
   int reduction_tile = 1024;  // RowLoops: outputs accumulated together when the inner axis is kept (8 KB of doubles)
 
   // Streaming stores (RowLoops elementwise kernels; empty stream_store_fn: never). Outputs much larger
@@ -100,6 +119,12 @@ struct Dialect {
   int64_t stream_min_bytes = int64_t{16} << 20;  // smaller kernels write directly: their outputs stay in cache
 
   const std::string& type(lower::ScalarType t) const { return type_names[static_cast<size_t>(t)]; }
+};
+
+// How a GridStride kernel maps its range onto threads; the launcher sizes the grid from it.
+struct ThreadMapping {
+  int group = 1;   // threads per range unit (a reduction's output): 1, a power of two up to the warp, or the block
+  int vector = 1;  // consecutive range units per thread step (elementwise kernels with vector accesses)
 };
 
 const Dialect& c_dialect();     // C11 for the system compiler (gcc/clang)

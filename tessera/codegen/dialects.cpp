@@ -226,6 +226,20 @@ Dialect make_cuda() {
   d.simd_reduction_pragma = "";
   d.thread_index = "((int64_t)blockIdx.x * blockDim.x + threadIdx.x)";
   d.thread_count = "((int64_t)gridDim.x * blockDim.x)";
+  d.warp_size = 32;
+  d.block_size = 256;
+  d.local_index = "((int64_t)threadIdx.x)";
+  d.block_index = "((int64_t)blockIdx.x)";
+  d.block_count = "((int64_t)gridDim.x)";
+  d.shuffle_xor = "__shfl_xor_sync(0xffffffffu, {v}, {m})";
+  d.barrier = "__syncthreads();";
+  d.shared_decl = "__shared__ {type} {name}[{size}]";
+  // 16-byte accesses: the memory system moves whole sectors per warp and each thread has four
+  // floats in flight instead of one (HOPPER.md's advice for memory-bound code).
+  d.vector_bytes = 16;
+  d.vector_helpers = "template <typename T, int N> struct alignas(sizeof(T) * N) tsr_vec { T v[N]; };\n";
+  d.vector_type = "tsr_vec<{type}, {n}>";
+  d.address_bits = "((unsigned long long)({p}))";
   return d;
 }
 

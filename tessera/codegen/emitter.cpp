@@ -12,10 +12,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
 
+#include "tessera/codegen/thread_mapping.h"
 #include "tessera/core/error.h"
 
 namespace tessera::codegen {
@@ -71,6 +73,7 @@ struct Helpers {
   std::set<std::pair<int, int>> math;                       // (MathFn, 0: f32 / 1: f64) the dialect defines
   std::set<ScalarType> types;                               // for the dialect's type requirements
   bool stream = false;                                      // the dialect's streaming-store helpers
+  bool vector = false;                                      // the dialect's vector type
 };
 
 // (T)x or T(x); `e` must be a primary expression unless `compound` says it needs parentheses in C.
@@ -147,7 +150,8 @@ class KernelWriter {
   // kernels that differ only in sizes print the same text and can share one compiled body.
   KernelWriter(const Kernel& k, const std::string& symbol, const Dialect& d, Helpers& helpers,
                std::vector<int64_t>* params = nullptr)
-      : k_(k), symbol_(symbol), d_(d), helpers_(helpers), params_(params), last_(k.domain.size() - 1) {
+      : k_(k), symbol_(symbol), d_(d), helpers_(helpers), params_(params), last_(k.domain.size() - 1),
+        mapping_(thread_mapping(k, d)) {
     if (d.index_bits < 64) check_index_range();
     note_types();
     plan_streaming();
@@ -184,9 +188,19 @@ class KernelWriter {
     }
     variant_.clear();
     if (!k_.has_reduction()) {
-      d_.schedule == Schedule::RowLoops ? elementwise_rows() : elementwise_grid();
+      if (d_.schedule == Schedule::RowLoops) {
+        elementwise_rows();
+      } else if (mapping_.vector > 1) {
+        elementwise_vectors();
+      } else {
+        elementwise_grid();
+      }
     } else if (d_.schedule == Schedule::RowLoops && !k_.reduced[last_]) {
       reduction_tiles();
+    } else if (mapping_.group == d_.block_size && mapping_.group > 1) {
+      reduction_per_block();
+    } else if (mapping_.group > 1) {
+      reduction_per_lanes();
     } else {
       reduction_per_output();
     }
@@ -258,7 +272,11 @@ class KernelWriter {
     if (!p.empty()) out_ += p + "\n";
   }
 
-  std::string var(size_t d) const { return d == last_ ? "j" : fmt::format("i{}", d); }
+  // Inside lane k of a vector step the innermost index is j + k.
+  std::string var(size_t d) const {
+    if (d != last_) return fmt::format("i{}", d);
+    return lane_ > 0 ? fmt::format("(j + {})", lane_) : "j";
+  }
 
   // A size in the code: a literal, or the next slot of P[] when writing a shared body.
   std::string num(int64_t v) {
@@ -312,6 +330,16 @@ class KernelWriter {
   std::string ref(const std::vector<Instr>& code, char prefix, int id) const {
     const Instr& in = code.at(static_cast<size_t>(id));
     if (in.op == Op::Literal) return format_literal(in.type, in.fval, in.ival, d_);
+    return value_name(code, prefix, static_cast<size_t>(id));
+  }
+  // vN, or vN_k for a value that varies along the innermost axis inside vector lane k.
+  std::string value_name(const std::vector<Instr>& code, char prefix, size_t id) const {
+    if (lane_ >= 0) {
+      auto it = variant_.find(&code);
+      if (it != variant_.end() && it->second.size() == code.size() && it->second[id]) {
+        return fmt::format("{}{}_{}", prefix, id, lane_);
+      }
+    }
     return fmt::format("{}{}", prefix, id);
   }
 
@@ -320,12 +348,18 @@ class KernelWriter {
     const std::string& t = d_.type(in.type);
     static const char* infix[] = {"+", "-", "*", "/", "==", "!=", "<", "<=", ">", ">="};
     switch (in.op) {
-      case Op::Load:
+      case Op::Load: {
+        // Inside a vector lane, a load of a whole vector is that lane's element of it.
+        const auto vec = lane_ >= 0 ? vector_loads_.find(&in) : vector_loads_.end();
+        const std::string element = vec != vector_loads_.end()
+                                        ? fmt::format("{}.v[{}]", vec->second, lane_)
+                                        : fmt::format("in{}[{}]", in.buffer, index(in.access));
         // Bool buffers may be stored as bytes (gcc does not vectorise loads of _Bool).
         if (in.type == ScalarType::boolean && d_.bool_buffer_type != t) {
-          return fmt::format("(in{}[{}] != {})", in.buffer, index(in.access), format_literal(ScalarType::u8, 0, 0, d_));
+          return fmt::format("({} != {})", element, format_literal(ScalarType::u8, 0, 0, d_));
         }
-        return fmt::format("in{}[{}]", in.buffer, index(in.access));
+        return element;
+      }
       case Op::Literal:
         return format_literal(in.type, in.fval, in.ival, d_);
       case Op::Convert: {
@@ -410,7 +444,7 @@ class KernelWriter {
       const Instr& in = code[i];
       if (in.op == Op::Literal) continue;
       if ((part == Part::Invariant && var[i]) || (part == Part::Variant && !var[i])) continue;
-      line(fmt::format("const {} {}{} = {};", d_.type(in.type), prefix, i, expr(code, prefix, in)));
+      line(fmt::format("const {} {} = {};", d_.type(in.type), value_name(code, prefix, i), expr(code, prefix, in)));
     }
   }
 
@@ -427,6 +461,8 @@ class KernelWriter {
       const lower::Store& s = list[i];
       if (&list == &k_.body_stores && i < streamed_.size() && streamed_[i]) {
         line(fmt::format("s{}[j - jb] = {};", i, ref(code, prefix, s.value)));
+      } else if (&list == &k_.body_stores && lane_ >= 0 && i < vector_stores_.size() && vector_stores_[i]) {
+        line(fmt::format("S{}.v[{}] = {};", i, lane_, stored(code, prefix, s)));
       } else {
         line(fmt::format("out{}[{}] = {};", s.output, index(s.access), stored(code, prefix, s)));
       }
@@ -628,6 +664,203 @@ class KernelWriter {
     close();
   }
 
+  // Elementwise with whole vectors: each thread step takes `vector` consecutive elements of a row,
+  // loads every contiguous buffer as one vector (16 bytes on CUDA), computes the lanes and stores
+  // vectors; buffers whose addresses turn out misaligned take the scalar loop instead.
+  void elementwise_vectors() {
+    const int v = mapping_.vector;
+    vector_stores_.assign(k_.body_stores.size(), false);
+    std::vector<std::string> misalignment;
+    std::set<std::string> checked;
+    auto check_buffer = [&](const std::string& name, ScalarType t) {
+      if (!checked.insert(name).second) return;
+      const int bytes = t == ScalarType::boolean ? 1 : lower::scalar_bits(t) / 8;
+      misalignment.push_back(fmt::format("({} & {})", fmt::format(fmt::runtime(d_.address_bits), fmt::arg("p", name)),
+                                         bytes * v - 1));
+    };
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      const Instr& in = k_.body[i];
+      if (in.op != Op::Load || !vector_aligned(in.access, v)) continue;
+      vector_loads_[&in] = fmt::format("L{}", i);
+      check_buffer(fmt::format("in{}", in.buffer), k_.input_types[static_cast<size_t>(in.buffer)]);
+    }
+    for (size_t i = 0; i < k_.body_stores.size(); ++i) {
+      const lower::Store& st = k_.body_stores[i];
+      if (!vector_aligned(st.access, v)) continue;
+      vector_stores_[i] = true;
+      check_buffer(fmt::format("out{}", st.output), k_.output_types[static_cast<size_t>(st.output)]);
+    }
+    if (misalignment.empty()) {  // nothing contiguous after all
+      elementwise_grid();
+      return;
+    }
+    helpers_.vector = true;
+    auto vec_type = [&](ScalarType t) {
+      return fmt::format(fmt::runtime(d_.vector_type), fmt::arg("type", buffer_type(t)), fmt::arg("n", v));
+    };
+    line(fmt::format("const {} tsr_vectors = ({}) == 0;", d_.type(ScalarType::boolean), fmt::join(misalignment, " | ")));
+    open("if (tsr_vectors)");
+    open(fmt::format("for ({0} u = begin + {1} * {3}; u < end; u += {2} * {3})", idx(), d_.thread_index,
+                     d_.thread_count, v));
+    std::vector<size_t> all;
+    for (size_t d = 0; d < k_.domain.size(); ++d) all.push_back(d);
+    decompose("u", all);
+    instrs(k_.body, 'v', Part::Invariant);
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      const Instr& in = k_.body[i];
+      if (!vector_loads_.count(&in)) continue;
+      const std::string t = vec_type(k_.input_types[static_cast<size_t>(in.buffer)]);
+      line(fmt::format("const {0} L{1} = *(const {0}*)(in{2} + ({3}));", t, i, in.buffer, index(in.access)));
+    }
+    for (size_t i = 0; i < k_.body_stores.size(); ++i) {
+      if (vector_stores_[i]) {
+        line(fmt::format("{} S{};", vec_type(k_.output_types[static_cast<size_t>(k_.body_stores[i].output)]), i));
+      }
+    }
+    for (lane_ = 0; lane_ < v; ++lane_) {
+      instrs(k_.body, 'v', Part::Variant);
+      stores(k_.body_stores, k_.body, 'v');
+    }
+    lane_ = -1;
+    for (size_t i = 0; i < k_.body_stores.size(); ++i) {
+      if (!vector_stores_[i]) continue;
+      const lower::Store& st = k_.body_stores[i];
+      line(fmt::format("*({}*)(out{} + ({})) = S{};", vec_type(k_.output_types[static_cast<size_t>(st.output)]),
+                       st.output, index(st.access), i));
+    }
+    close();
+    close();
+    vector_loads_.clear();
+    vector_stores_.clear();
+    open("else");
+    elementwise_grid();
+    close();
+  }
+
+  // --- cooperative reductions (GridStride dialects with a warp) ----------------------------------
+  void declare_accumulators() {
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format("{} a{} = {};", d_.type(k_.reductions[r].acc_type), r, identity(r)));
+      if (tracks_nan(r)) line(fmt::format(fmt::runtime(d_.nan_flag_decl), fmt::arg("flag", nan_flag(r))) + ";");
+    }
+  }
+
+  // This thread's share of one output's reduced elements: flat indices first, first + step, ...
+  void strided_reduced_loop(const std::string& first, int step) {
+    open(fmt::format("for ({0} r = {1}; r < {2}; r += {3})", idx(), first, num(k_.work_per_unit()), step));
+    decompose("r", dims_where(true));
+    instrs(k_.body, 'v');
+    stores(k_.body_stores, k_.body, 'v');
+    accumulate();
+    close();
+  }
+
+  // acc(r) = acc(r) (op) other, for every reduction; `flag` gives the other's NaN flag of reduction r.
+  void combine(const std::function<std::string(size_t)>& other, const std::function<std::string(size_t)>& flag) {
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      const std::string a = acc(r), o = other(r);
+      switch (k_.reductions[r].kind) {
+        case ReduceKind::Sum:
+          line(fmt::format("{} += {};", a, o));
+          break;
+        case ReduceKind::Prod:
+          line(fmt::format("{} *= {};", a, o));
+          break;
+        case ReduceKind::Max:
+        case ReduceKind::Min: {
+          const char* cmp = k_.reductions[r].kind == ReduceKind::Max ? ">" : "<";
+          line(fmt::format("{{ const {0} t = {1}; {2} = t {3} {2} ? t : {2}; }}",
+                           d_.type(k_.reductions[r].acc_type), o, a, cmp));
+          break;
+        }
+      }
+      if (tracks_nan(r)) line(fmt::format("{} |= {};", nan_flag(r), flag(r)));
+    }
+  }
+
+  std::string shuffled(ScalarType t, const std::string& v, int m) const {
+    // Shuffles move 32-bit words or wider: narrower values travel as int.
+    const std::string e = fmt::format(fmt::runtime(d_.shuffle_xor), fmt::arg("v", narrow(t) ? "(int)" + v : v),
+                                      fmt::arg("m", m));
+    return narrow(t) ? cast_to(d_.type(t), e, d_) : e;
+  }
+
+  // A butterfly over groups of `lanes` aligned lanes: afterwards each lane holds its group's result.
+  void combine_lanes(int lanes) {
+    for (int m = lanes / 2; m >= 1; m /= 2) {
+      combine([&](size_t r) { return shuffled(k_.reductions[r].acc_type, acc(r), m); },
+              [&](size_t r) { return fmt::format(fmt::runtime(d_.shuffle_xor), fmt::arg("v", nan_flag(r)), fmt::arg("m", m)); });
+    }
+  }
+
+  void epilogue_part() {
+    instrs(k_.epilogue, 'e');
+    stores(k_.epilogue_stores, k_.epilogue, 'e');
+  }
+
+  // A group of `group` lanes of one warp per output. The loop over outputs steps a whole warp at a
+  // time, so every lane reaches the shuffles (lanes past the end add nothing and store nothing).
+  void reduction_per_lanes() {
+    const int g = mapping_.group, w = d_.warp_size;
+    const std::string& b = d_.type(ScalarType::boolean);
+    open("");
+    line(fmt::format("const {} tsr_t = {};", idx(), d_.thread_index));
+    line(fmt::format("const {} tsr_lane = tsr_t % {};", idx(), g));
+    open(fmt::format("for ({0} ow = begin + tsr_t / {1} * {2}; ow < end; ow += {3} / {4})", idx(), w, w / g,
+                     d_.thread_count, g));
+    line(fmt::format("const {} o = ow + tsr_t % {} / {};", idx(), w, g));
+    line(fmt::format("const {} tsr_live = o < end;", b));
+    decompose("o", dims_where(false));
+    declare_accumulators();
+    open("if (tsr_live)");
+    strided_reduced_loop("tsr_lane", g);
+    close();
+    combine_lanes(g);
+    open("if (tsr_live && tsr_lane == 0)");
+    epilogue_part();
+    close();
+    close();
+    close();
+  }
+
+  // One block per output: lanes combine within each warp, warps through shared memory.
+  void reduction_per_block() {
+    const int bs = d_.block_size, w = d_.warp_size, warps = bs / w;
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format(fmt::runtime(d_.shared_decl), fmt::arg("type", d_.type(k_.reductions[r].acc_type)),
+                       fmt::arg("name", fmt::format("tsr_sh{}", r)), fmt::arg("size", warps)) + ";");
+      if (tracks_nan(r)) {
+        line(fmt::format(fmt::runtime(d_.shared_decl), fmt::arg("type", "int"),
+                         fmt::arg("name", fmt::format("tsr_shn{}", r)), fmt::arg("size", warps)) + ";");
+      }
+    }
+    line(fmt::format("const {} tsr_l = {};", idx(), d_.local_index));
+    open(fmt::format("for ({0} o = begin + {1}; o < end; o += {2})", idx(), d_.block_index, d_.block_count));
+    decompose("o", dims_where(false));
+    declare_accumulators();
+    strided_reduced_loop("tsr_l", bs);
+    combine_lanes(w);
+    open(fmt::format("if (tsr_l % {} == 0)", w));
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format("tsr_sh{}[tsr_l / {}] = {};", r, w, acc(r)));
+      if (tracks_nan(r)) line(fmt::format("tsr_shn{}[tsr_l / {}] = {};", r, w, nan_flag(r)));
+    }
+    close();
+    line(d_.barrier);
+    open(fmt::format("if (tsr_l < {})", w));
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format("{} = tsr_l < {} ? tsr_sh{}[tsr_l] : {};", acc(r), warps, r, identity(r)));
+      if (tracks_nan(r)) line(fmt::format("{} = tsr_l < {} ? tsr_shn{}[tsr_l] : 0;", nan_flag(r), warps, r));
+    }
+    combine_lanes(w);
+    open("if (tsr_l == 0)");
+    epilogue_part();
+    close();
+    close();
+    line(d_.barrier);  // the shared slots are rewritten for the next output
+    close();
+  }
+
   void reduction_per_output() {
     open(range_loop("o"));
     decompose("o", dims_where(false));
@@ -703,6 +936,10 @@ class KernelWriter {
   std::vector<int64_t>* params_;
   std::map<const std::vector<Instr>*, std::vector<bool>> variant_;
   size_t last_;
+  ThreadMapping mapping_;
+  int lane_ = -1;                                         // vector lane being written, -1 outside vector steps
+  std::map<const Instr*, std::string> vector_loads_;      // loads of whole vectors, by the variable holding them
+  std::vector<bool> vector_stores_;                       // per body store: written as whole vectors
   std::vector<bool> streamed_;  // per body store: written through a block buffer and stream_store_fn
   int64_t block_ = 0;           // elements per streamed block; 0: the kernel writes directly
   std::string out_;
@@ -760,6 +997,7 @@ std::string emit_module(const std::vector<Kernel>& kernels, const std::vector<st
   }
   std::string out = dialect.prelude + requirements(helpers.types, dialect);
   if (helpers.stream) out += dialect.stream_helpers;
+  if (helpers.vector) out += dialect.vector_helpers;
   for (const auto& [fn, w] : helpers.math) {
     out += dialect.math_helpers[static_cast<size_t>(fn)][static_cast<size_t>(w)];
   }

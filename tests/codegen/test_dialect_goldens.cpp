@@ -33,6 +33,9 @@ std::vector<GoldenKernel> golden_kernels() {
       {"broadcast_add", [](const V& in) { return V{in[0] + in[1]}; }, {{DType::f32, {3, 1}}, {DType::f32, {1, 5}}}},
       {"row_sum_squares", [](const V& in) { return V{ops::sum(ops::square(in[0]), {1})}; }, {{DType::f32, {4, 8}}}},
       {"column_max", [](const V& in) { return V{ops::max(in[0], {0})}; }, {{DType::f32, {4, 8}}}},
+      // Long enough rows that GPU dialects spread each output over lanes of a warp, or over a block.
+      {"row_sum_lanes", [](const V& in) { return V{ops::sum(in[0] * in[0], {1})}; }, {{DType::f32, {64, 128}}}},
+      {"total_max_block", [](const V& in) { return V{ops::max(in[0], {0}) + 1.0}; }, {{DType::f32, {8192}}}},
       {"half_load_store",
        [](const V& in) {
          const Tensor e = ops::expm1(in[0]);

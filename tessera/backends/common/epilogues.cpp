@@ -2,6 +2,8 @@
 // uses that its fused tail can absorb, in graph order, claiming each absorbed node once.
 #include "tessera/backends/common/epilogues.h"
 
+#include <algorithm>
+
 #include <unordered_set>
 
 namespace tessera::backends::common {
@@ -61,7 +63,7 @@ bool is_bias_shape(const Shape& bias, const Shape& out) {
 
 std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,
                                                              const std::function<int64_t(const ir::Value&)>& uses,
-                                                             FusionSet fusion) {
+                                                             FusionSet fusion, const EpilogueLimits& limits) {
   std::unordered_map<const ir::Node*, const ir::NodePtr*> consumer;  // producer -> its single consumer
   for (const ir::NodePtr& node : graph.nodes()) {
     for (const ir::Value& in : node->inputs()) consumer[in.node().get()] = &node;
@@ -77,7 +79,7 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
     int stage = 0;
     if (mm->op_name() == "matmul") {
       if (!float_matmul(*mm) || mm->input(0).rank() < 2 || mm->input(1).rank() < 2) continue;
-    } else if (mm->op_name() == "conv") {
+    } else if (mm->op_name() == "conv" && limits.convolutions) {
       bool f32 = mm->output_types()[0].dtype == DType::f32 && mm->input(0).rank() == 4;
       for (const ir::Value& in : mm->inputs()) f32 = f32 && in.dtype() == DType::f32;
       if (!f32) continue;
@@ -109,13 +111,14 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
         if (stage == 0 && is_bias_shape(other.shape(), cur.shape()) && other.shape() != cur.shape()) {
           e.bias = other;
           stage = 1;
-        } else if (other.shape() == cur.shape()) {
+        } else if (other.shape() == cur.shape() && (limits.residual_after_activation || stage < 2)) {
           e.residual = other;
           stage = 3;
         } else {
           break;
         }
-      } else if (stage <= 1 && activation_of(*user, &act)) {
+      } else if (stage <= 1 && activation_of(*user, &act) &&
+                 std::find(limits.activations.begin(), limits.activations.end(), act) != limits.activations.end()) {
         e.activation = act;
         stage = 2;
       } else {

@@ -4,6 +4,7 @@
 // may decline it (the unit's nodes are then lowered one by one).
 #include <functional>
 #include <unordered_map>
+#include <vector>
 
 #include "tessera/backends/common/compile_options.h"
 #include "tessera/backends/common/lowering.h"
@@ -16,8 +17,19 @@ namespace tessera::backends::common {
 // f32 4-D convolutions take [+ bias] [activation] [+ residual] (Fusion::epilogue), each step the only
 // use of the previous value. Each node is absorbed by at most one producer (the first in graph order),
 // so two matmuls that meet in one add never both claim it.
+// What a backend's fused tails can do (the CPU's kernels do all of it; cuBLASLt applies an activation
+// to the sum of the product, the residual and the bias, so a residual after an activation is not
+// its form, and it has ReLU and tanh-GELU only).
+struct EpilogueLimits {
+  std::vector<kernels::Activation> activations = {kernels::Activation::relu,    kernels::Activation::gelu,
+                                                  kernels::Activation::gelu_tanh, kernels::Activation::silu,
+                                                  kernels::Activation::sigmoid, kernels::Activation::tanh};
+  bool residual_after_activation = true;
+  bool convolutions = true;
+};
+
 std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,
                                                              const std::function<int64_t(const ir::Value&)>& uses,
-                                                             FusionSet fusion);
+                                                             FusionSet fusion, const EpilogueLimits& limits = {});
 
 }  // namespace tessera::backends::common

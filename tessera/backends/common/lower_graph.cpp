@@ -56,7 +56,7 @@ class GraphLowerer {
     const auto t0 = std::chrono::steady_clock::now();
     bind_leaves();
     EpilogueMap epilogues = find_epilogues(
-        graph_, [this](const ir::Value& v) { return L_.uses(v); }, options_.fusion);
+        graph_, [this](const ir::Value& v) { return L_.uses(v); }, options_.fusion, options_.epilogue_limits);
     owners_ = epilogue_owners(graph_, epilogues);
     double jit_ms = 0, cluster_ms = 0;
     if (backend_.kernels != nullptr) compile_clusters(epilogues, &cluster_ms, &jit_ms);

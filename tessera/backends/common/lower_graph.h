@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tessera/backends/common/epilogues.h"
 #include "tessera/backends/common/lowering.h"
 #include "tessera/lower/fusion.h"
 
@@ -43,6 +44,7 @@ struct LowerOptions {
   // Generated kernels only when the clusters compute at least this many elements (a compiler run
   // would cost small graphs more than it saves); 0: whenever there are clusters.
   int64_t min_generated_elements = 0;
+  EpilogueLimits epilogue_limits;  // what the backend's matmul/conv lowerings fuse (with Fusion::epilogue)
 };
 
 // Throws LoweringFault (lowering.h) on a bug of the lowering itself, naming the node and the switch

@@ -119,10 +119,12 @@ class CudaBackend final : public Backend {
     lowering.steps = &steps;
     lowering.kernels = &kernels;
     common::LowerOptions options;
-    // Matrix-product tails and transposed products are CPU-kernel fusions; on the GPU the tail is a
-    // generated kernel (cuBLASLt epilogues come later).
+    // Matrix-product tails go to cuBLASLt's epilogues (bias, ReLU / tanh-GELU, residual before any
+    // activation); transposed products are a CPU-kernel fusion.
+    options.epilogue_limits.activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
+    options.epilogue_limits.residual_after_activation = false;
+    options.epilogue_limits.convolutions = false;
     options.fusion = common::FusionSet::all()
-                         .without(common::Fusion::epilogue)
                          .without(common::Fusion::transposed_product)
                          .without(common::Fusion::adam_groups)
                          .without(common::Fusion::relayout);

@@ -46,6 +46,7 @@ CudaExecutable::CudaExecutable(Context& context, ir::Graph graph, std::shared_pt
   output_staging_.resize(static_cast<size_t>(program_->num_outputs));
   const char* env = std::getenv("TESSERA_CUDA_GRAPHS");
   use_graphs_ = env == nullptr || std::strcmp(env, "0") != 0;
+  if (StepProfiler::enabled()) profiler_ = std::make_unique<StepProfiler>(graph_.name());
   status_ = Array::zeros(DType::i32, {1}).to(context_.device());
   check(cudaMallocHost(reinterpret_cast<void**>(&status_host_), sizeof(int32_t)), "cudaMallocHost (status word)");
   *status_host_ = 0;
@@ -167,6 +168,10 @@ void CudaExecutable::execute(const std::vector<Array>& inputs, std::vector<Array
 void CudaExecutable::launch_steps(const common::RunContext& ctx) {
   const common::Program& p = *program_;
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
+  if (profiler_) {
+    profiler_->run(p.steps, ctx, stream);
+    return;
+  }
   if (!use_graphs_ || p.steps.empty()) {
     for (const auto& step : p.steps) step->run(ctx);
     return;

@@ -14,6 +14,7 @@
 #include "tessera/backends/backend.h"
 #include "tessera/backends/common/program.h"
 #include "tessera/backends/cuda/context.h"
+#include "tessera/backends/cuda/step_profiler.h"
 
 namespace tessera::backends::cuda {
 
@@ -56,6 +57,7 @@ class CudaExecutable final : public Executable {
   cudaEvent_t status_ready_ = nullptr;
   bool status_pending_ = false;
   int captures_ = 0, replays_ = 0;
+  std::unique_ptr<StepProfiler> profiler_;  // TESSERA_CUDA_PROFILE=1
 };
 
 }  // namespace tessera::backends::cuda

@@ -2,12 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/gemm_autotune.h"
 #include "tessera/core/error.h"
 
 namespace tessera::backends::cuda {
 
 namespace {
+
+constexpr int kGemmCandidates = 8;  // heuristic results timed per product (gemm_autotune.h)
 
 cudaDataType_t data_type(DType dt) {
   switch (dt) {
@@ -100,13 +105,19 @@ GemmPlan::GemmPlan(cublasLtHandle_t handle, const GemmShape& s, void* workspace,
   check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_out,
                                              sizeof(align_out)),
         "cublasLtMatmulPreferenceSetAttribute(alignment D)");
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kGemmCandidates);
   int found = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, c_, d_, pref, 1, &result, &found);
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, c_, d_, pref, kGemmCandidates,
+                                                               results.data(), &found);
   cublasLtMatmulPreferenceDestroy(pref);
   check(status, "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0) throw Error(fmt::format("cuda gemm: cuBLASLt has no algorithm for {}", describe()));
-  algo_ = result.algo;
+  results.resize(static_cast<size_t>(found));
+  GemmProblem problem{handle_, op_, a_, b_, c_, d_, &shape_, ""};
+  problem.key = fmt::format("{} batch {} ld {} {} {} stride {} {} {} align {} {} {} workspace {}", describe(), s.batch,
+                            s.lda, s.ldb, s.ldd, s.stride_a, s.stride_b, s.stride_d, s.align_a, s.align_b, s.align_d,
+                            workspace_bytes_);
+  algo_ = choose_gemm_algo(problem, results);
 }
 
 GemmPlan::~GemmPlan() {

@@ -41,6 +41,7 @@ class GemmPlan {
   GemmPlan& operator=(const GemmPlan&) = delete;
   void run(const void* a, const void* b, const void* bias, const void* c, void* d, cudaStream_t stream) const;
   std::string describe() const;
+  const GemmShape& shape() const { return shape_; }
 
  private:
   cublasLtHandle_t handle_;

@@ -7,6 +7,7 @@
 #include "tessera/backends/cuda/cuda_check.h"
 #include "tessera/codegen/dialect.h"
 #include "tessera/codegen/emitter.h"
+#include "tessera/codegen/thread_mapping.h"
 #include "tessera/core/error.h"
 
 namespace tessera::backends::cuda {
@@ -55,13 +56,16 @@ std::string loop_kernels_source(const std::vector<lower::Kernel>& kernels) {
 }
 
 LoopKernel::LoopKernel(std::shared_ptr<KernelModule> module, cudaKernel_t kernel, std::string name, int inputs,
-                       int outputs, int64_t range, int multiprocessors)
+                       int outputs, int64_t range, codegen::ThreadMapping mapping, int multiprocessors)
     : module_(std::move(module)), kernel_(kernel), name_(std::move(name)), inputs_(inputs), outputs_(outputs),
-      range_(range) {
-  // Enough 256-thread blocks for one range unit per thread, at most 16 per multiprocessor (the
-  // grid-stride loop covers the rest): measured on an H200, one unit per thread over 256M elements
-  // ran at 46% of the copy bandwidth, 16 blocks per multiprocessor at 71%.
-  const int64_t blocks = (range + block_ - 1) / block_;
+      range_(range), mapping_(mapping) {
+  block_ = static_cast<unsigned>(body_dialect().block_size);
+  // Enough blocks for every thread the mapping asks for (range units times the threads per output,
+  // over the elements per vector step), at most 16 per multiprocessor: the grid-stride loops cover
+  // the rest. Measured on an H200, one unit per thread over 256M elements ran at 46% of the copy
+  // bandwidth, 16 blocks per multiprocessor at 71% (before 16-byte vectors).
+  const int64_t threads = (range + mapping.vector - 1) / mapping.vector * mapping.group;
+  const int64_t blocks = (threads + block_ - 1) / block_;
   grid_ = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{16} * std::max(1, multiprocessors)));
 }
 
@@ -85,7 +89,7 @@ std::vector<std::shared_ptr<const LoopKernel>> compile_loop_kernels(const std::v
     out.push_back(std::make_shared<LoopKernel>(module, module->kernel(entry_symbol(i)), kernels[i].name,
                                                static_cast<int>(kernels[i].input_types.size()),
                                                static_cast<int>(kernels[i].output_types.size()), kernels[i].range(),
-                                               multiprocessors));
+                                               codegen::thread_mapping(kernels[i], body_dialect()), multiprocessors));
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tessera/backends/cuda/nvrtc_compiler.h"
+#include "tessera/codegen/dialect.h"
 #include "tessera/lower/loop_ir.h"
 
 namespace tessera::backends::cuda {
@@ -21,11 +22,12 @@ inline constexpr int kMaxKernelBuffers = 64;
 class LoopKernel {
  public:
   LoopKernel(std::shared_ptr<KernelModule> module, cudaKernel_t kernel, std::string name, int inputs, int outputs,
-             int64_t range, int multiprocessors);
+             int64_t range, codegen::ThreadMapping mapping, int multiprocessors);
   // in/out: device addresses (inputs the kernel does not read may be null).
   void launch(const void* const* in, void* const* out, cudaStream_t stream) const;
   const std::string& name() const { return name_; }
   int64_t range() const { return range_; }
+  const codegen::ThreadMapping& mapping() const { return mapping_; }
 
  private:
   std::shared_ptr<KernelModule> module_;
@@ -33,6 +35,7 @@ class LoopKernel {
   std::string name_;
   int inputs_, outputs_;
   int64_t range_;
+  codegen::ThreadMapping mapping_;
   unsigned grid_ = 1, block_ = 256;
 };
 

@@ -1,0 +1,65 @@
+// How GridStride kernels spread their range over threads: shared by the emitter (which writes the
+// loops) and the launchers (which size the grid), so the two cannot disagree.
+#include "tessera/codegen/thread_mapping.h"
+
+#include <algorithm>
+
+namespace tessera::codegen {
+
+namespace {
+
+int64_t floor_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+int element_bytes(lower::ScalarType t) {
+  return t == lower::ScalarType::boolean ? 1 : lower::scalar_bits(t) / 8;
+}
+
+}  // namespace
+
+int reduction_group(const lower::Kernel& k, const Dialect& d) {
+  if (d.schedule != Schedule::GridStride || d.warp_size == 0 || !k.has_reduction()) return 1;
+  const int64_t work = k.work_per_unit(), outputs = k.range();
+  // A kept innermost axis with many outputs: neighbouring threads read neighbouring addresses
+  // when each walks its own output (a column sum), which a group of lanes over rows would lose.
+  if (!k.reduced.back() && outputs >= 4096) return 1;
+  if (work < 16) return 1;
+  // Few outputs over long rows: a whole block per output keeps the machine busy.
+  if (work >= 2048 && outputs <= 512) return d.block_size;
+  // About four elements per lane before the shuffles, at most a warp.
+  return static_cast<int>(std::min<int64_t>(d.warp_size, floor_pow2(work / 4)));
+}
+
+int vector_width(const lower::Kernel& k, const Dialect& d) {
+  if (d.schedule != Schedule::GridStride || d.vector_bytes == 0 || k.has_reduction()) return 1;
+  const size_t last = k.domain.size() - 1;
+  int widest = 0;
+  auto note = [&](lower::ScalarType t, const lower::Affine& a) {
+    if (a.coef[last] == 1) widest = std::max(widest, element_bytes(t));
+  };
+  for (const lower::Instr& in : k.body) {
+    if (in.op == lower::Op::Load) note(k.input_types[static_cast<size_t>(in.buffer)], in.access);
+  }
+  for (const lower::Store& s : k.body_stores) note(k.output_types[static_cast<size_t>(s.output)], s.access);
+  if (widest == 0) return 1;
+  const int v = d.vector_bytes / widest;
+  if (v < 2 || k.domain[last] % v != 0) return 1;
+  return v;
+}
+
+bool vector_aligned(const lower::Affine& a, int vector) {
+  if (a.constant % vector != 0) return false;
+  for (size_t d = 0; d + 1 < a.coef.size(); ++d) {
+    if (a.coef[d] % vector != 0) return false;
+  }
+  return a.coef.back() == 1;
+}
+
+ThreadMapping thread_mapping(const lower::Kernel& k, const Dialect& d) {
+  return ThreadMapping{reduction_group(k, d), vector_width(k, d)};
+}
+
+}  // namespace tessera::codegen
