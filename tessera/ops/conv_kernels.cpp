@@ -8,6 +8,7 @@
 
 #include "tessera/ir/op_def.h"
 #include "tessera/ops/conv.h"
+#include "tessera/ops/conv_decompose.h"
 #include "tessera/ops/conv_util.h"
 #include "tessera/ops/ops.h"
 
@@ -376,6 +377,7 @@ void register_conv_kernel_ops(ir::OpRegistry& r) {
         })};
       },
       .vjp = conv_vjp,
+      .decompose = conv_decompose,
   });
   r.add(ir::OpDef{
       .name = "conv_input_grad",
@@ -395,6 +397,7 @@ void register_conv_kernel_ops(ir::OpRegistry& r) {
         })};
       },
       .vjp = input_grad_vjp,
+      .decompose = conv_input_grad_decompose,
   });
   r.add(ir::OpDef{
       .name = "conv_weight_grad",
@@ -414,6 +417,7 @@ void register_conv_kernel_ops(ir::OpRegistry& r) {
         })};
       },
       .vjp = weight_grad_vjp,
+      .decompose = conv_weight_grad_decompose,
   });
 }
 

@@ -14,6 +14,7 @@
 #include "tessera/core/window.h"
 #include "tessera/ir/op_def.h"
 #include "tessera/ops/conv.h"
+#include "tessera/ops/conv_decompose.h"
 #include "tessera/ops/conv_util.h"
 #include "tessera/ops/ops.h"
 
@@ -272,6 +273,7 @@ void register_max_pool(ir::OpRegistry& r) {
       .vjp = [](const VjpContext& c) -> std::vector<Value> {
         return {ir::make_node1("max_pool_grad", {c.input(0), c.cotangent()}, c.attrs())};
       },
+      .decompose = max_pool_decompose,
   });
   r.add(ir::OpDef{
       .name = "max_pool_grad",
@@ -313,6 +315,7 @@ void register_max_pool(ir::OpRegistry& r) {
       .vjp = [](const VjpContext& c) -> std::vector<Value> {
         return {Value(), ir::make_node1("max_pool_gather", {c.input(0), c.cotangent()}, c.attrs())};
       },
+      .decompose = max_pool_grad_decompose,
   });
   r.add(ir::OpDef{
       .name = "max_pool_gather",
@@ -338,6 +341,7 @@ void register_max_pool(ir::OpRegistry& r) {
       .vjp = [](const VjpContext& c) -> std::vector<Value> {
         return {Value(), ir::make_node1("max_pool_grad", {c.input(0), c.cotangent()}, c.attrs())};
       },
+      .decompose = max_pool_gather_decompose,
   });
 }
 
@@ -367,6 +371,7 @@ void register_avg_pool(ir::OpRegistry& r) {
         const Attrs attrs = with_input_size(c.attrs(), spatial_dims(c.input(0).shape(), p.rank));
         return {ir::make_node1("avg_pool_grad", {c.cotangent()}, attrs)};
       },
+      .decompose = avg_pool_decompose,
   });
   std::vector<ir::AttrSpec> grad_attrs = kAvgPoolAttrs;
   grad_attrs.push_back({"input_size", ir::AttrKind::Ints});
@@ -396,6 +401,7 @@ void register_avg_pool(ir::OpRegistry& r) {
       .vjp = [](const VjpContext& c) -> std::vector<Value> {
         return {ir::make_node1("avg_pool", {c.cotangent()}, without_input_size(c.attrs()))};
       },
+      .decompose = avg_pool_grad_decompose,
   });
 }
 
