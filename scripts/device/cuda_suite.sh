@@ -19,6 +19,8 @@ result=${OUT:-out_device}
 mkdir -p "$result"
 trap 'tar -czf "$result/logs.tar.gz" -C "$out" . 2>/dev/null' EXIT
 if [[ -f .device/bundle.tar.xz ]]; then tar -xJf .device/bundle.tar.xz -C .device; fi
+# Fashion-MNIST, when package.sh carried it (the resume test and the training peer run read it).
+if [[ -d .device/fashion-mnist ]]; then export TESSERA_FASHION_MNIST_DIR=$PWD/.device/fashion-mnist; fi
 export LD_LIBRARY_PATH="$PWD/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export TESSERA_CACHE_DIR=${TESSERA_CACHE_DIR:-/tmp/tessera-cache}
 export PYTHONUNBUFFERED=1

@@ -97,6 +97,8 @@ struct Dialect {
   // Elementwise kernels move vector_bytes per access where rows allow it (0: scalar accesses): one
   // vector per buffer of vector_type ("{type}", "{n}"), defined once by vector_helpers.
   int vector_bytes = 0;
+  int vector_unroll = 1;       // vectors per thread step, loaded together before they are computed
+  std::string unroll_pragma;   // before a short loop to unroll ("" for none)
   std::string vector_helpers;
   std::string vector_type;
   std::string address_bits;  // "{p}": a pointer's address as an unsigned integer (alignment checks)

@@ -698,20 +698,38 @@ class KernelWriter {
     auto vec_type = [&](ScalarType t) {
       return fmt::format(fmt::runtime(d_.vector_type), fmt::arg("type", buffer_type(t)), fmt::arg("n", v));
     };
+    // `unroll` vectors per thread step, all loaded before any is computed: more loads in flight.
+    const int unroll = std::max(1, d_.vector_unroll);
     line(fmt::format("const {} tsr_vectors = ({}) == 0;", d_.type(ScalarType::boolean), fmt::join(misalignment, " | ")));
     open("if (tsr_vectors)");
-    open(fmt::format("for ({0} u = begin + {1} * {3}; u < end; u += {2} * {3})", idx(), d_.thread_index,
-                     d_.thread_count, v));
+    open(fmt::format("for ({0} u0 = begin + {1} * {3}; u0 < end; u0 += {2} * {4})", idx(), d_.thread_index,
+                     d_.thread_count, v, v * unroll));
+    for (auto& [in, name] : vector_loads_) {
+      const size_t i = static_cast<size_t>(in - k_.body.data());
+      line(fmt::format("{} L{}[{}];", vec_type(k_.input_types[static_cast<size_t>(in->buffer)]), i, unroll));
+      name = fmt::format("L{}[q]", i);
+    }
     std::vector<size_t> all;
     for (size_t d = 0; d < k_.domain.size(); ++d) all.push_back(d);
-    decompose("u", all);
-    instrs(k_.body, 'v', Part::Invariant);
+    auto open_vector = [&] {
+      open(fmt::format("for (int q = 0; q < {}; ++q)", unroll));
+      line(fmt::format("const {0} u = u0 + q * {1} * {2};", idx(), d_.thread_count, v));
+      open("if (u < end)");
+      decompose("u", all);
+    };
+    pragma(d_.unroll_pragma);
+    open_vector();
     for (size_t i = 0; i < k_.body.size(); ++i) {
       const Instr& in = k_.body[i];
       if (!vector_loads_.count(&in)) continue;
       const std::string t = vec_type(k_.input_types[static_cast<size_t>(in.buffer)]);
-      line(fmt::format("const {0} L{1} = *(const {0}*)(in{2} + ({3}));", t, i, in.buffer, index(in.access)));
+      line(fmt::format("L{0}[q] = *(const {1}*)(in{2} + ({3}));", i, t, in.buffer, index(in.access)));
     }
+    close();
+    close();
+    pragma(d_.unroll_pragma);
+    open_vector();
+    instrs(k_.body, 'v', Part::Invariant);
     for (size_t i = 0; i < k_.body_stores.size(); ++i) {
       if (vector_stores_[i]) {
         line(fmt::format("{} S{};", vec_type(k_.output_types[static_cast<size_t>(k_.body_stores[i].output)]), i));
@@ -728,6 +746,8 @@ class KernelWriter {
       line(fmt::format("*({}*)(out{} + ({})) = S{};", vec_type(k_.output_types[static_cast<size_t>(st.output)]),
                        st.output, index(st.access), i));
     }
+    close();
+    close();
     close();
     close();
     vector_loads_.clear();

@@ -18,6 +18,7 @@ struct DeviceMemoryStats {
   int64_t reserved = 0;   // bytes the device's pool holds (in use or cached)
   int64_t peak = 0;       // the most ever in use
   int64_t capacity = 0;   // the device's memory (0: unknown)
+  int64_t allocations = 0;  // allocate() calls so far, from the pool or the driver (0: not counted)
 };
 
 class Device {

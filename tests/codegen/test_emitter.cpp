@@ -158,29 +158,39 @@ TEST(Emitter, CGoldenColumnReductionWithNan) {
 
 TEST(Emitter, CudaGoldenElementwise) {
   const std::string src = codegen::emit_kernel(bias_relu(), "tsr_kernel_0", codegen::cuda_dialect());
-  const std::string expected_kernel =
-      "extern \"C\" __global__ void tsr_kernel_0(const void* const* in_, void* const* out_, int64_t begin, int64_t "
-      "end) {\n"
-      "  const float* in0 = (const float*)in_[0];\n"
-      "  const float* in2 = (const float*)in_[2];\n"
-      "  float* out0 = (float*)out_[0];\n"
-      "  for (int64_t u = begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); u < end; u += "
+  // Rows of 8 floats divide into 16-byte vectors: the vector loop runs when every buffer is aligned,
+  // and this scalar loop otherwise.
+  const std::string vector_loop =
+      "  if (tsr_vectors) {\n"
+      "    for (int64_t u0 = begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; u0 < end; u0 += "
+      "((int64_t)gridDim.x * blockDim.x) * 8) {\n";
+  const std::string scalar_loop =
+      "  else {\n"
+      "    for (int64_t u = begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); u < end; u += "
       "((int64_t)gridDim.x * blockDim.x)) {\n"
-      "    int64_t rem = u;\n"
-      "    const int64_t j = rem % 8;\n"
-      "    rem /= 8;\n"
-      "    const int64_t i0 = rem;\n"
-      "    const float v0 = in0[i0 * 8 + j];\n"
-      "    const float v2 = v0 * 2.0f;\n"
-      "    const float v3 = in2[j];\n"
-      "    const float v4 = v2 + v3;\n"
-      "    const bool v6 = (v4 < 0.0f);\n"
-      "    const float v7 = (v6 ? 0.0f : v4);\n"
-      "    out0[i0 * 8 + j] = v7;\n"
+      "      int64_t rem = u;\n"
+      "      const int64_t j = rem % 8;\n"
+      "      rem /= 8;\n"
+      "      const int64_t i0 = rem;\n"
+      "      const float v0 = in0[i0 * 8 + j];\n"
+      "      const float v2 = v0 * 2.0f;\n"
+      "      const float v3 = in2[j];\n"
+      "      const float v4 = v2 + v3;\n"
+      "      const bool v6 = (v4 < 0.0f);\n"
+      "      const float v7 = (v6 ? 0.0f : v4);\n"
+      "      out0[i0 * 8 + j] = v7;\n"
+      "    }\n"
       "  }\n"
       "}\n";
   EXPECT_EQ(src.substr(0, 31), "typedef signed char int8_t;\ntyp");
-  EXPECT_NE(src.find(expected_kernel), std::string::npos) << src;
+  EXPECT_NE(src.find("extern \"C\" __global__ void tsr_kernel_0(const void* const* in_, void* const* out_, int64_t "
+                     "begin, int64_t end) {\n"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find(vector_loop), std::string::npos) << src;
+  EXPECT_NE(src.find("L0[q] = *(const tsr_vec<float, 4>*)(in0 + (i0 * 8 + j));"), std::string::npos) << src;
+  EXPECT_NE(src.find("*(tsr_vec<float, 4>*)(out0 + (i0 * 8 + j)) = S0;"), std::string::npos) << src;
+  EXPECT_NE(src.find(scalar_loop), std::string::npos) << src;
 }
 
 TEST(Emitter, CudaGoldenReductionAndMath) {

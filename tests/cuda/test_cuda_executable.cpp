@@ -38,14 +38,34 @@ TEST(CudaExecutable, MlpLayerRunsOnTheGpuAndReplaysOneGraph) {
 }
 
 TEST(CudaExecutable, WhatTheGpuLacksRunsOnTheCpu) {
-  // A 2-D convolution has no CUDA kernel yet: the splitter gives it to the CPU backend.
+  // cuBLASLt has no f64 product and matmul no decomposition: the splitter gives it to the CPU backend,
+  // with the elementwise work around it on the GPU.
   auto f = [](const std::vector<Tensor>& a) {
-    return std::vector<Tensor>{ops::relu(ops::conv2d(a[0] * 2.0, a[1])) + 1.0};
+    return std::vector<Tensor>{ops::relu(ops::matmul(a[0] * 2.0, a[1])) + 1.0};
   };
-  const ir::Graph g = trace(f, {{DType::f32, {2, 3, 8, 8}}, {DType::f32, {4, 3, 3, 3}}});
-  const std::vector<Array> in = {random_array({2, 3, 8, 8}, 4, -1, 1, DType::f32),
-                                 random_array({4, 3, 3, 3}, 5, -1, 1, DType::f32)};
-  const auto got = cuda().compile(g)->run(in);
+  const ir::Graph g = trace(f, {{DType::f64, {8, 12}}, {DType::f64, {12, 5}}});
+  const std::vector<Array> in = {random_array({8, 12}, 4, -1, 1, DType::f64), random_array({12, 5}, 5, -1, 1, DType::f64)};
+  const auto exe = cuda().compile(g);
+  EXPECT_EQ(dynamic_cast<const backends::cuda::CudaExecutable*>(exe.get()), nullptr)
+      << "an f64 product should have split the graph";
+  const auto got = exe->run(in);
+  const auto want = backends::reference_backend().compile(g)->run(in);
+  expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), 1e-12, 1e-12);
+}
+
+TEST(CudaExecutable, ConvolutionsAndPoolingDecomposeOntoTheGpu) {
+  // conv, max_pool and their gradients decompose into gathers, products and scatters the GPU keeps.
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::max_pool2d(ops::relu(ops::conv2d(a[0] * 2.0, a[1], a[2])), {2, 2}) + 1.0};
+  };
+  const ir::Graph g = trace(f, {{DType::f32, {2, 3, 9, 9}}, {DType::f32, {4, 3, 3, 3}}, {DType::f32, {4}}});
+  const std::vector<Array> in = {random_array({2, 3, 9, 9}, 4, -1, 1, DType::f32),
+                                 random_array({4, 3, 3, 3}, 5, -1, 1, DType::f32),
+                                 random_array({4}, 6, -1, 1, DType::f32)};
+  const auto exe = cuda().compile(g);
+  EXPECT_NE(dynamic_cast<const backends::cuda::CudaExecutable*>(exe.get()), nullptr)
+      << "the decomposed convolution should run whole on the GPU";
+  const auto got = exe->run(in);
   const auto want = backends::reference_backend().compile(g)->run(in);
   expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), 1e-4, 1e-4);
 }

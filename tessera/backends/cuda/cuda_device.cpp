@@ -62,6 +62,7 @@ std::string CudaDevice::pool_state() const {
 void* CudaDevice::allocate(size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   const size_t size = rounded(bytes);
+  stats_.allocations += 1;
   // Best fit among cached blocks, but never a block more than twice the size (it would strand memory).
   auto it = free_.lower_bound(size);
   if (it != free_.end() && it->first <= 2 * size) {
