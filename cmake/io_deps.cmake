@@ -1,11 +1,15 @@
 # Third-party libraries behind Tessera's checkpoint I/O and data loaders, included by the top-level
-# CMakeLists.txt right after the `tessera` library target is defined:
+# CMakeLists.txt right after the layers (cmake/layers.cmake) are defined; each goes to the layers using it:
 #   zlib      - gzip'd IDX files (tessera/data/idx.cpp)
-#   libpng    - PNG image folders (tessera/data/image_folder.cpp)
-#   nlohmann  - the safetensors JSON header (header-only; tessera/io/safetensors.cpp)
+#   libpng    - PNG image folders (tessera/data/image_folder.cpp) and plots (tessera/viz/canvas.cpp)
+#   nlohmann  - the safetensors JSON header (header-only; tessera/io/safetensors.cpp) and the training
+#               metrics (tessera/train/classifier.cpp)
 find_package(ZLIB REQUIRED)
 find_package(PNG REQUIRED)
 find_package(nlohmann_json 3.2 REQUIRED)
 # PRIVATE: no public Tessera header exposes these libraries; for a static library CMake still passes
-# ZLIB/PNG on to whatever links `tessera`.
-target_link_libraries(tessera PRIVATE ZLIB::ZLIB PNG::PNG nlohmann_json::nlohmann_json)
+# ZLIB/PNG on to whatever links it.
+target_link_libraries(tessera_data PRIVATE ZLIB::ZLIB PNG::PNG)
+target_link_libraries(tessera_viz PRIVATE PNG::PNG)
+target_link_libraries(tessera_io PRIVATE nlohmann_json::nlohmann_json)
+target_link_libraries(tessera_train PRIVATE nlohmann_json::nlohmann_json)

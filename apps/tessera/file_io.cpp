@@ -8,8 +8,8 @@
 #include <iostream>
 
 #include "tessera/core/error.h"
+#include "tessera/core/regular_file.h"
 #include "tessera/io/atomic_file.h"
-#include "tessera/io/regular_file.h"
 
 namespace tessera::cli {
 
@@ -39,7 +39,7 @@ std::string read_all(int fd, const std::string& what) {
 std::string read_text_file(const std::string& path) {
   if (path == "-") return read_all(STDIN_FILENO, "standard input");
   uint64_t size = 0;
-  const int fd = io::open_regular_file(path, &size);
+  const int fd = open_regular_file(path, &size);
   try {
     if (size > kMaxTextFileBytes) {
       fail("cannot read '{}': {} bytes is more than the {} bytes a text input may have", path, size,
@@ -59,7 +59,7 @@ bool starts_with_bytes(const std::string& path, std::string_view magic) {
   uint64_t size = 0;
   int fd = -1;
   try {
-    fd = io::open_regular_file(path, &size);
+    fd = open_regular_file(path, &size);
   } catch (const Error&) {
     return false;  // the reader that opens it next says why
   }

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <functional>
 
-#include "tessera/io/atomic_file.h"
+#include "tessera/core/atomic_file.h"
 
 namespace tessera::backends {
 namespace {
@@ -23,7 +23,7 @@ std::string save_graph_for_report(const ir::Graph& graph, const std::string& tag
     const std::string text = "# saved by a tessera internal compiler error report\n" + ir::print_graph(graph);
     const std::string path =
         fmt::format("{}/tessera-{}-{:016x}.tsr", report_dir(), tag, std::hash<std::string>()(text));
-    io::write_file_atomic(path, text);
+    write_file_atomic(path, text);
     return path;
   } catch (const std::exception& e) {
     if (why != nullptr) *why = e.what();

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-#include "tessera/io/atomic_file.h"
+#include "tessera/core/atomic_file.h"
 
 namespace tessera::data {
 
@@ -262,7 +262,7 @@ std::vector<uint8_t> gzip(const uint8_t* data, size_t size, int level) {
 void write_idx(const std::string& path, const Array& array, bool compress) {
   std::vector<uint8_t> bytes = serialize_idx(array);
   if (compress) bytes = gzip(bytes.data(), bytes.size());
-  io::write_file_atomic(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  write_file_atomic(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 Array read_idx_from_memory(const uint8_t* data, size_t size, const std::string& what) {
@@ -295,12 +295,12 @@ IdxHeader read_idx_header_from_memory(const uint8_t* data, size_t size, const st
 }
 
 IdxHeader read_idx_header(const std::string& path) {
-  io::MappedFile file(path);
+  MappedFile file(path);
   return read_idx_header_from_memory(file.data(), file.size(), fmt::format("IDX file '{}'", path));
 }
 
 Array read_idx(const std::string& path) {
-  io::MappedFile file(path);
+  MappedFile file(path);
   return read_idx_from_memory(file.data(), file.size(), fmt::format("IDX file '{}'", path));
 }
 

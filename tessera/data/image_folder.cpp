@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "tessera/io/atomic_file.h"
+#include "tessera/core/atomic_file.h"
 
 namespace tessera::data {
 
@@ -111,7 +111,7 @@ void write_png(const std::string& path, const Array& image) {
     fail("write_png: cannot encode '{}': {}", path, png.image.message);
   }
   encoded.resize(size);
-  io::write_file_atomic(path, encoded);
+  write_file_atomic(path, encoded);
 }
 
 ImageFolder load_image_folder(const std::string& root, const ImageFolderOptions& options) {

@@ -1,7 +1,12 @@
 #include <algorithm>
 
 #include "tessera/ir/op_def.h"
-#include "tessera/ops/register.h"
+
+// The op families are defined a layer above (tessera_ops, in tessera/ops/register_all.cpp): their
+// gradient rules are written with Tensor and ops::, which build IR nodes. The reference is weak, so
+// that the IR links without that layer; tessera_ops makes every program that links it pull the
+// definition in (CMake: -Wl,--undefined=tessera_register_all_ops, cmake/layers.cmake).
+extern "C" __attribute__((weak)) void tessera_register_all_ops(tessera::ir::OpRegistry& registry);
 
 namespace tessera::ir {
 
@@ -9,8 +14,11 @@ OpRegistry& OpRegistry::instance() {
   // Registration is an explicit call rather than static initialisers, which a static library's
   // linker would silently drop.
   static OpRegistry* registry = [] {
+    TESSERA_CHECK(tessera_register_all_ops != nullptr,
+                  "no op is defined: link the tessera_ops library (the tessera target does), with "
+                  "-Wl,--undefined=tessera_register_all_ops where it is linked as an archive");
     auto* r = new OpRegistry();
-    ops::register_all_ops(*r);
+    tessera_register_all_ops(*r);
     return r;
   }();
   return *registry;

@@ -6,10 +6,10 @@
 #include <optional>
 #include <unordered_map>
 
+#include "tessera/core/slice_range.h"
 #include "tessera/ir/op_def.h"
 #include "tessera/lower/index_map.h"
 #include "tessera/lower/scalar_code.h"
-#include "tessera/ops/shape_util.h"
 
 namespace tessera::lower {
 
@@ -182,7 +182,7 @@ class KernelBuilder {
       const auto& a = n.attrs();
       const size_t axis =
           static_cast<size_t>(normalize_axis(a.get_int("axis"), static_cast<int64_t>(in.size()), "slice"));
-      const ops::SliceRange s = ops::resolve_slice(in[axis], a.get_int("start"), a.get_int("stop"), a.get_int("step"));
+      const SliceRange s = resolve_slice(in[axis], a.get_int("start"), a.get_int("stop"), a.get_int("step"));
       m.dims[axis] = affine_add(affine_const(domain_.size(), s.start), affine_scale(m.dims[axis], s.step));
       return m;
     }

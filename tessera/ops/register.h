@@ -7,6 +7,7 @@ class OpRegistry;
 
 namespace tessera::ops {
 
+// Called once, by ir::OpRegistry::instance() through tessera_register_all_ops (register_all.cpp).
 void register_all_ops(ir::OpRegistry& registry);
 
 void register_leaf_ops(ir::OpRegistry& registry);      // input, constant

@@ -19,3 +19,8 @@ void register_all_ops(ir::OpRegistry& registry) {
 }
 
 }  // namespace tessera::ops
+
+// What ir::OpRegistry::instance() calls (weakly referenced from the IR layer, which lies below this one).
+extern "C" void tessera_register_all_ops(tessera::ir::OpRegistry& registry) {
+  tessera::ops::register_all_ops(registry);
+}

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "tessera/core/atomic_file.h"
 #include "tessera/core/error.h"
-#include "tessera/io/atomic_file.h"
 #include "tessera/viz/font5x7.h"
 
 namespace tessera::viz {
@@ -87,7 +87,7 @@ void Canvas::write_png(const std::string& path) const {
   TESSERA_CHECK(png_image_write_to_memory(&image, bytes.data(), &size, 0, pixels_.data(), 0, nullptr) != 0,
                 "PNG encoding of {} failed: {}", path, image.message);
   bytes.resize(size);
-  io::write_file_atomic(path, bytes);
+  write_file_atomic(path, bytes);
 }
 
 }  // namespace tessera::viz

@@ -1,7 +1,7 @@
 // View ops cost nothing at run time: each becomes a new layout over its input's buffer. reshape of a
 // non-packed input is the one exception (it is packed first, as Array::reshape would copy).
 #include "tessera/backends/cpu/library_ops.h"
-#include "tessera/ops/shape_util.h"
+#include "tessera/core/slice_range.h"
 
 namespace tessera::backends::cpu {
 namespace {
@@ -56,8 +56,8 @@ bool lower_slice(Lowering& L, const ir::NodePtr& node) {
   Layout out = L.info(src).layout;
   const auto axis = static_cast<size_t>(
       normalize_axis(node->attrs().get_int("axis"), static_cast<int64_t>(out.shape.size()), "slice"));
-  const ops::SliceRange r = ops::resolve_slice(out.shape[axis], node->attrs().get_int("start"),
-                                               node->attrs().get_int("stop"), node->attrs().get_int("step"));
+  const SliceRange r = resolve_slice(out.shape[axis], node->attrs().get_int("start"), node->attrs().get_int("stop"),
+                                     node->attrs().get_int("step"));
   out.offset += r.start * out.strides[axis];
   out.strides[axis] *= r.step;
   out.shape[axis] = r.count;

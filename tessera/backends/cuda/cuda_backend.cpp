@@ -8,6 +8,7 @@
 
 #include "tessera/backends/common/lower_graph.h"
 #include "tessera/backends/common/program.h"
+#include "tessera/backends/cpu/cpu_backend.h"
 #include "tessera/backends/cuda/context.h"
 #include "tessera/backends/cuda/cuda_check.h"
 #include "tessera/backends/cuda/executable.h"
@@ -92,7 +93,7 @@ class CudaBackend final : public Backend {
     if (!available()) throw Error(fmt::format("cuda backend: {}", status()));
     check_aliases(graph, spec.aliases);
     for (const ir::NodePtr& n : graph.nodes()) {
-      if (!supports(*n)) return compile_split(graph, *this, backend_by_name("cpu"), spec);
+      if (!supports(*n)) return compile_split(graph, *this, cpu_backend(), spec);
     }
     Context& ctx = context(0);
     ctx.device().make_current();

@@ -9,7 +9,6 @@
 
 #include "tessera/backends/cuda/cuda_check.h"
 #include "tessera/backends/cuda/steps.h"
-#include "tessera/ops/shape_util.h"
 
 namespace tessera::backends::cuda {
 

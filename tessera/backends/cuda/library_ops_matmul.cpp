@@ -12,7 +12,6 @@
 #include "tessera/backends/cpu/library_ops.h"  // the view lowerings, which are backend-neutral
 #include "tessera/backends/cuda/gemm.h"
 #include "tessera/backends/cuda/steps.h"
-#include "tessera/ops/shape_util.h"
 
 namespace tessera::backends::cuda {
 

@@ -16,7 +16,7 @@
 
 #include "tessera/core/error.h"
 #include "tessera/core/printable.h"
-#include "tessera/io/regular_file.h"
+#include "tessera/core/regular_file.h"
 #include "tessera/quant/quantize.h"
 
 namespace tessera::io::gguf {

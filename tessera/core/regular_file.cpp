@@ -1,4 +1,4 @@
-#include "tessera/io/regular_file.h"
+#include "tessera/core/regular_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 
 #include "tessera/core/error.h"
 
-namespace tessera::io {
+namespace tessera {
 
 const char* file_kind(unsigned mode) {
   if (S_ISREG(mode)) return "a regular file";
@@ -42,4 +42,4 @@ int open_regular_file(const std::string& path, uint64_t* size) {
   return fd;
 }
 
-}  // namespace tessera::io
+}  // namespace tessera

@@ -1,4 +1,4 @@
-#include "tessera/io/atomic_file.h"
+#include "tessera/core/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -9,10 +9,10 @@
 #include <cstring>
 
 #include "tessera/core/error.h"
+#include "tessera/core/regular_file.h"
 #include "tessera/core/temp_file.h"
-#include "tessera/io/regular_file.h"
 
-namespace tessera::io {
+namespace tessera {
 
 namespace {
 
@@ -121,4 +121,4 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
-}  // namespace tessera::io
+}  // namespace tessera

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace tessera::io {
+namespace tessera {
 
 // A read-only descriptor (O_CLOEXEC) of the regular file at `path` and its size in bytes. Never blocks
 // on a FIFO. Throws tessera::Error naming the path and the reason (errno text, or the kind of file).
@@ -14,4 +14,4 @@ int open_regular_file(const std::string& path, uint64_t* size);
 // "a directory", "a character device", "a FIFO", ... for a stat mode.
 const char* file_kind(unsigned mode);
 
-}  // namespace tessera::io
+}  // namespace tessera
