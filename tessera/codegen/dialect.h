@@ -94,6 +94,14 @@ struct Dialect {
   std::string shuffle_xor;       // "{v}" exchanged with the lane whose index differs by "{m}" (32-bit or wider types)
   std::string barrier;           // a statement
   std::string shared_decl;       // "{type} {name}[{size}]" in block-shared memory
+  // Splitting one output over several blocks (empty scratch_binding: never). Each block leaves its
+  // partial result in a scratch buffer the launcher passes after the outputs; the block that counts
+  // last (atomic_increment of a per-output counter, after memory_fence) combines the partials in
+  // block order, so the result does not depend on which block finishes first.
+  std::string scratch_binding;   // declares `unsigned char* tsr_scratch` from slot "{k}" of the outputs
+  std::string atomic_increment;  // "{p}": returns the old value of the unsigned counter at p, adding 1
+  std::string memory_fence;      // a statement ordering this thread's writes before later ones, device-wide
+  std::string volatile_qualifier;  // for reading other blocks' partials
   // Elementwise kernels move vector_bytes per access where rows allow it (0: scalar accesses): one
   // vector per buffer of vector_type ("{type}", "{n}"), defined once by vector_helpers.
   int vector_bytes = 0;
@@ -127,6 +135,7 @@ struct Dialect {
 struct ThreadMapping {
   int group = 1;   // threads per range unit (a reduction's output): 1, a power of two up to the warp, or the block
   int vector = 1;  // consecutive range units per thread step (elementwise kernels with vector accesses)
+  int split = 1;   // blocks per output (group is the block): partial results meet in the launcher's scratch
 };
 
 const Dialect& c_dialect();     // C11 for the system compiler (gcc/clang)

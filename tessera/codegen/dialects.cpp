@@ -234,6 +234,10 @@ Dialect make_cuda() {
   d.shuffle_xor = "__shfl_xor_sync(0xffffffffu, {v}, {m})";
   d.barrier = "__syncthreads();";
   d.shared_decl = "__shared__ {type} {name}[{size}]";
+  d.scratch_binding = "unsigned char* tsr_scratch = (unsigned char*)out_[{k}];";
+  d.atomic_increment = "atomicAdd((unsigned int*)({p}), 1u)";
+  d.memory_fence = "__threadfence();";
+  d.volatile_qualifier = "volatile";
   // 16-byte accesses: the memory system moves whole sectors per warp and each thread has four
   // floats in flight instead of one (HOPPER.md's advice for memory-bound code).
   d.vector_bytes = 16;

@@ -197,6 +197,8 @@ class KernelWriter {
       }
     } else if (d_.schedule == Schedule::RowLoops && !k_.reduced[last_]) {
       reduction_tiles();
+    } else if (mapping_.split > 1) {
+      reduction_split_blocks();
     } else if (mapping_.group == d_.block_size && mapping_.group > 1) {
       reduction_per_block();
     } else if (mapping_.group > 1) {
@@ -840,6 +842,99 @@ class KernelWriter {
     epilogue_part();
     close();
     close();
+    close();
+  }
+
+  // The block-wide combine of reduction_per_block: afterwards thread 0 holds the block's result.
+  void combine_block(int warps) {
+    const int w = d_.warp_size;
+    combine_lanes(w);
+    open(fmt::format("if (tsr_l % {} == 0)", w));
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format("tsr_sh{}[tsr_l / {}] = {};", r, w, acc(r)));
+      if (tracks_nan(r)) line(fmt::format("tsr_shn{}[tsr_l / {}] = {};", r, w, nan_flag(r)));
+    }
+    close();
+    line(d_.barrier);
+    open(fmt::format("if (tsr_l < {})", w));
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format("{} = tsr_l < {} ? tsr_sh{}[tsr_l] : {};", acc(r), warps, r, identity(r)));
+      if (tracks_nan(r)) line(fmt::format("{} = tsr_l < {} ? tsr_shn{}[tsr_l] : 0;", nan_flag(r), warps, r));
+    }
+    combine_lanes(w);
+    close();
+  }
+
+  void declare_block_shared(int warps) {
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format(fmt::runtime(d_.shared_decl), fmt::arg("type", d_.type(k_.reductions[r].acc_type)),
+                       fmt::arg("name", fmt::format("tsr_sh{}", r)), fmt::arg("size", warps)) + ";");
+      if (tracks_nan(r)) {
+        line(fmt::format(fmt::runtime(d_.shared_decl), fmt::arg("type", "int"),
+                         fmt::arg("name", fmt::format("tsr_shn{}", r)), fmt::arg("size", warps)) + ";");
+      }
+    }
+  }
+
+  // `split` blocks per output, each over one chunk of the reduced range; the last block to finish
+  // an output (its counter) combines the partials in block order and runs the epilogue.
+  void reduction_split_blocks() {
+    const int bs = d_.block_size, warps = bs / d_.warp_size, split = mapping_.split;
+    const int64_t outputs = k_.range(), chunk = split_chunk(k_, d_), work = k_.work_per_unit();
+    line(fmt::format(fmt::runtime(d_.scratch_binding), fmt::arg("k", k_.output_types.size())));
+    declare_block_shared(warps);
+    line(fmt::format(fmt::runtime(d_.shared_decl), fmt::arg("type", "int"), fmt::arg("name", "tsr_last"),
+                     fmt::arg("size", 1)) + ";");
+    int64_t offset = 0;
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      const std::string& t = d_.type(k_.reductions[r].acc_type);
+      line(fmt::format("{0} {1}* tsr_part{2} = ({0} {1}*)(tsr_scratch + {3});", d_.volatile_qualifier, t, r, offset));
+      offset += outputs * split * 8;
+      if (tracks_nan(r)) {
+        line(fmt::format("{0} int* tsr_partn{1} = ({0} int*)(tsr_scratch + {2});", d_.volatile_qualifier, r, offset));
+        offset += outputs * split * 8;
+      }
+    }
+    line(fmt::format("unsigned int* tsr_count = (unsigned int*)(tsr_scratch + {});", offset));
+    line(fmt::format("const {} tsr_l = {};", idx(), d_.local_index));
+    open(fmt::format("for ({0} ob = begin * {3} + {1}; ob < end * {3}; ob += {2})", idx(), d_.block_index,
+                     d_.block_count, split));
+    line(fmt::format("const {0} o = ob / {1}, tsr_s = ob % {1};", idx(), split));
+    decompose("o", dims_where(false));
+    declare_accumulators();
+    line(fmt::format("const {0} tsr_end = tsr_s * {1} + {1} < {2} ? tsr_s * {1} + {1} : {2};", idx(), num(chunk),
+                     num(work)));
+    open(fmt::format("for ({0} r = tsr_s * {1} + tsr_l; r < tsr_end; r += {2})", idx(), num(chunk), bs));
+    decompose("r", dims_where(true));
+    instrs(k_.body, 'v');
+    stores(k_.body_stores, k_.body, 'v');
+    accumulate();
+    close();
+    combine_block(warps);
+    open("if (tsr_l == 0)");
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format("tsr_part{}[o * {} + tsr_s] = {};", r, split, acc(r)));
+      if (tracks_nan(r)) line(fmt::format("tsr_partn{}[o * {} + tsr_s] = {};", r, split, nan_flag(r)));
+    }
+    line(d_.memory_fence);
+    line(fmt::format("tsr_last[0] = {} == {}u;",
+                     fmt::format(fmt::runtime(d_.atomic_increment), fmt::arg("p", "tsr_count + o")), split - 1));
+    close();
+    line(d_.barrier);
+    open("if (tsr_last[0] && tsr_l == 0)");
+    line(d_.memory_fence);
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format("{} = {};", acc(r), identity(r)));
+      if (tracks_nan(r)) line(fmt::format("{} = 0;", nan_flag(r)));
+    }
+    open(fmt::format("for (int q = 0; q < {}; ++q)", split));
+    combine([&](size_t r) { return fmt::format("tsr_part{}[o * {} + q]", r, split); },
+            [&](size_t r) { return fmt::format("tsr_partn{}[o * {} + q]", r, split); });
+    close();
+    line("tsr_count[o] = 0u;  // ready for the next run");
+    epilogue_part();
+    close();
+    line(d_.barrier);  // tsr_last and the shared slots are rewritten for the next output
     close();
   }
 

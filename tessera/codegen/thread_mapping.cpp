@@ -58,8 +58,42 @@ bool vector_aligned(const lower::Affine& a, int vector) {
   return a.coef.back() == 1;
 }
 
+int reduction_split(const lower::Kernel& k, const Dialect& d) {
+  if (d.scratch_binding.empty() || reduction_group(k, d) != d.block_size) return 1;
+  const int64_t work = k.work_per_unit(), outputs = k.range();
+  // About 16K elements per block, and no more blocks in all than a few per multiprocessor of a large GPU.
+  const int64_t want = std::min<int64_t>(work / 16384, 512 / std::max<int64_t>(outputs, 1));
+  return static_cast<int>(std::clamp<int64_t>(want, 1, 64));
+}
+
+int64_t split_chunk(const lower::Kernel& k, const Dialect& d) {
+  const int64_t s = reduction_split(k, d), b = d.block_size;
+  const int64_t per = (k.work_per_unit() + s - 1) / s;
+  return (per + b - 1) / b * b;
+}
+
+namespace {
+
+bool tracks_nan(const lower::Reduction& r) {
+  return lower::is_float(r.acc_type) && (r.kind == lower::ReduceKind::Max || r.kind == lower::ReduceKind::Min);
+}
+
+}  // namespace
+
+int64_t scratch_bytes(const lower::Kernel& k, const Dialect& d) {
+  const int64_t s = reduction_split(k, d);
+  if (s <= 1) return 0;
+  const int64_t slots = k.range() * s;
+  int64_t bytes = 0;
+  for (const lower::Reduction& r : k.reductions) {
+    bytes += slots * 8;  // every accumulator type fits 8 bytes; 8-byte slots keep them aligned
+    if (tracks_nan(r)) bytes += slots * 8;
+  }
+  return bytes + k.range() * 4;
+}
+
 ThreadMapping thread_mapping(const lower::Kernel& k, const Dialect& d) {
-  return ThreadMapping{reduction_group(k, d), vector_width(k, d)};
+  return ThreadMapping{reduction_group(k, d), vector_width(k, d), reduction_split(k, d)};
 }
 
 }  // namespace tessera::codegen

@@ -21,6 +21,17 @@ int vector_width(const lower::Kernel& kernel, const Dialect& dialect);
 // checked when the kernel runs).
 bool vector_aligned(const lower::Affine& access, int vector);
 
+// Blocks per output of a block reduction: more than 1 when few outputs over very long rows would
+// leave most multiprocessors idle (32 bias gradients over 173,056 elements each used 32 of 132).
+int reduction_split(const lower::Kernel& kernel, const Dialect& dialect);
+
+// Elements of the reduced range each split block takes (a multiple of the block size).
+int64_t split_chunk(const lower::Kernel& kernel, const Dialect& dialect);
+
+// Bytes of scratch a split kernel needs after its outputs (0 when it does not split): per reduction
+// and output one partial per block, an int NaN flag where it tracks NaN, then one counter per output.
+int64_t scratch_bytes(const lower::Kernel& kernel, const Dialect& dialect);
+
 ThreadMapping thread_mapping(const lower::Kernel& kernel, const Dialect& dialect);
 
 }  // namespace tessera::codegen

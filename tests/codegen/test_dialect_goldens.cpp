@@ -36,6 +36,8 @@ std::vector<GoldenKernel> golden_kernels() {
       // Long enough rows that GPU dialects spread each output over lanes of a warp, or over a block.
       {"row_sum_lanes", [](const V& in) { return V{ops::sum(in[0] * in[0], {1})}; }, {{DType::f32, {64, 128}}}},
       {"total_max_block", [](const V& in) { return V{ops::max(in[0], {0}) + 1.0}; }, {{DType::f32, {8192}}}},
+      // Few outputs over very long rows: several blocks per output, meeting in scratch memory.
+      {"split_max", [](const V& in) { return V{ops::max(in[0], {1})}; }, {{DType::f32, {4, 65536}}}},
       {"half_load_store",
        [](const V& in) {
          const Tensor e = ops::expm1(in[0]);

@@ -1,6 +1,6 @@
 // cuBLASLt products against the reference backend: fused tails (bias, ReLU, tanh-GELU, residual)
 // and thin shapes, whose algorithm the autotuner picks by timing the heuristic's candidates, both
-// measured once, then remembered (and stored in the kernel cache folder).
+// measured once, then remembered.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -73,9 +73,6 @@ TEST(CudaGemm, ThinProductsMatchWhicheverAlgorithmWins) {
     expect_matches_reference([](const V& a) { return V{ops::matmul(a[0], ops::transpose(a[1], 0, 1))}; }, {p, q},
                              1e-3);
   }
-  int stored = 0;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) stored += e.path().extension() == ".algo";
-  EXPECT_GE(stored, 1) << "no chosen algorithm was stored in the kernel cache";
   std::filesystem::remove_all(dir);
   ::unsetenv("TESSERA_CACHE_DIR");
 }

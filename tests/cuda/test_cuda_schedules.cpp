@@ -61,6 +61,23 @@ TEST(CudaSchedules, WholeTensorReductionsOverABlock) {
   expect_matches_reference([](const V& a) { return V{ops::prod(a[0]), ops::sum(a[0])}; }, {xd}, 1e-12);
 }
 
+TEST(CudaSchedules, LongReductionsSplitOverBlocksAndStayDeterministic) {
+  // A convolution's bias gradient: 32 outputs over 256 x 26 x 26 elements each.
+  const Array g = random_array({256, 32, 26, 26}, 21, -1, 1, DType::f32);
+  auto bias_grad = [](const V& a) { return V{ops::sum(a[0], {0, 2, 3}), ops::max(a[0], {0, 2, 3})}; };
+  expect_matches_reference(bias_grad, {g}, 1e-4);
+  // NaN in one block's chunk of one output; a whole-tensor product in f64.
+  const Array x = with_nan_at(random_array({3, 1 << 20}, 22, -1, 1, DType::f32), (1 << 20) + 777777);
+  expect_matches_reference([](const V& a) { return V{ops::max(a[0], {1}), ops::min(a[0], {1})}; }, {x}, 0);
+  const Array p = random_array({1 << 19}, 23, 0.9999, 1.0001, DType::f64);
+  expect_matches_reference([](const V& a) { return V{ops::prod(a[0]), ops::mean(a[0])}; }, {p}, 1e-12);
+  // Repeated runs give the same bits (partials meet in block order, whichever block ends last).
+  std::vector<ir::TensorType> types = {{DType::f32, g.shape()}};
+  const auto exe = cuda().compile(trace(bias_grad, types));
+  const std::vector<double> first = exe->run({g})[0].to(host_device()).to_f64();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(exe->run({g})[0].to(host_device()).to_f64(), first) << "run " << i;
+}
+
 TEST(CudaSchedules, MaxAndMinSeeNaNInAnyLaneOrWarp) {
   const Array x = with_nan_at(random_array({2, 5000}, 10, -1, 1, DType::f32), 4321);
   expect_matches_reference([](const V& a) { return V{ops::max(a[0], {1}), ops::min(a[0], {1})}; }, {x}, 0);

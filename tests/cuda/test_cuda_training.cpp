@@ -2,6 +2,7 @@
 // (weights, Adam's moments, losses), and steady-state training steps allocate no device memory.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -38,10 +39,45 @@ train::TrainOptions small_run(const std::filesystem::path& out, int64_t epochs) 
   return o;
 }
 
-TEST(CudaTraining, ResumeIsBitIdentical) {
-  if (!std::filesystem::exists(std::filesystem::path(fashion_mnist_dir()) / "train-images-idx3-ubyte.gz")) {
-    GTEST_SKIP() << "Fashion-MNIST not found in " << fashion_mnist_dir() << " (set TESSERA_FASHION_MNIST_DIR)";
+// Every tensor of two checkpoints bit for bit; a difference reports its largest size.
+void expect_identical_checkpoints(const std::filesystem::path& pa, const std::filesystem::path& pb) {
+  const io::SafetensorsFile a = io::load_safetensors(pa.string()), b = io::load_safetensors(pb.string());
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  ASSERT_EQ(a.tensors.size(), 24u);  // the MLP's 8 tensors and Adam's 16
+  for (const auto& [name, arr] : a.tensors) {
+    ASSERT_EQ(b.tensors.count(name), 1u) << name;
+    const Array x = arr.contiguous(), y = b.tensors.at(name).contiguous();
+    ASSERT_EQ(x.nbytes(), y.nbytes()) << name;
+    if (std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()) == 0) continue;
+    const std::vector<double> u = x.to_f64(), v = y.to_f64();
+    double worst = 0, at = 0;
+    size_t count = 0;
+    for (size_t i = 0; i < u.size(); ++i) {
+      count += u[i] != v[i];
+      if (std::abs(u[i] - v[i]) > worst) worst = std::abs(u[i] - v[i]), at = u[i];
+    }
+    ADD_FAILURE() << name << ": " << count << " of " << u.size() << " elements differ, the most by " << worst
+                  << " (at a value of " << at << ")";
   }
+}
+
+bool have_fashion_mnist() {
+  return std::filesystem::exists(std::filesystem::path(fashion_mnist_dir()) / "train-images-idx3-ubyte.gz");
+}
+
+TEST(CudaTraining, TwoRunsAreBitIdentical) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "Fashion-MNIST not found in " << fashion_mnist_dir() << " (set TESSERA_FASHION_MNIST_DIR)";
+  const auto dir = std::filesystem::temp_directory_path() / ("tessera-cuda-repeat-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const train::TrainReport first = train::train_classifier(small_run(dir / "first", 2), nullptr);
+  const train::TrainReport second = train::train_classifier(small_run(dir / "second", 2), nullptr);
+  expect_identical_checkpoints(dir / "first/checkpoint.safetensors", dir / "second/checkpoint.safetensors");
+  EXPECT_EQ(first.epochs.back().train_loss, second.epochs.back().train_loss);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CudaTraining, ResumeIsBitIdentical) {
+  if (!have_fashion_mnist()) GTEST_SKIP() << "Fashion-MNIST not found in " << fashion_mnist_dir() << " (set TESSERA_FASHION_MNIST_DIR)";
   const auto dir = std::filesystem::temp_directory_path() / ("tessera-cuda-resume-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const train::TrainReport straight = train::train_classifier(small_run(dir / "straight", 2), nullptr);
@@ -49,16 +85,7 @@ TEST(CudaTraining, ResumeIsBitIdentical) {
   train::TrainOptions resume = small_run(dir / "resumed", 2);
   resume.resume = (dir / "split/checkpoint.safetensors").string();
   const train::TrainReport second = train::train_classifier(resume, nullptr);
-  const io::SafetensorsFile a = io::load_safetensors((dir / "straight/checkpoint.safetensors").string());
-  const io::SafetensorsFile b = io::load_safetensors((dir / "resumed/checkpoint.safetensors").string());
-  ASSERT_EQ(a.tensors.size(), b.tensors.size());
-  ASSERT_EQ(a.tensors.size(), 24u);  // the MLP's 8 tensors and Adam's 16
-  for (const auto& [name, arr] : a.tensors) {
-    ASSERT_EQ(b.tensors.count(name), 1u) << name;
-    const Array x = arr.contiguous(), y = b.tensors.at(name).contiguous();
-    ASSERT_EQ(x.nbytes(), y.nbytes()) << name;
-    EXPECT_EQ(std::memcmp(x.raw_data(), y.raw_data(), x.nbytes()), 0) << name << " differs";
-  }
+  expect_identical_checkpoints(dir / "straight/checkpoint.safetensors", dir / "resumed/checkpoint.safetensors");
   EXPECT_EQ(second.epochs.back().train_loss, straight.epochs.back().train_loss);
   EXPECT_EQ(second.test_accuracy, straight.test_accuracy);
   std::filesystem::remove_all(dir);

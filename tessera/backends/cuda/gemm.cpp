@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "tessera/backends/cuda/cuda_check.h"
@@ -12,7 +14,17 @@ namespace tessera::backends::cuda {
 
 namespace {
 
-constexpr int kGemmCandidates = 8;  // heuristic results timed per product (gemm_autotune.h)
+constexpr int kGemmCandidates = 16;  // heuristic results timed per product (gemm_autotune.h)
+
+uint32_t gemm_reduction_mask() {
+  const char* env = std::getenv("TESSERA_CUDA_GEMM_REDUCTIONS");
+  const std::string v = env != nullptr ? env : "separate";
+  if (v == "all") return CUBLASLT_REDUCTION_SCHEME_MASK;
+  if (v == "none") return CUBLASLT_REDUCTION_SCHEME_NONE;
+  TESSERA_CHECK(v == "separate", "TESSERA_CUDA_GEMM_REDUCTIONS must be separate, none or all, not '{}'", v);
+  return CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE |
+         CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
+}
 
 cudaDataType_t data_type(DType dt) {
   switch (dt) {
@@ -105,6 +117,16 @@ GemmPlan::GemmPlan(cublasLtHandle_t handle, const GemmShape& s, void* workspace,
   check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_out,
                                              sizeof(align_out)),
         "cublasLtMatmulPreferenceSetAttribute(alignment D)");
+  // Training must be reproducible bit for bit (a resumed run equals one that never stopped). A split-K
+  // algorithm that reduces "in place" adds its parts into the output one at a time but in no fixed
+  // order: with the timed choice free to take one, two runs of the same MLP step in one process ended
+  // an ulp apart. TESSERA_CUDA_GEMM_REDUCTIONS picks what is allowed: "separate" (default: split-K
+  // only with its parts reduced by a separate pass over the workspace), "none" (no split-K at all;
+  // the MLP step at batch 64 took 311 instead of 215 us) or "all".
+  const uint32_t reductions = gemm_reduction_mask();
+  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
+                                             sizeof(reductions)),
+        "cublasLtMatmulPreferenceSetAttribute(reduction scheme)");
   std::vector<cublasLtMatmulHeuristicResult_t> results(kGemmCandidates);
   int found = 0;
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, c_, d_, pref, kGemmCandidates,

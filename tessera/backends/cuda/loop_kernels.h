@@ -22,7 +22,10 @@ inline constexpr int kMaxKernelBuffers = 64;
 class LoopKernel {
  public:
   LoopKernel(std::shared_ptr<KernelModule> module, cudaKernel_t kernel, std::string name, int inputs, int outputs,
-             int64_t range, codegen::ThreadMapping mapping, int multiprocessors);
+             int64_t range, codegen::ThreadMapping mapping, int64_t scratch_bytes, int multiprocessors);
+  ~LoopKernel();
+  LoopKernel(const LoopKernel&) = delete;
+  LoopKernel& operator=(const LoopKernel&) = delete;
   // in/out: device addresses (inputs the kernel does not read may be null).
   void launch(const void* const* in, void* const* out, cudaStream_t stream) const;
   const std::string& name() const { return name_; }
@@ -36,6 +39,7 @@ class LoopKernel {
   int inputs_, outputs_;
   int64_t range_;
   codegen::ThreadMapping mapping_;
+  void* scratch_ = nullptr;  // a split reduction's partials and counters (device memory)
   unsigned grid_ = 1, block_ = 256;
 };
 
