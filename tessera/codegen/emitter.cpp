@@ -940,41 +940,21 @@ class KernelWriter {
 
   // One block per output: lanes combine within each warp, warps through shared memory.
   void reduction_per_block() {
-    const int bs = d_.block_size, w = d_.warp_size, warps = bs / w;
-    for (size_t r = 0; r < k_.reductions.size(); ++r) {
-      line(fmt::format(fmt::runtime(d_.shared_decl), fmt::arg("type", d_.type(k_.reductions[r].acc_type)),
-                       fmt::arg("name", fmt::format("tsr_sh{}", r)), fmt::arg("size", warps)) + ";");
-      if (tracks_nan(r)) {
-        line(fmt::format(fmt::runtime(d_.shared_decl), fmt::arg("type", "int"),
-                         fmt::arg("name", fmt::format("tsr_shn{}", r)), fmt::arg("size", warps)) + ";");
-      }
-    }
+    const int bs = d_.block_size, warps = bs / d_.warp_size;
+    declare_block_shared(warps);
     line(fmt::format("const {} tsr_l = {};", idx(), d_.local_index));
     open(fmt::format("for ({0} o = begin + {1}; o < end; o += {2})", idx(), d_.block_index, d_.block_count));
     decompose("o", dims_where(false));
     declare_accumulators();
     strided_reduced_loop("tsr_l", bs);
-    combine_lanes(w);
-    open(fmt::format("if (tsr_l % {} == 0)", w));
-    for (size_t r = 0; r < k_.reductions.size(); ++r) {
-      line(fmt::format("tsr_sh{}[tsr_l / {}] = {};", r, w, acc(r)));
-      if (tracks_nan(r)) line(fmt::format("tsr_shn{}[tsr_l / {}] = {};", r, w, nan_flag(r)));
-    }
-    close();
-    line(d_.barrier);
-    open(fmt::format("if (tsr_l < {})", w));
-    for (size_t r = 0; r < k_.reductions.size(); ++r) {
-      line(fmt::format("{} = tsr_l < {} ? tsr_sh{}[tsr_l] : {};", acc(r), warps, r, identity(r)));
-      if (tracks_nan(r)) line(fmt::format("{} = tsr_l < {} ? tsr_shn{}[tsr_l] : 0;", nan_flag(r), warps, r));
-    }
-    combine_lanes(w);
+    combine_block(warps);
     open("if (tsr_l == 0)");
     epilogue_part();
-    close();
     close();
     line(d_.barrier);  // the shared slots are rewritten for the next output
     close();
   }
+
 
   void reduction_per_output() {
     open(range_loop("o"));

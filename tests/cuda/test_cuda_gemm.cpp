@@ -12,25 +12,13 @@
 #include "tessera/backends/backend.h"
 #include "tessera/backends/cuda/executable.h"
 #include "tessera/ops/ops.h"
-#include "test_util.h"
+#include "cuda_test_util.h"
 
 namespace tessera::test {
 namespace {
 
 using V = std::vector<Tensor>;
 
-backends::Backend& cuda() { return backends::backend_by_name("cuda"); }
-
-void expect_matches_reference(const std::function<V(const V&)>& fn, const std::vector<Array>& in, double tol) {
-  std::vector<ir::TensorType> types;
-  for (const Array& a : in) types.push_back({a.dtype(), a.shape()});
-  const ir::Graph g = trace(fn, types);
-  const auto got = cuda().compile(g)->run(in);
-  const auto want = backends::reference_backend().compile(g)->run(in);
-  for (size_t i = 0; i < got.size(); ++i) {
-    expect_close(Tensor::from_array(got[i].to(host_device())), want[i].to_f64(), tol, tol);
-  }
-}
 
 // How many cuBLASLt steps the compiled graph has (a fused tail adds none).
 int gemm_steps(const std::function<V(const V&)>& fn, const std::vector<ir::TensorType>& types) {

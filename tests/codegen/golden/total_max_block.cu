@@ -49,11 +49,11 @@ extern "C" __global__ void tsr_kernel_0(const void* const* in_, void* const* out
       n0 |= __shfl_xor_sync(0xffffffffu, n0, 2);
       { const float t = __shfl_xor_sync(0xffffffffu, a0, 1); a0 = t > a0 ? t : a0; }
       n0 |= __shfl_xor_sync(0xffffffffu, n0, 1);
-      if (tsr_l == 0) {
-        const float e0 = (n0 ? __int_as_float(0x7fc00000) : a0);
-        const float e2 = e0 + 1.0f;
-        out0[0] = e2;
-      }
+    }
+    if (tsr_l == 0) {
+      const float e0 = (n0 ? __int_as_float(0x7fc00000) : a0);
+      const float e2 = e0 + 1.0f;
+      out0[0] = e2;
     }
     __syncthreads();
   }
