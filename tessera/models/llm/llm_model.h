@@ -1,0 +1,36 @@
+#pragma once
+// A language model loaded from a GGUF file: its hyperparameters, its weights (viewing the mapped file,
+// in their GGUF encodings) and the forward pass of its architecture as a graph.
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "tessera/ir/graph.h"
+#include "tessera/models/llm/gpt2.h"
+#include "tessera/models/llm/llama.h"
+
+namespace tessera::models::llm {
+
+class LlmModel {
+ public:
+  // Opens, validates and maps the file; throws naming the file and what is wrong with it.
+  static LlmModel load(const std::string& path);
+  explicit LlmModel(const io::gguf::Reader& file);
+
+  const LlmConfig& config() const;
+  const io::gguf::Reader& file() const { return file_; }
+
+  // Logits [n, n_vocab] of tokens and positions (integer [n]).
+  Tensor forward(const Tensor& tokens, const Tensor& positions, const Attend& attend = causal_attend) const;
+  // The whole-sequence forward as a graph: inputs tokens and positions (i64 [n]), output logits.
+  ir::Graph prefill_graph(int64_t n) const;
+
+  // Throws unless `tokens` is a non-empty sequence of ids below n_vocab that fits the context.
+  void check_tokens(const std::vector<int64_t>& tokens) const;
+
+ private:
+  io::gguf::Reader file_;  // the weights view its mapping
+  std::variant<LlamaWeights, Gpt2Weights> weights_;
+};
+
+}  // namespace tessera::models::llm
