@@ -1,0 +1,44 @@
+#pragma once
+// Decoding with a KV cache. The cache of each layer is a pair of f32 arrays [n_ctx, n_head_kv, head_dim]
+// that the decode graph takes as inputs and returns, updated, as outputs aliased to them
+// (CompileSpec::aliases), so it is written in place and nothing is reallocated per token. Token
+// positions are inputs too: one executable per chunk length serves every position.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "tessera/backends/backend.h"
+#include "tessera/models/llm/llm_model.h"
+
+namespace tessera::models::llm {
+
+// The decode graph for chunks of m tokens: inputs tokens and positions (i64 [m]), then each layer's
+// keys and values cache (k0, v0, k1, v1, ...); outputs the logits [m, n_vocab] then the updated caches.
+// Each token attends to the cache rows at positions up to its own, its own chunk included.
+struct DecodeGraph {
+  ir::Graph graph;
+  std::vector<backends::Alias> aliases;  // output 1 + j is written into input 2 + j
+};
+DecodeGraph decode_graph(const LlmModel& model, int64_t m);
+
+class Decoder {
+ public:
+  // `model` must outlive this object; the cache (zeroed) covers the model's whole context.
+  Decoder(const LlmModel& model, backends::Backend& backend);
+
+  // Feeds `tokens` at positions position() .. position() + size - 1 and returns their logits
+  // [size, n_vocab]; the cache keeps them for later steps.
+  Array step(const std::vector<int64_t>& tokens);
+  int64_t position() const { return position_; }
+  void reset() { position_ = 0; }  // earlier rows are overwritten as new tokens arrive
+
+ private:
+  const LlmModel& model_;
+  backends::Backend& backend_;
+  std::vector<Array> cache_;  // k0, v0, k1, v1, ...
+  std::map<int64_t, std::unique_ptr<backends::Executable>> by_length_;
+  int64_t position_ = 0;
+};
+
+}  // namespace tessera::models::llm

@@ -1,0 +1,88 @@
+// Decoding with the KV cache gives the logits of the whole-sequence forward: token by token, and in
+// chunks of several tokens, on the tiny llama.cpp models (float and quantized) and small random ones.
+#include <gtest/gtest.h>
+
+#include "gguf/gguf_test_util.h"
+#include "llm/parity_util.h"
+#include "llm/tiny_models.h"
+#include "tessera/backends/backend.h"
+#include "tessera/core/error.h"
+#include "tessera/models/llm/kv_cache.h"
+#include "tessera/models/llm/prefill.h"
+
+using namespace tessera;
+using namespace tessera::models::llm;
+
+namespace {
+
+const std::vector<int64_t> kIds{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8};
+
+// Logits of `ids` decoded in chunks of the given sizes, stacked [n, n_vocab].
+Array decode_in_chunks(const LlmModel& model, const std::string& backend, const std::vector<int64_t>& ids,
+                       const std::vector<size_t>& chunks) {
+  Decoder decoder(model, backends::backend_by_name(backend));
+  const int64_t v = model.config().n_vocab;
+  Array out = Array::empty(DType::f32, {static_cast<int64_t>(ids.size()), v});
+  size_t at = 0;
+  for (size_t c = 0; at < ids.size(); ++c) {
+    const size_t len = std::min(chunks[c % chunks.size()], ids.size() - at);
+    const Array step = decoder.step({ids.begin() + static_cast<std::ptrdiff_t>(at),
+                                     ids.begin() + static_cast<std::ptrdiff_t>(at + len)});
+    std::copy(step.data<const float>(), step.data<const float>() + len * v, out.data<float>() + at * v);
+    at += len;
+  }
+  EXPECT_EQ(decoder.position(), static_cast<int64_t>(ids.size()));
+  return out;
+}
+
+// `cpu_tol` applies on the CPU backend, 1e-4 on the reference backend (exact products).
+void expect_decode_matches_prefill(const LlmModel& model, const std::vector<int64_t>& ids, double cpu_tol,
+                                   const std::string& what) {
+  for (const char* backend : {"cpu", "reference"}) {
+    const double tol = std::string(backend) == "cpu" ? cpu_tol : 1e-4;
+    Prefill prefill(model, backends::backend_by_name(backend));
+    const Array full = prefill.logits(ids);
+    EXPECT_LT(test::compare_rows(decode_in_chunks(model, backend, ids, {1}), full).max_abs, tol)
+        << what << " token by token on " << backend;
+    EXPECT_LT(test::compare_rows(decode_in_chunks(model, backend, ids, {5, 1, 3}), full).max_abs, tol)
+        << what << " in chunks on " << backend;
+  }
+}
+
+TEST(LlmDecode, RandomModelsTokenByTokenEqualThePrefill) {
+  test::TinyShape s;
+  s.layers = 2;
+  expect_decode_matches_prefill(LlmModel(test::parse_tiny(test::tiny_llama(s))), kIds, 1e-4, "llama");
+  expect_decode_matches_prefill(LlmModel(test::parse_tiny(test::tiny_gpt2(s))), kIds, 1e-4, "gpt2");
+}
+
+TEST(LlmDecode, TinyLlamaCppModelsTokenByTokenEqualThePrefill) {
+  TESSERA_REQUIRE_TESTDATA(data);
+  // On the CPU, quantized products round the activations to 8-bit blocks as llama.cpp does; the float
+  // rounding that differs between the two attention paths flips some of those roundings, which moves
+  // the logits by a few hundredths (llama.cpp's own -ub 1 moves Q4_K_M's by 6.3e-2, README).
+  for (const auto& [name, cpu_tol] : {std::pair{"tiny-llama-f32", 1e-4}, std::pair{"tiny-llama-q4_k", 0.05},
+                                      std::pair{"tiny-gpt2-q8_0", 0.05}}) {
+    const LlmModel model = LlmModel::load((data / "gguf" / (std::string(name) + ".gguf")).string());
+    const auto ids = test::read_json(data / "logits" / (std::string(name) + ".tokens.json"))["token_ids"];
+    expect_decode_matches_prefill(model, ids.get<std::vector<int64_t>>(), cpu_tol, name);
+  }
+}
+
+TEST(LlmDecode, PastTheContextIsAnError) {
+  test::TinyShape s;
+  s.ctx = 4;
+  const LlmModel model(test::parse_tiny(test::tiny_llama(s)));
+  Decoder decoder(model, backends::backend_by_name("cpu"));
+  decoder.step({1, 2, 3});
+  try {
+    decoder.step({1, 2});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("decoding 2 more tokens at position 3 would pass the context length 4"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
