@@ -35,7 +35,7 @@ QuantWeight WeightLoader::matrix(const std::string& name, int64_t rows, int64_t 
   const Shape bytes_shape{rows, quant::row_bytes(t.type, cols, name)};
   const Array raw = view.dtype() == DType::u8
                         ? view
-                        : Array::from_external(const_cast<void*>(view.raw_data()), DType::u8, bytes_shape,
+                        : Array::from_external(view.raw_data(), DType::u8, bytes_shape,
                                                std::shared_ptr<const void>(view.storage()));
   w.blocks = Tensor::from_array(raw.reshape(bytes_shape), name);
   return w;

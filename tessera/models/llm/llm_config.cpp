@@ -36,7 +36,7 @@ std::optional<int64_t> count_key(const io::gguf::Reader& file, const std::string
   return static_cast<int64_t>(n);
 }
 
-// A finite float key; `positive` also refuses zero and negatives.
+// A finite, positive float key (an epsilon or a RoPE base).
 std::optional<double> float_key(const io::gguf::Reader& file, const std::string& key, bool required) {
   const io::gguf::Value* v = file.find(key);
   if (v == nullptr) {
