@@ -35,6 +35,7 @@ tessera_layer(optim    optim)                               # optimisers, schedu
 tessera_layer(models   models)                              # model zoo
 tessera_layer(data     data)                                # datasets and loaders
 tessera_layer(io       io)                                  # safetensors, npy, GGUF, StableHLO, C export
+tessera_layer(tokenizers tokenizers)                        # SentencePiece and byte-level BPE from GGUF
 tessera_layer(llm      models/llm)                          # Llama / GPT-2 graphs from GGUF files (above io)
 tessera_layer(viz      viz)                                 # charts and images
 tessera_layer(train    train)                               # training loops, checkpoints

@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev libcli11-dev nlohmann-json3-dev
-  zlib1g-dev libpng-dev libopenblas-dev
+  zlib1g-dev libpng-dev libopenblas-dev libpcre2-dev
   clang libclang-rt-14-dev
   glslang-tools
   dataset-fashion-mnist

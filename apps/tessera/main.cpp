@@ -40,6 +40,7 @@ int run(int argc, char** argv) {
       add_export_command(app),
       add_check_command(app),
       add_devices_command(app),
+      add_tokenize_command(app),
   };
 
   try {

@@ -1,0 +1,57 @@
+#pragma once
+// A text tokenizer built from a GGUF file's metadata, encoding and decoding as llama.cpp does:
+// SentencePiece-style (tokenizer.ggml.model "llama") or byte-level BPE ("gpt2", with the pre-tokenizer
+// named by tokenizer.ggml.pre). Encoding takes valid UTF-8 only; decoding gives bytes (a byte token may
+// end inside a character).
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/io/gguf/gguf_reader.h"
+#include "tessera/tokenizers/vocab.h"
+
+namespace tessera::tokenizers {
+
+struct EncodeOptions {
+  bool add_special = true;     // BOS / EOS where the vocabulary asks for them (add_bos_token, add_eos_token)
+  bool parse_special = false;  // match control tokens such as <|endoftext|> written in the text
+};
+
+struct DecodeOptions {
+  bool render_special = true;   // control and unknown tokens print as their text ("<s>"); else as nothing
+  bool strip_bos_eos = false;   // drop a leading BOS and a trailing EOS the vocabulary adds
+  // llama.cpp's clean-up of " ." " ," " !" " ?" and " 's"-style contractions, on for byte-level BPE;
+  // off gives back exactly the encoded text.
+  bool clean_spaces = true;
+};
+
+class PreTokenizerRegex;
+
+class Tokenizer {
+ public:
+  static Tokenizer from_gguf(const io::gguf::Reader& file);
+  static Tokenizer from_gguf(const std::string& path);
+  explicit Tokenizer(Vocab vocab);
+  ~Tokenizer();
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+
+  const Vocab& vocab() const { return vocab_; }
+  int64_t size() const { return vocab_.size(); }
+  TokenId bos() const { return vocab_.bos; }
+  TokenId eos() const { return vocab_.eos; }
+
+  std::vector<TokenId> encode(std::string_view text, const EncodeOptions& options = {}) const;
+  std::string decode(const std::vector<TokenId>& ids, const DecodeOptions& options = {}) const;
+  // One token's bytes, as decode() writes it in the middle of a sequence.
+  std::string piece(TokenId id, bool render_special = true) const;
+
+ private:
+  void check_id(TokenId id) const;
+
+  Vocab vocab_;
+  std::unique_ptr<PreTokenizerRegex> pre_;  // BPE only
+};
+
+}  // namespace tessera::tokenizers
