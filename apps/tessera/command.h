@@ -29,5 +29,6 @@ Command add_export_command(CLI::App& root);
 Command add_check_command(CLI::App& root);
 Command add_devices_command(CLI::App& root);
 Command add_tokenize_command(CLI::App& root);
+Command add_generate_command(CLI::App& root);
 
 }  // namespace tessera::cli

@@ -41,6 +41,7 @@ int run(int argc, char** argv) {
       add_check_command(app),
       add_devices_command(app),
       add_tokenize_command(app),
+      add_generate_command(app),
   };
 
   try {
