@@ -64,12 +64,21 @@ struct Timer {
   }
 };
 
+// Read once per device: cudaGetDeviceProperties is slow, and every product of a compile asks.
 std::string toolchain() {
   int device = 0;
   cudaGetDevice(&device);
-  cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, device);
-  return fmt::format("cublasLt {} on {} sm_{}{}", cublasLtGetVersion(), prop.name, prop.major, prop.minor);
+  static std::mutex mutex;
+  static auto* known = new std::map<int, std::string>();  // never destroyed (used at exit)
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = known->find(device);
+  if (it == known->end()) {
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, device);
+    it = known->emplace(device, fmt::format("cublasLt {} on {} sm_{}{}", cublasLtGetVersion(), prop.name,
+                                            prop.major, prop.minor)).first;
+  }
+  return it->second;
 }
 
 // The time of one run of `algo` in ms, or infinity when cuBLASLt refuses it.
