@@ -60,7 +60,7 @@ inline Array random_array(const Shape& shape, uint64_t seed, double lo = -1.0, d
 // Runs the finite-difference check and reports the mismatches on failure.
 #define EXPECT_GRADIENTS_MATCH(fn, inputs, ...)                                              \
   do {                                                                                       \
-    auto gc_result = ::tessera::testing::check_gradients(fn, inputs, ##__VA_ARGS__);        \
+    auto gc_result = ::tessera::testing::check_gradients(fn, inputs __VA_OPT__(, ) __VA_ARGS__); \
     EXPECT_TRUE(gc_result.ok) << gc_result.message;                                          \
   } while (0)
 

@@ -28,6 +28,8 @@ namespace {
 struct GenerateCliOptions {
   std::string model, prompt, tokens, dump_logits, device;
   int64_t n = 128;
+  int64_t ctx = 0;
+  int threads = 0;
   models::sampling::SamplingParams sampling;
   bool json = false;
 };
@@ -87,15 +89,20 @@ int run_generate(const GenerateCliOptions& o) {
     std::cerr << "tessera generate: error: " << e.what() << "\n";
     return kExitUsage;
   }
-  const int64_t ctx = model.config().n_ctx;
+  const int64_t model_ctx = model.config().n_ctx;
+  if (o.ctx > model_ctx) {
+    std::cerr << fmt::format("tessera generate: error: --ctx {} is longer than the model's context of {} tokens\n",
+                             o.ctx, model_ctx);
+    return kExitUsage;
+  }
+  const int64_t ctx = o.ctx > 0 ? o.ctx : model_ctx;
   if (static_cast<int64_t>(prompt.size()) + o.n > ctx) {
-    std::cerr << fmt::format("tessera generate: error: -n {} after a {}-token prompt passes the model's context of {} "
-                             "tokens\n",
-                             o.n, prompt.size(), ctx);
+    std::cerr << fmt::format("tessera generate: error: -n {} after a {}-token prompt passes the {} of {} tokens\n",
+                             o.n, prompt.size(), o.ctx > 0 ? "context (--ctx)" : "model's context", ctx);
     return kExitUsage;
   }
   backends::Backend& backend = o.device.empty() ? backends::default_backend() : backends::backend_by_name(o.device);
-  models::llm::Decoder decoder(model, backend);
+  models::llm::Decoder decoder(model, backend, ctx);
 
   const auto t0 = std::chrono::steady_clock::now();
   const Array logits = decoder.step(prompt);
@@ -157,6 +164,9 @@ Command add_generate_command(CLI::App& root) {
       ->capture_default_str();
   app->add_option("--seed", o->sampling.seed, "Sampling seed")->capture_default_str();
   app->add_option("--backend,--device", o->device, "Backend (default: cpu)");
+  app->add_option("-c,--ctx", o->ctx, "KV-cache positions (default: the model's context length)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  add_threads_option(*app, o->threads);
   app->add_option("--dump-logits", o->dump_logits, "Write the logits of every fed position as float32 .npy");
   app->add_flag("--json", o->json, "Print one JSON object at the end instead of streaming text");
   return {app, [o] { return run_generate(*o); }};

@@ -32,8 +32,7 @@ std::string human_bytes(double bytes) {
 }
 
 int run_quantize(const QuantizeCliOptions& o) {
-  io::gguf::QuantizeOptions options;
-  options.type = quant::parse_type(o.type);
+  io::gguf::QuantizeOptions options = io::gguf::options_for_type(o.type);
   options.allow_requantize = o.allow_requantize;
   for (const std::string& spec : o.keep) options.overrides.push_back(io::gguf::TypeOverride::parse(spec));
   uint64_t in_bytes = 0, out_bytes = 0;
@@ -63,7 +62,8 @@ Command add_quantize_command(CLI::App& root) {
   app->add_option("IN", o->in, "Input model (.gguf or .safetensors)")->required()->check(CLI::ExistingFile);
   app->add_option("OUT", o->out, "Output GGUF file (written atomically)")->required();
   app->add_option("--type", o->type,
-                  "Block type for the weight matrices: q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k f16 bf16 f32")
+                  "Block type for the weight matrices: q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k f16 bf16 f32, or "
+                  "llama-quantize's mixes q4_k_m q5_k_m")
       ->required();
   app->add_option("--keep", o->keep,
                   "PATTERN=TYPE: tensors whose whole name matches PATTERN (a glob, or an extended regular "
@@ -75,7 +75,7 @@ Command add_quantize_command(CLI::App& root) {
                 "this flag that is an error)");
   app->add_flag("-q,--quiet", o->quiet, "Print only the summary line");
   app->footer(
-      "Default choice per tensor (llama-quantize's rules, without its per-layer mixes): only tensors with 2 or\n"
+      "Default choice per tensor (llama-quantize's rules; its per-layer mixes with q4_k_m/q5_k_m): only tensors with 2 or\n"
       "more dimensions whose name ends in 'weight' are quantized; norms, biases and other 1-D tensors, MoE\n"
       "router weights and positional embeddings keep their type. Rows whose length is not a multiple of the\n"
       "block size fall back (q2_k/q3_k -> q4_0, q4_k -> q5_0, q5_k -> q5_1, q6_k -> q8_0, else f16).\n"

@@ -4,6 +4,7 @@
 // action to run when that subcommand was chosen; main.cpp lists them. Adding a subcommand (train,
 // generate, quantize, ...) means adding one file and one line in main.cpp.
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -30,5 +31,15 @@ Command add_check_command(CLI::App& root);
 Command add_devices_command(CLI::App& root);
 Command add_tokenize_command(CLI::App& root);
 Command add_generate_command(CLI::App& root);
+Command add_init_model_command(CLI::App& root);
+Command add_bench_llm_command(CLI::App& bench);  // `bench llm`, a subcommand of bench
+
+// --threads N: the size of the host thread pool (TESSERA_NUM_THREADS), set once the command line is
+// parsed and before anything computes.
+inline void add_threads_option(CLI::App& app, int& threads) {
+  app.add_option("-t,--threads", threads, "Host threads (default: $TESSERA_NUM_THREADS, else every core)")
+      ->check(CLI::Range(1, 256))
+      ->each([](const std::string& v) { setenv("TESSERA_NUM_THREADS", v.c_str(), 1); });
+}
 
 }  // namespace tessera::cli

@@ -31,17 +31,21 @@ int run(int argc, char** argv) {
   app.require_subcommand(0, 1);
   app.footer("Run 'tessera COMMAND --help' for the options of one command.");
 
+  // A nested subcommand comes before its parent: the first parsed command in this list runs.
+  Command bench = add_bench_command(app);
   const std::vector<Command> commands{
+      add_bench_llm_command(*bench.app),
       add_inspect_command(app),
       add_ops_command(app),
       add_train_command(app),
       add_quantize_command(app),
-      add_bench_command(app),
+      bench,
       add_export_command(app),
       add_check_command(app),
       add_devices_command(app),
       add_tokenize_command(app),
       add_generate_command(app),
+      add_init_model_command(app),
   };
 
   try {

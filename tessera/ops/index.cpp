@@ -175,7 +175,10 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype) {
   return ir::make_node1("one_hot", {indices}, Attrs{{"num_classes", num_classes}, {"dtype", dtype}});
 }
 
+void register_index_copy_ops(ir::OpRegistry& r);  // index_copy.cpp
+
 void register_index_ops(ir::OpRegistry& r) {
+  register_index_copy_ops(r);
   r.add(ir::OpDef{
       .name = "gather",
       .min_inputs = 2,

@@ -16,6 +16,10 @@ Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index);
 // of index, out[p with p[axis] = index[p]] += src[p]. x and src have the same dtype (not bool); index
 // has their rank, does not exceed src anywhere nor x outside `axis`. Repeated indices accumulate.
 Tensor scatter_add(const Tensor& x, int64_t axis, const Tensor& index, const Tensor& src);
+// x with whole slices along `axis` replaced (torch.index_copy): out = x, then out's slice index[i]
+// along `axis` = src's slice i. index is 1-D and its entries distinct; src has x's shape with
+// shape[axis] = index.numel(). Written in place when the result replaces x (a KV cache's new rows).
+Tensor index_copy(const Tensor& x, int64_t axis, const Tensor& index, const Tensor& src);
 // indices [...] -> [..., num_classes] with a 1 at each index; dtype of the result as given.
 Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = DType::f32);
 

@@ -206,6 +206,18 @@ void add_composite_samples(std::vector<Sample>& s) {
                  return {ops::scaled_dot_product_attention(a[0], a[1], a[2]),
                          ops::scaled_dot_product_attention(a[0], ops::slice(a[1], 2, 0, 5), a[2], {}, true)};
                }});
+  // A decode step's attention over a cache: positions as a run-time input (distinct rows, 0..6).
+  Sample cached{"kv_cache_attention",
+                {{DType::f32, {3, 4, 8}}, {DType::f32, {7, 2, 8}}, {DType::f32, {7, 2, 8}}, {DType::i64, {3}}},
+                [](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+                  return {ops::kv_cache_attention(a[0], a[1], a[2], a[3]),
+                          ops::kv_cache_attention(a[0], a[1], a[2], ops::cast(a[3], DType::i32), 0.25)};
+                }};
+  cached.data = [](size_t i, const ir::TensorType& t, uint64_t seed) {
+    if (i != 3) return sample_array(t, seed, -2, 2);
+    return Array::from_vector<int64_t>({static_cast<int64_t>(seed % 3), 6, 4}, t.shape);
+  };
+  s.push_back(cached);
   const auto q8_weights = [] { return ops::quantize_weights(sample_array({DType::f32, {4, 64}}, 5, -1, 1), "q8_0"); };
   s.push_back({"dequantize", {{DType::f32, {3, 64}}}, [=](const std::vector<Tensor>& a) -> std::vector<Tensor> {
                  return {ops::dequantize(q8_weights(), "q8_0") + ops::sum(a[0])};

@@ -90,6 +90,20 @@ void add_index_samples(std::vector<Sample>& s) {
                  one_output([](auto& a) { return ops::scatter_add(a[0], 0, a[1], a[2]); }),
                  indices_below(5, {1})});
   }
+  for (DType dt : {DType::f32, DType::i32, DType::boolean}) {
+    Sample copy{std::string("index_copy ") + dtype_name(dt),
+                {{dt, {6, 3}}, {DType::i64, {2}}, {dt, {2, 3}}, {dt, {6, 2}}},
+                [](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+                  return {ops::index_copy(a[0], 0, a[1], a[2]),
+                          ops::index_copy(ops::transpose(a[0], 0, 1), 1, a[1], ops::transpose(a[2], 0, 1)),
+                          ops::index_copy(a[0], 1, Tensor::from_vector<int64_t>({2}, {1}), ops::slice(a[3], 1, 0, 1))};
+                }};
+    copy.data = [](size_t i, const ir::TensorType& t, uint64_t seed) {
+      if (i != 1) return sample_array(t, seed, -2, 2);
+      return Array::from_vector<int64_t>({static_cast<int64_t>(seed % 3) + 3, static_cast<int64_t>(seed % 2)}, t.shape);
+    };
+    s.push_back(copy);
+  }
   s.push_back({"one_hot",
                {{DType::i64, {2, 3}}},
                [](const std::vector<Tensor>& a) -> std::vector<Tensor> {

@@ -21,7 +21,13 @@ void note_allocation() {
 }
 }  // namespace
 
-#if defined(__SANITIZE_ADDRESS__)
+// GCC says __SANITIZE_ADDRESS__; clang 14 only answers __has_feature(address_sanitizer).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TESSERA_TEST_UNDER_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(TESSERA_TEST_UNDER_ASAN)
 // Under AddressSanitizer, which owns malloc and operator new, its allocation hooks do the counting.
 // Declared in compiler-rt's sanitizer/allocator_interface.h, which GCC does not ship.
 extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, std::size_t),

@@ -184,10 +184,16 @@ std::vector<OpCase> op_cases() {
   add("scatter_add", "scatter_add_f16",
       {rnd({4, 3}, 69, -1, 1, DType::f16), ints({5, 3}, 70, 0, 3), rnd({5, 3}, 71, -1, 1, DType::f16)},
       FN(ops::scatter_add(a[0], 0, a[1], a[2])));
+  add("index_copy", "index_copy", {x34, Array::from_vector<int64_t>({2, 0}, {2}), rnd({3, 2}, 140)},
+      FN(ops::index_copy(a[0], 1, a[1], a[2])));
   add("one_hot", "one_hot", {ints({2, 3}, 72, 0, 4)}, FN(ops::one_hot(a[0], 5)));
   add("embedding", "embedding", {rnd({6, 4}, 73), ints({2, 3}, 74, 0, 5)}, FN(ops::embedding(a[0], a[1])));
   add("embedding_grad", "embedding_grad", {rnd({2, 3, 4}, 75), ints({2, 3}, 76, 0, 5)},
       FN(node("embedding_grad", {a[0], a[1]}, ir::Attrs{{"num_embeddings", int64_t{6}}})));
+
+  add("kv_cache_attention", "kv_cache_attention",
+      {rnd({2, 4, 3}, 141), rnd({5, 2, 3}, 142), rnd({5, 2, 3}, 143), Array::from_vector<int64_t>({1, 4}, {2})},
+      FN(ops::kv_cache_attention(a[0], a[1], a[2], a[3])));
 
   // --- linear algebra ---
   add("matmul", "matmul_batch_weight", {rnd({2, 3, 4}, 77), rnd({4, 5}, 78)}, FN(ops::matmul(a[0], a[1])));

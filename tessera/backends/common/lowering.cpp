@@ -126,6 +126,8 @@ void Lowering::emit(std::unique_ptr<Step> step, const std::vector<int32_t>& read
   for (int32_t id : written_values) access.writes.push_back(info(id).buffer);
   for (int32_t b : scratch_buffers) access.writes.push_back(b);
   access_.push_back(std::move(access));
+  program_->same_memory_ok.push_back(std::move(pending_same_memory_));
+  pending_same_memory_.clear();
   step_nodes_.push_back(current_);
   ProgramStats& stats = program_->stats;
   switch (step->kind()) {
@@ -154,6 +156,7 @@ void Lowering::allow_in_place(int32_t written, int32_t read, const std::vector<i
   int readers = 0;
   for (int32_t other : reads) readers += info(other).buffer == r.buffer ? 1 : 0;
   if (readers > 1) return;
+  pending_same_memory_.push_back({w.buffer, r.buffer});
   BufferInfo& wb = program_->buffers[static_cast<size_t>(w.buffer)];
   const BufferInfo& rb = program_->buffers[static_cast<size_t>(r.buffer)];
   const int64_t read_bytes = r.layout.numel() * static_cast<int64_t>(dtype_size(r.dtype));
@@ -231,6 +234,7 @@ std::unique_ptr<Program> Lowering::finish() {
     if (plan.in_place[r]) ++p.stats.in_place;
   }
   p.arena_bytes = plan.peak_bytes;
+  p.access = access_;
   p.arena_requests = std::move(requests);
   p.memory = plan;
   if (auto fault = verify_program(p, access_, thorough_program_checks(p.arena_requests.size()))) {

@@ -128,6 +128,7 @@ class Lowering {
   std::map<std::pair<int32_t, std::string>, int32_t> derived_constants_;
   std::unordered_map<ir::Value, int64_t, ir::ValueHash> uses_;
   std::vector<runtime::StepAccess> access_;
+  std::vector<std::pair<int32_t, int32_t>> pending_same_memory_;  // allow_in_place pairs for the next step
   std::unordered_map<const ir::Node*, Epilogue> epilogues_;
 };
 

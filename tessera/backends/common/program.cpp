@@ -1,6 +1,8 @@
 // Layouts, copy plans, program dumps and constant binding: the parts of a Program every backend shares.
 #include "tessera/backends/common/program.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "tessera/ir/node.h"
@@ -55,6 +57,37 @@ std::string Program::dump() const {
       fmt::format("program: {} steps, arena {} bytes, {} buffers\n", steps.size(), arena_bytes, buffers.size());
   for (size_t i = 0; i < steps.size(); ++i) out += fmt::format("  {:3}: {}\n", i, steps[i]->describe());
   return out;
+}
+
+bool can_write_over_input(const Program& p, int32_t input, int32_t output) {
+  const auto is = [&](int32_t b, BufferKind kind, int32_t slot) {
+    const BufferInfo& info = p.buffers[static_cast<size_t>(b)];
+    return info.kind == kind && info.slot == slot;
+  };
+  const auto touches = [](const std::vector<int32_t>& list, const auto& pred) {
+    return std::any_of(list.begin(), list.end(), pred);
+  };
+  const auto is_input = [&](int32_t b) { return is(b, BufferKind::input, input); };
+  const auto is_output = [&](int32_t b) { return is(b, BufferKind::output, output); };
+  bool written = false;
+  for (size_t s = 0; s < p.access.size(); ++s) {
+    const runtime::StepAccess& a = p.access[s];
+    const bool reads_input = touches(a.reads, is_input), writes_output = touches(a.writes, is_output);
+    if (written && reads_input) return false;  // the input is read after the output overwrote it
+    if (writes_output && !written) {
+      written = true;
+      if (!reads_input) continue;
+      // The first writer also reads the input: only as a declared in-place pair.
+      bool ok = s < p.same_memory_ok.size();
+      for (int32_t r : a.reads) {
+        if (!ok || !is_input(r)) continue;
+        ok = false;
+        for (const auto& [w, rd] : p.same_memory_ok[s]) ok = ok || (rd == r && is_output(w));
+      }
+      if (!ok) return false;
+    }
+  }
+  return true;
 }
 
 std::vector<Array> bind_constants(const Program& p, const std::vector<const ir::Node*>& graph_constants) {

@@ -105,6 +105,11 @@ struct Program {
   int32_t max_kernel_args = 0;
   int64_t step_scratch_bytes = 0;
   ProgramStats stats;
+  // Per step: the buffers it reads and writes, and the (written, read) pairs of buffers it may be given
+  // as one memory (Lowering::allow_in_place) — what decides whether an aliased output may be written
+  // straight over its input (can_write_over_input).
+  std::vector<runtime::StepAccess> access;
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> same_memory_ok;
   // The arena requests and their placement, kept for inspection and tests.
   std::vector<runtime::BufferRequest> arena_requests;
   runtime::MemoryPlan memory;
@@ -126,6 +131,12 @@ struct CopyPlan {
 void resolve_buffers(const Program& p, std::byte* arena, const std::vector<std::byte*>& inputs,
                      const std::vector<std::byte*>& outputs, const std::vector<Array>& constants,
                      std::vector<std::byte*>& addresses);
+
+// Whether graph output `output` may be written straight into the memory of graph input `input` (a
+// declared alias such as a KV cache) instead of being staged and copied back: every step that reads the
+// input runs before the first step that writes the output, or is that step and accepts the two as one
+// memory.
+bool can_write_over_input(const Program& p, int32_t input, int32_t output);
 
 // The arrays an executable binds to `p`'s constant slots: `graph_constants` are the constant nodes
 // of the graph it is made from, in topological order (GraphKey::constants, plan_cache.h); derived

@@ -41,6 +41,12 @@ CpuExecutable::CpuExecutable(ir::Graph graph, std::shared_ptr<const common::Prog
   input_staging_.resize(input_at_.size());
   output_staging_.resize(output_at_.size());
   output_staged_.assign(output_at_.size(), false);
+  writes_over_input_.assign(output_at_.size(), -1);
+  for (const Alias& a : aliases_) {
+    if (common::can_write_over_input(*program_, a.input, a.output)) {
+      writes_over_input_[static_cast<size_t>(a.output)] = a.input;
+    }
+  }
   kernel_inputs_.assign(static_cast<size_t>(program_->max_kernel_args), nullptr);
   kernel_outputs_.assign(static_cast<size_t>(program_->max_kernel_args), nullptr);
   step_scratch_.resize(static_cast<size_t>(program_->step_scratch_bytes));
@@ -202,10 +208,16 @@ void CpuExecutable::execute(const std::vector<Array>& inputs, std::vector<Array>
     input_staging_[i].copy_from(inputs[i]);
     input_at_[i] = static_cast<std::byte*>(input_staging_[i].raw_data());
   }
-  // Outputs are written in place unless they are not packed or share memory with an input.
+  // Outputs are written in place unless they are not packed or share memory with an input — except an
+  // aliased output given exactly its input's memory, when the program allows writing over it.
   for (size_t k = 0; k < outputs.size(); ++k) {
     bool staged = !outputs[k].is_contiguous();
-    for (size_t i = 0; i < inputs.size() && !staged; ++i) staged = storages_overlap(outputs[k], inputs[i]);
+    const int32_t over = writes_over_input_[k];
+    for (size_t i = 0; i < inputs.size() && !staged; ++i) {
+      const bool same = static_cast<int32_t>(i) == over && outputs[k].raw_data() == inputs[i].raw_data() &&
+                        outputs[k].nbytes() == inputs[i].nbytes() && inputs[i].is_contiguous();
+      staged = !same && storages_overlap(outputs[k], inputs[i]);
+    }
     output_staged_[k] = staged;
     if (staged && !output_staging_[k].defined()) {
       output_staging_[k] = Array::empty(outputs[k].dtype(), outputs[k].shape());

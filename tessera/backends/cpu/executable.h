@@ -52,6 +52,8 @@ class CpuExecutable final : public Executable {
   std::vector<std::byte*> input_at_, output_at_;
   std::vector<Array> input_staging_, output_staging_;
   std::vector<bool> output_staged_;
+  // Per output, the aliased input it may be written over directly (common::can_write_over_input), else -1.
+  std::vector<int32_t> writes_over_input_;
   std::vector<const void*> kernel_inputs_;
   std::vector<void*> kernel_outputs_;
   std::vector<std::byte> step_scratch_;

@@ -29,6 +29,7 @@ void register_softmax_lowerings(LoweringTable& table);  // library_ops_softmax.c
 void register_reduce_lowerings(LoweringTable& table);   // library_ops_reduce.cpp
 void register_index_lowerings(LoweringTable& table);    // library_ops_index.cpp
 void register_quant_lowerings(LoweringTable& table);    // library_ops_quant.cpp
+void register_attention_lowerings(LoweringTable& table);  // library_ops_attention.cpp: kv_cache_attention
 // adam_update nodes run as groups: every f32 update of a graph that shares hyperparameters and the
 // lr/step scalars becomes one fused pass over all parameters (library_ops_optim.cpp).
 void register_optim_lowerings(LoweringTable& table);

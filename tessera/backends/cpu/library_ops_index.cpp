@@ -1,5 +1,6 @@
-// gather and scatter_add (the index ops of cross-entropy and its gradient) as allocation-free steps:
-// gather moves elements of any dtype by size; scatter_add accumulates f32/f64 in place. Indices are
+// gather and scatter_add (the index ops of cross-entropy and its gradient) and index_copy (a KV cache's
+// row writes) as allocation-free steps: gather and index_copy move elements of any dtype by size;
+// scatter_add accumulates f32/f64 in place. Indices are
 // bounds-checked as they are read, with the reference kernels' error messages.
 #include <fmt/format.h>
 
@@ -144,6 +145,66 @@ class ScatterAddStep final : public Step {
   Operand x_, index_, src_, out_;
 };
 
+// index_copy: whole slices of src written over x's along one axis, moved by size (any dtype). With the
+// result in x's buffer (a KV cache updated in place) only the new slices are written.
+class IndexCopyStep final : public Step {
+ public:
+  IndexCopyStep(int64_t outer, int64_t size, int64_t m, size_t slice_bytes, bool i64, std::vector<ir::TensorType> types,
+                Operand x, Operand index, Operand src, Operand out)
+      : outer_(outer),
+        size_(size),
+        m_(m),
+        slice_bytes_(slice_bytes),
+        i64_(i64),
+        types_(std::move(types)),
+        x_(x),
+        index_(index),
+        src_(src),
+        out_(out) {}
+  void run(const RunContext& ctx) const override {
+    if (i64_) return run_typed(ctx, ctx.ptr<const int64_t>(index_));
+    run_typed(ctx, ctx.ptr<const int32_t>(index_));
+  }
+  StepKind kind() const override { return StepKind::library; }
+  std::string describe() const override {
+    return fmt::format("index_copy {} slices of {} bytes into {} x {}", m_, slice_bytes_, outer_, size_);
+  }
+
+ private:
+  template <class I>
+  void run_typed(const RunContext& ctx, const I* idx) const {
+    // Every index is checked (in range, none repeated: a quadratic scan of a handful of rows) before
+    // anything is written, so that an error leaves no half result.
+    for (int64_t i = 0; i < m_; ++i) {
+      const auto r = static_cast<int64_t>(idx[i]);
+      if (r < 0 || r >= size_) {
+        ir::op_fail("index_copy", types_, "index {} is out of range for an axis of size {} (valid indices are 0..size-1)",
+                    r, size_);
+      }
+      for (int64_t j = 0; j < i; ++j) {
+        if (static_cast<int64_t>(idx[j]) == r) {
+          ir::op_fail("index_copy", types_, "index {} appears twice: each slice may be written once", r);
+        }
+      }
+    }
+    const auto* x = ctx.ptr<const std::byte>(x_);
+    const auto* src = ctx.ptr<const std::byte>(src_);
+    auto* out = ctx.ptr<std::byte>(out_);
+    if (out != x) std::memcpy(out, x, static_cast<size_t>(outer_ * size_) * slice_bytes_);
+    for (int64_t o = 0; o < outer_; ++o) {
+      for (int64_t i = 0; i < m_; ++i) {
+        std::memcpy(out + static_cast<size_t>(o * size_ + static_cast<int64_t>(idx[i])) * slice_bytes_,
+                    src + static_cast<size_t>(o * m_ + i) * slice_bytes_, slice_bytes_);
+      }
+    }
+  }
+  int64_t outer_, size_, m_;
+  size_t slice_bytes_;
+  bool i64_;
+  std::vector<ir::TensorType> types_;
+  Operand x_, index_, src_, out_;
+};
+
 int64_t axis_of(const ir::Node& node) {
   return normalize_axis(node.attrs().get_int("axis"), node.input(0).rank(), node.op_name().c_str());
 }
@@ -213,9 +274,31 @@ bool lower_scatter_add(Lowering& L, const ir::NodePtr& node) {
   return true;
 }
 
+bool claim_index_copy(const ir::Node& node) { return index_dtype_ok(node.input(1).dtype()); }
+
+bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
+  if (!claim_index_copy(*node)) return false;
+  const int64_t axis = axis_of(*node);
+  const int32_t x = L.packed(L.value(node->input(0))), index = L.packed(L.value(node->input(1)));
+  const int32_t src = L.packed(L.value(node->input(2)));
+  const int32_t out = L.produce(ir::Value(node, 0));
+  L.allow_in_place(out, x, {x, index, src});
+  const Shape& shape = node->input(0).shape();
+  int64_t outer = 1;
+  size_t slice = dtype_size(node->input(0).dtype());
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) slice *= static_cast<size_t>(shape[d]);
+  L.emit(std::make_unique<IndexCopyStep>(outer, shape[static_cast<size_t>(axis)], node->input(1).shape()[0], slice,
+                                         node->input(1).dtype() == DType::i64, input_types(*node), L.operand(x),
+                                         L.operand(index), L.operand(src), L.operand(out)),
+         {x, index, src}, {out});
+  return true;
+}
+
 }  // namespace
 
 void register_index_lowerings(LoweringTable& table) {
+  table["index_copy"] = {lower_index_copy, claim_index_copy, true};
   table["gather"] = {lower_gather, claim_gather, true};
   table["scatter_add"] = {lower_scatter_add, claim_scatter_add, true};
 }

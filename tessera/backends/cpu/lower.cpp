@@ -22,6 +22,7 @@ const LoweringTable& library_lowerings() {
     register_quant_lowerings(t);
     register_reduce_lowerings(t);
     register_index_lowerings(t);
+    register_attention_lowerings(t);
     register_optim_lowerings(t);
     return t;
   }();

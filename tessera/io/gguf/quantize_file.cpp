@@ -227,6 +227,7 @@ TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, 
   const int64_t row = ne.empty() ? 1 : ne[0];
   for (const TypeOverride& o : options.overrides) {
     if (!o.matches(name)) continue;
+    if (!fits(o.type, row) && o.from_mix) continue;  // the base type's rules, fallback included, apply
     if (!fits(o.type, row)) {
       fail("tensor '{}': override '{}' asks for {}, but its rows of {} values are not whole {} blocks",
            printable(name, 96), o.pattern, quant::type_name(o.type), row, quant::type_name(o.type));
@@ -256,6 +257,40 @@ TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, 
   if (p.to == from) p.reason = fmt::format("already {}", quant::type_name(from));
   check_requantize(p, options);
   return p;
+}
+
+QuantizeOptions options_for_type(const std::string& name) {
+  QuantizeOptions o;
+  if (name == "q4_k_m" || name == "q5_k_m") {
+    o.type = name == "q4_k_m" ? GgmlType::q4_k : GgmlType::q5_k;
+    o.mix = name;
+    return o;
+  }
+  try {
+    o.type = quant::parse_type(name);
+  } catch (const Error& e) {
+    fail("{} (or a mix: q4_k_m, q5_k_m)", e.what());
+  }
+  return o;
+}
+
+std::vector<TypeOverride> mix_overrides(const std::string& mix, int64_t n_layers, bool has_output) {
+  if (mix.empty()) return {};
+  TESSERA_CHECK(mix == "q4_k_m" || mix == "q5_k_m", "unknown quantization mix '{}' (expected q4_k_m or q5_k_m)",
+                printable(mix, 32));
+  std::vector<TypeOverride> out;
+  out.push_back({has_output ? "output.weight" : "token_embd.weight", GgmlType::q6_k, true});
+  // llama.cpp's use_more_bits: the first and last eighth of the layers and every third one between.
+  const auto more_bits = [n_layers](int64_t i) {
+    return i < n_layers / 8 || i >= 7 * n_layers / 8 || (i - n_layers / 8) % 3 == 2;
+  };
+  for (int64_t i = 0; i < n_layers; ++i) {
+    if (!more_bits(i)) continue;
+    out.push_back({fmt::format("blk.{}.attn_v.weight", i), GgmlType::q6_k, true});
+    out.push_back({fmt::format("blk.{}.ffn_down.weight", i), GgmlType::q6_k, true});
+  }
+  if (mix == "q4_k_m") out.push_back({"blk.*.attn_qkv.weight", GgmlType::q5_k, true});
+  return out;
 }
 
 uint32_t llama_file_type(GgmlType type) {
@@ -318,13 +353,19 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
     keep_alive = st;
   }
   std::stable_sort(sources.begin(), sources.end(), llama_tensor_order);
+  QuantizeOptions resolved = options;
+  if (!options.mix.empty()) {
+    const bool has_output = std::any_of(sources.begin(), sources.end(), [](const Source& s) { return s.name == "output.weight"; });
+    const int64_t n_layers = sources.empty() ? 0 : std::max<int64_t>(0, sources.back().layer + 1);
+    for (TypeOverride& o : mix_overrides(options.mix, n_layers, has_output)) resolved.overrides.push_back(std::move(o));
+  }
   // Every tensor is planned before any is encoded, so a refusal (requantizing, an override that does
   // not fit) comes at once.
   std::vector<TensorPlan> plans;
   for (const Source& s : sources) {
     TensorPlan p;
     try {
-      p = plan_tensor(s.name, s.ne, s.type, options);
+      p = plan_tensor(s.name, s.ne, s.type, resolved);
     } catch (const Error& e) {
       fail("{}: {}", in, e.what());
     }

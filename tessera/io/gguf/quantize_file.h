@@ -9,8 +9,9 @@
 // ...) keep their type. Everything else (1-D tensors: norms, biases) stays as it is, i.e. f32. A row
 // length that is not a multiple of the target's block size falls back as llama.cpp does
 // (Q2_K/Q3_K -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, and F16 if even that does not fit).
-// This is llama-quantize's `--pure` behaviour: no per-layer mixes (Q4_K_M's Q6_K for output and some
-// attn_v/ffn_down tensors); use overrides for those.
+// This is llama-quantize's `--pure` behaviour unless a mix is named: "q4_k_m" and "q5_k_m" add its
+// per-tensor choices (Q6_K for the output matrix and for attn_v/ffn_down in the first and last eighth of
+// the layers and every third between, Q5_K for a fused attn_qkv in Q4_K_M) as overrides after the user's.
 //
 // Tensors already in a block format (a Q4_K model, say) are copied when they are already in the chosen
 // type; re-encoding them into another type fails with an error unless `allow_requantize` (as
@@ -33,12 +34,14 @@ namespace tessera::io::gguf {
 struct TypeOverride {
   std::string pattern;
   quant::GgmlType type;
+  bool from_mix = false;  // a mix's choice: falls back like the base type where rows do not fit (else an error)
   static TypeOverride parse(const std::string& spec);  // throws on a malformed spec or unknown type
   bool matches(const std::string& name) const;
 };
 
 struct QuantizeOptions {
   quant::GgmlType type = quant::GgmlType::q4_k;
+  std::string mix;                      // "", "q4_k_m" or "q5_k_m" (type must then be its base type)
   std::vector<TypeOverride> overrides;  // first match wins
   bool allow_requantize = false;        // re-encode tensors already in another block format (else an error)
 };
@@ -56,6 +59,13 @@ struct TensorPlan {
 // block-format tensor without allow_requantize, or when an override does not fit its rows.
 TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, quant::GgmlType from,
                        const QuantizeOptions& options);
+
+// Options for a `--type` name: a GGML type ("q4_0") or a mix ("q4_k_m": type q4_k, mix set). Throws
+// naming the choices for anything else.
+QuantizeOptions options_for_type(const std::string& name);
+// The overrides a mix adds for a model of `n_layers` blocks; `has_output` false when the lm_head is
+// token_embd (tied), which then gets the output matrix's type.
+std::vector<TypeOverride> mix_overrides(const std::string& mix, int64_t n_layers, bool has_output);
 
 // llama.cpp's general.file_type for a model mostly of `type` (LLAMA_FTYPE_*).
 uint32_t llama_file_type(quant::GgmlType type);

@@ -51,4 +51,30 @@ TESSERA_AVX2 __m256i tail_mask(long n) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMask + 8 - n));
 }
 
+// sum of x[p] * y[p] over p < k (two accumulators, masked tail).
+TESSERA_AVX2 float dot(const float* x, const float* y, long k) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  long p = 0;
+  for (; p + 16 <= k; p += 16) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p), _mm256_loadu_ps(y + p), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p + 8), _mm256_loadu_ps(y + p + 8), s1);
+  }
+  for (; p + 8 <= k; p += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p), _mm256_loadu_ps(y + p), s0);
+  if (p < k) {
+    const __m256i mask = tail_mask(k - p);
+    s1 = _mm256_fmadd_ps(_mm256_maskload_ps(x + p, mask), _mm256_maskload_ps(y + p, mask), s1);
+  }
+  return hsum(_mm256_add_ps(s0, s1));
+}
+
+// y = y * c + a * x over n values.
+TESSERA_AVX2 void scale_add(float* y, float c, float a, const float* x, long n) {
+  const __m256 vc = _mm256_set1_ps(c), va = _mm256_set1_ps(a);
+  long p = 0;
+  for (; p + 8 <= n; p += 8) {
+    _mm256_storeu_ps(y + p, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + p), _mm256_mul_ps(vc, _mm256_loadu_ps(y + p))));
+  }
+  for (; p < n; ++p) y[p] = y[p] * c + a * x[p];
+}
+
 }  // namespace tessera::kernels::vec

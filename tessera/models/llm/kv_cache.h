@@ -20,17 +20,20 @@ struct DecodeGraph {
   ir::Graph graph;
   std::vector<backends::Alias> aliases;  // output 1 + j is written into input 2 + j
 };
-DecodeGraph decode_graph(const LlmModel& model, int64_t m);
+// `n_ctx` rows of cache per layer (0: the model's whole context).
+DecodeGraph decode_graph(const LlmModel& model, int64_t m, int64_t n_ctx = 0);
 
 class Decoder {
  public:
-  // `model` must outlive this object; the cache (zeroed) covers the model's whole context.
-  Decoder(const LlmModel& model, backends::Backend& backend);
+  // `model` must outlive this object; the cache (zeroed) holds `n_ctx` positions (0: the model's whole
+  // context; more than that is an error naming both).
+  Decoder(const LlmModel& model, backends::Backend& backend, int64_t n_ctx = 0);
 
   // Feeds `tokens` at positions position() .. position() + size - 1 and returns their logits
   // [size, n_vocab]; the cache keeps them for later steps.
   Array step(const std::vector<int64_t>& tokens);
   int64_t position() const { return position_; }
+  int64_t context() const { return n_ctx_; }
   void reset() { position_ = 0; }  // earlier rows are overwritten as new tokens arrive
 
  private:
@@ -38,6 +41,7 @@ class Decoder {
   backends::Backend& backend_;
   std::vector<Array> cache_;  // k0, v0, k1, v1, ...
   std::map<int64_t, std::unique_ptr<backends::Executable>> by_length_;
+  int64_t n_ctx_ = 0;
   int64_t position_ = 0;
 };
 

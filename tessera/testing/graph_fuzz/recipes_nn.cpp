@@ -315,6 +315,19 @@ void attention(Builder& b) {
   b.add(ops::scaled_dot_product_attention(q.t, k.t, v.t, mask, causal), Facts{-m, m, false});
 }
 
+// A decode step's attention: queries over a cache whose rows past each position are never read.
+void kv_cache_attention(Builder& b) {
+  const DType dt = b.chance(0.8) ? DType::f32 : b.float_dtype();
+  const int64_t m = b.integer(1, 3), hk = b.integer(1, 2), group = b.integer(1, 2), rows = b.integer(1, 6),
+                d = b.integer(1, 4);
+  const Candidate q = b.float_of_shape({m, hk * group, d}, dt);
+  const Candidate k = b.float_of_shape({rows, hk, d}, dt);
+  const Candidate v = b.float_of_shape({rows, hk, b.chance(0.7) ? d : b.integer(1, 4)}, dt);
+  const Candidate positions = b.fresh_index({m}, rows);
+  const double mag = v.f.magnitude();
+  b.add(ops::kv_cache_attention(q.t, k.t, v.t, positions.t), Facts{-mag, mag, false});
+}
+
 // nn.Linear's product: x @ w^T + b with w [out, in], often followed by an activation (one GEMM with
 // a transposed operand and a bias epilogue on the CPU backend).
 void linear(Builder& b) {
@@ -354,6 +367,7 @@ std::vector<Recipe> nn_recipes() {
       {"normalisation", {"mean", "sub", "mul", "rsqrt", "add"}, 1.5, normalisation},
       {"losses", {"log_softmax", "gather", "mean", "sum"}, 1, losses},
       {"attention", {"matmul", "softmax"}, 1, attention},
+      {"kv_cache_attention", {"kv_cache_attention"}, 0.6, kv_cache_attention},
       {"dropout", {"bernoulli", "where", "mul"}, 0.5, dropout},
       {"linear", {"matmul", "permute", "add"}, 1.5, linear},
   };

@@ -197,6 +197,22 @@ void index_select(Builder& b) {
   keep(b, ops::index_select(x.t, axis, index.t), x);
 }
 
+// index_copy over distinct slices (consecutive rows from a random start, wrapping around).
+void index_copy(Builder& b) {
+  const Candidate x = b.float_operand();
+  if (x.rank() == 0) return;
+  const int64_t axis = b.integer(0, x.rank() - 1), size = x.shape()[static_cast<size_t>(axis)];
+  const int64_t m = b.integer(0, std::min<int64_t>(size, 3)), start = b.integer(0, std::max<int64_t>(size - 1, 0));
+  std::vector<int64_t> rows;
+  for (int64_t k = 0; k < m; ++k) rows.push_back((start + k) % size);
+  Shape s = x.shape();
+  s[static_cast<size_t>(axis)] = m;
+  const Candidate src = b.float_of_shape(s, x.dtype());
+  const Tensor y = ops::index_copy(x.t, axis, Tensor::from_vector(rows, {m}), src.t);
+  b.add(y, Builder::exact_if(x.f.exact && src.f.exact, std::min(x.f.lo, src.f.lo), std::max(x.f.hi, src.f.hi),
+                             y.dtype()));
+}
+
 void scatter_add(Builder& b) {
   const Candidate x = b.float_operand();
   if (x.rank() == 0 || x.t.numel() == 0) return;
@@ -320,6 +336,7 @@ std::vector<Recipe> structure_recipes() {
       {"gather", {"gather"}, 1, gather},
       {"index_select", {"index_select"}, 1, index_select},
       {"scatter_add", {"scatter_add"}, 0.8, scatter_add},
+      {"index_copy", {"index_copy"}, 0.6, index_copy},
       {"one_hot", {"one_hot"}, 0.6, one_hot},
       {"embedding", {"embedding", "embedding_grad"}, 1, embedding},
       {"slice_backward", {"slice_backward"}, 0.6, slice_backward},

@@ -1,0 +1,120 @@
+// index_copy: x with whole slices along an axis replaced by the slices of src (torch.index_copy) — the
+// write of a KV cache's new rows. Its decomposition (a scatter_add into zeros and a select) serves
+// backends without a kernel and the StableHLO exporter; its gradient is the decomposition's.
+#include <cstring>
+
+#include "tessera/autodiff/decomposed_vjp.h"
+#include "tessera/ir/op_def.h"
+#include "tessera/ops/ops.h"
+#include "tessera/ops/register.h"
+#include "tessera/ops/shape_util.h"
+
+namespace tessera::ops {
+
+namespace {
+using ir::Attrs;
+using ir::TensorType;
+using ir::Value;
+
+constexpr const char* kOp = "index_copy";
+
+std::vector<TensorType> infer_index_copy(const std::vector<TensorType>& in, const Attrs& a) {
+  const TensorType &x = in[0], &index = in[1], &src = in[2];
+  if (x.rank() == 0) ir::op_fail(kOp, in, "expected x of rank >= 1, got a scalar");
+  const int64_t axis = op_axis(kOp, in, a.get_int("axis"), x.rank());
+  if (index.dtype != DType::i32 && index.dtype != DType::i64) {
+    ir::op_fail(kOp, in, "indices must be i32 or i64, got {}", dtype_name(index.dtype));
+  }
+  if (index.rank() != 1) ir::op_fail(kOp, in, "the index must be 1-D, got rank {}", index.rank());
+  if (src.dtype != x.dtype) {
+    ir::op_fail(kOp, in, "src is {} but x is {}; they must match", dtype_name(src.dtype), dtype_name(x.dtype));
+  }
+  Shape expected = x.shape;
+  expected[static_cast<size_t>(axis)] = index.shape[0];
+  if (src.shape != expected) {
+    ir::op_fail(kOp, in, "src must have x's shape with axis {} of the index's length, i.e. {}; got {}", axis,
+                shape_str(expected), shape_str(src.shape));
+  }
+  return {x};
+}
+
+// Checks every index (in range, none repeated) before anything is written; returns them as int64.
+std::vector<int64_t> checked_rows(const std::vector<Array>& in, int64_t axis) {
+  const int64_t size = in[0].shape()[static_cast<size_t>(axis)];
+  std::vector<int64_t> rows = in[1].astype(DType::i64).contiguous().to_vector<int64_t>();
+  std::vector<bool> seen(static_cast<size_t>(size), false);
+  for (const int64_t r : rows) {
+    if (r < 0 || r >= size) {
+      ir::op_fail(kOp, types_of(in), "index {} is out of range for axis {} of size {} (valid indices are 0..size-1)", r,
+                  axis, size);
+    }
+    if (seen[static_cast<size_t>(r)]) {
+      ir::op_fail(kOp, types_of(in), "index {} appears twice: each slice may be written once", r);
+    }
+    seen[static_cast<size_t>(r)] = true;
+  }
+  return rows;
+}
+
+Array index_copy_kernel(const std::vector<Array>& in, int64_t axis) {
+  const std::vector<int64_t> rows = checked_rows(in, axis);
+  const Array x = in[0].contiguous(), src = in[2].contiguous();
+  Array out = x.copy();
+  const Shape& shape = x.shape();
+  int64_t outer = 1, inner = static_cast<int64_t>(dtype_size(x.dtype()));
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t size = shape[static_cast<size_t>(axis)], m = static_cast<int64_t>(rows.size());
+  auto* dst = static_cast<std::byte*>(out.raw_data());
+  const auto* from = static_cast<const std::byte*>(src.raw_data());
+  for (int64_t o = 0; o < outer && inner > 0; ++o) {
+    for (int64_t i = 0; i < m; ++i) {
+      std::memcpy(dst + (o * size + rows[static_cast<size_t>(i)]) * inner, from + (o * m + i) * inner,
+                  static_cast<size_t>(inner));
+    }
+  }
+  return out;
+}
+
+// where(covered, scatter_add(zeros, index, src), x), with `covered` marking the written slices.
+std::vector<Value> decompose_index_copy(const std::vector<Value>& in, const Attrs& a) {
+  const Tensor x0(in[0]), index(in[1]), src0(in[2]);
+  const int64_t axis = normalize_axis(a.get_int("axis"), x0.rank(), kOp);
+  const bool boolean = x0.dtype() == DType::boolean;  // scatter_add takes numbers
+  const Tensor x = boolean ? cast(x0, DType::i32) : x0, src = boolean ? cast(src0, DType::i32) : src0;
+  Shape along(static_cast<size_t>(x.rank()), 1);
+  along[static_cast<size_t>(axis)] = index.dim(0);
+  const Tensor spread = broadcast_to(reshape(index, along), src.shape());
+  const Tensor scattered = scatter_add(zeros_like(x), axis, spread, src);
+  const int64_t size = x.dim(axis);
+  const Tensor hits = scatter_add(zeros({size}, DType::f32), 0, index, ones({index.dim(0)}, DType::f32));
+  Shape mask_shape(static_cast<size_t>(x.rank()), 1);
+  mask_shape[static_cast<size_t>(axis)] = size;
+  const Tensor covered = reshape(gt(hits, scalar_like(hits, 0.0)), mask_shape);
+  const Tensor out = where(covered, scattered, x);
+  return {(boolean ? cast(out, DType::boolean) : out).value()};
+}
+
+}  // namespace
+
+Tensor index_copy(const Tensor& x, int64_t axis, const Tensor& index, const Tensor& src) {
+  return ir::make_node1(kOp, {x, index, src}, {{"axis", axis}});
+}
+
+void register_index_copy_ops(ir::OpRegistry& r) {
+  r.add(ir::OpDef{
+      .name = kOp,
+      .min_inputs = 3,
+      .max_inputs = 3,
+      .attrs = {{"axis", ir::AttrKind::Int}},
+      .infer = infer_index_copy,
+      .reference = [](const std::vector<Array>& in, const Attrs& a,
+                      const std::vector<TensorType>&) -> std::vector<Array> {
+        return {index_copy_kernel(in, normalize_axis(a.get_int("axis"), in[0].rank(), kOp))};
+      },
+      .vjp = autodiff::vjp_through_decomposition,
+      .decompose = decompose_index_copy,
+  });
+}
+
+}  // namespace tessera::ops
