@@ -105,7 +105,7 @@ int run_generate(const GenerateCliOptions& o) {
   models::llm::Decoder decoder(model, backend, ctx);
 
   const auto t0 = std::chrono::steady_clock::now();
-  const Array logits = decoder.step(prompt);
+  const Array logits = decoder.step(prompt, /*last_row_only=*/o.dump_logits.empty());
   std::vector<float> row = last_row(logits);
   const double prefill_s = seconds_since(t0);
   if (!o.dump_logits.empty()) io::save_npy(o.dump_logits, logits.to(host_device()).astype(DType::f32));

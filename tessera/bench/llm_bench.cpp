@@ -75,7 +75,7 @@ LlmBenchResult run_llm_bench(const LlmBenchOptions& o, const std::function<void(
   for (int rep = -1; rep < o.repetitions; ++rep) {
     decoder.reset();
     const auto tp = Clock::now();
-    int64_t next = argmax_last_row(decoder.step(prompt));
+    int64_t next = argmax_last_row(decoder.step(prompt, /*last_row_only=*/true));
     const double prefill_s = since(tp);
     if (rep < 0) r.first_token_s = since(t0);
     const auto td = Clock::now();

@@ -86,3 +86,21 @@ TEST(LlmDecode, PastTheContextIsAnError) {
 }
 
 }  // namespace
+
+TEST(LlmDecode, LastRowOnlyGivesTheLastTokensLogits) {
+  test::TinyShape s;
+  s.layers = 2;
+  const LlmModel model(test::parse_tiny(test::tiny_llama(s)));
+  Decoder all(model, backends::backend_by_name("cpu"), 32);
+  Decoder last(model, backends::backend_by_name("cpu"), 32);
+  const std::vector<int64_t> prompt(kIds.begin(), kIds.begin() + 6);
+  const Array full = all.step(prompt);
+  const Array one = last.step(prompt, /*last_row_only=*/true);
+  ASSERT_EQ(one.shape(), (Shape{1, model.config().n_vocab}));
+  const int64_t v = model.config().n_vocab;
+  for (int64_t j = 0; j < v; ++j) EXPECT_NEAR(one.data<const float>()[j], full.data<const float>()[5 * v + j], 1e-5);
+  // The caches agree: the next step gives the same logits either way.
+  EXPECT_LT(test::compare_rows(all.step({7}), last.step({7}, true)).max_abs, 1e-5);
+  EXPECT_EQ(last.context(), 32);
+  EXPECT_THROW(Decoder(model, backends::backend_by_name("cpu"), model.config().n_ctx + 1), Error);
+}

@@ -87,6 +87,7 @@ int32_t Lowering::derived_constant(int32_t source, const std::string& tag, DType
   ConstantSource c;
   c.derived_from = buffer.slot;
   c.derive = std::move(derive);
+  c.tag = tag;
   const auto slot = static_cast<int32_t>(program_->constants.size());
   program_->constants.push_back(std::move(c));
   const int32_t b =

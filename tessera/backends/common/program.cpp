@@ -2,6 +2,9 @@
 #include "tessera/backends/common/program.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -90,12 +93,52 @@ bool can_write_over_input(const Program& p, int32_t input, int32_t output) {
   return true;
 }
 
+namespace {
+
+// Derived constants by (source memory, tag), held weakly: an entry lives while some executable binds
+// it, and is only reused while the source's storage is the very one it was derived from.
+struct DerivedEntry {
+  std::weak_ptr<Storage> source;
+  std::weak_ptr<Storage> derived;
+  std::byte* data = nullptr;
+  DType dtype = DType::u8;
+  Shape shape;
+};
+
+Array shared_derivation(const ConstantSource& c, const Array& source) {
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, std::string>, DerivedEntry> cache;
+  const auto key = std::make_pair(source.raw_data(), c.tag + "/" + std::to_string(source.nbytes()));
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) {
+      const auto src = it->second.source.lock();
+      auto derived = it->second.derived.lock();
+      if (src && derived && src == source.storage()) {
+        return Array::from_external(it->second.data, it->second.dtype, it->second.shape,
+                                    std::shared_ptr<const void>(derived));
+      }
+    }
+  }
+  Array made = c.derive(source);
+  if (c.tag.empty() || !made.storage()) return made;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto it = cache.begin(); it != cache.end();) {  // forget entries nothing holds any more
+    it = it->second.derived.expired() ? cache.erase(it) : std::next(it);
+  }
+  cache[key] = DerivedEntry{source.storage(), made.storage(), static_cast<std::byte*>(made.raw_data()), made.dtype(),
+                            made.shape()};
+  return made;
+}
+
+}  // namespace
+
 std::vector<Array> bind_constants(const Program& p, const std::vector<const ir::Node*>& graph_constants) {
   std::vector<Array> constants;
   constants.reserve(p.constants.size());
   for (const ConstantSource& c : p.constants) {
     if (c.derived_from >= 0) {  // derived slots come after their sources
-      constants.push_back(c.derive(constants[static_cast<size_t>(c.derived_from)]));
+      constants.push_back(shared_derivation(c, constants[static_cast<size_t>(c.derived_from)]));
       continue;
     }
     constants.push_back(c.original >= 0

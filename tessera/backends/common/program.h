@@ -86,6 +86,7 @@ struct ConstantSource {
   Array owned;
   int32_t derived_from = -1;
   std::function<Array(const Array&)> derive;
+  std::string tag;  // what `derive` makes ("x8"): with the source's memory, the key of shared derivations
 };
 
 struct ProgramStats {
@@ -139,8 +140,9 @@ void resolve_buffers(const Program& p, std::byte* arena, const std::vector<std::
 bool can_write_over_input(const Program& p, int32_t input, int32_t output);
 
 // The arrays an executable binds to `p`'s constant slots: `graph_constants` are the constant nodes
-// of the graph it is made from, in topological order (GraphKey::constants, plan_cache.h); derived
-// constants are computed here, once.
+// of the graph it is made from, in topological order (GraphKey::constants, plan_cache.h). Derived
+// constants are computed here and shared process-wide while any executable holds them: the decode and
+// prefill graphs of one model bind the same repacked weights, not a copy each.
 std::vector<Array> bind_constants(const Program& p, const std::vector<const ir::Node*>& graph_constants);
 
 }  // namespace tessera::backends::common

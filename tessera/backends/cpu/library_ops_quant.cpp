@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/cpu/library_ops.h"
+#include "tessera/core/page_out.h"
 #include "tessera/kernels/quant/interleave_x8.h"
 #include "tessera/kernels/quant/quant_matmul.h"
 #include "tessera/quant/quantize.h"
@@ -58,6 +59,8 @@ int32_t x8_weights(Lowering& L, int32_t w, GgmlType type, int64_t n, int64_t k) 
   return L.derived_constant(w, "x8", DType::u8, shape, [type, n, k](const Array& rows) {
     Array x8 = Array::empty(DType::u8, rows.shape());
     kernels::quant::interleave_x8(type, rows.data<const uint8_t>(), n, k, x8.data<uint8_t>());
+    // The kernels read only the copy now: the source (usually a mapped GGUF file) need not stay resident.
+    page_out(rows.raw_data(), rows.nbytes());
     return x8;
   });
 }

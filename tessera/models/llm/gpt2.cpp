@@ -44,7 +44,8 @@ Gpt2Weights load_gpt2(const io::gguf::Reader& file, const LlmConfig& c) {
   return w;
 }
 
-Tensor gpt2_forward(const Gpt2Weights& w, const Tensor& tokens, const Tensor& positions, const Attend& attend) {
+Tensor gpt2_forward(const Gpt2Weights& w, const Tensor& tokens, const Tensor& positions, const Attend& attend,
+                    bool last_row_only) {
   const LlmConfig& c = w.config;
   const int64_t n = tokens.dim(0), d = c.n_embd;
   const Shape norm_shape{d};
@@ -60,6 +61,7 @@ Tensor gpt2_forward(const Gpt2Weights& w, const Tensor& tokens, const Tensor& po
     const Tensor f = ops::layer_norm(x, norm_shape, l.ffn_norm, l.ffn_norm_bias, c.norm_eps);
     x = x + linear(ops::gelu(linear(f, l.w_up, l.b_up), true), l.w_down, l.b_down);
   }
+  if (last_row_only) x = ops::slice(x, 0, n - 1, n);  // generation needs only the next token's logits
   return linear(ops::layer_norm(x, norm_shape, w.output_norm, w.output_norm_bias, c.norm_eps), w.output);
 }
 

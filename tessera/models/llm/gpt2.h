@@ -35,6 +35,6 @@ Gpt2Weights load_gpt2(const io::gguf::Reader& file, const LlmConfig& config);
 
 // Logits [n, n_vocab] of tokens at positions (integer [n], each below n_ctx).
 Tensor gpt2_forward(const Gpt2Weights& w, const Tensor& tokens, const Tensor& positions,
-                    const Attend& attend = causal_attend);
+                    const Attend& attend = causal_attend, bool last_row_only = false);
 
 }  // namespace tessera::models::llm

@@ -9,7 +9,7 @@
 
 namespace tessera::models::llm {
 
-DecodeGraph decode_graph(const LlmModel& model, int64_t m, int64_t n_ctx) {
+DecodeGraph decode_graph(const LlmModel& model, int64_t m, int64_t n_ctx, bool last_row_only) {
   const LlmConfig& c = model.config();
   const int64_t rows = n_ctx > 0 ? n_ctx : c.n_ctx;
   const Tensor tokens = Tensor::placeholder("tokens", DType::i64, {m});
@@ -33,7 +33,7 @@ DecodeGraph decode_graph(const LlmModel& model, int64_t m, int64_t n_ctx) {
     const Tensor o = ops::kv_cache_attention(q, cache_out[i], cache_out[i + 1], positions);
     return ops::reshape(o, {m, c.n_head * c.head_dim});
   };
-  const Tensor logits = model.forward(tokens, positions, attend);
+  const Tensor logits = model.forward(tokens, positions, attend, last_row_only);
   std::vector<ir::Value> outputs{logits.value()};
   DecodeGraph d;
   for (size_t j = 0; j < cache_out.size(); ++j) {
@@ -56,7 +56,7 @@ Decoder::Decoder(const LlmModel& model, backends::Backend& backend, int64_t n_ct
   }
 }
 
-Array Decoder::step(const std::vector<int64_t>& tokens) {
+Array Decoder::step(const std::vector<int64_t>& tokens, bool last_row_only) {
   model_.check_tokens(tokens);
   const auto m = static_cast<int64_t>(tokens.size());
   const LlmConfig& c = model_.config();
@@ -64,16 +64,18 @@ Array Decoder::step(const std::vector<int64_t>& tokens) {
     fail("{}: decoding {} more tokens at position {} would pass the context length {}{}", model_.file().source(), m,
          position_, n_ctx_, n_ctx_ == c.n_ctx ? " (" + c.key("context_length") + ")" : std::string(" (the context this decoder was made with)"));
   }
-  auto& exe = by_length_[m];
+  // One token's logits are its last row's: the m = 1 graph serves both.
+  const bool last = last_row_only && m > 1;
+  auto& exe = by_length_[{m, last}];
   if (!exe) {
-    const DecodeGraph d = decode_graph(model_, m, n_ctx_);
+    const DecodeGraph d = decode_graph(model_, m, n_ctx_, last);
     exe = backend_.compile(d.graph, backends::CompileSpec{d.aliases});
   }
   std::vector<int64_t> positions(tokens.size());
   std::iota(positions.begin(), positions.end(), position_);
   std::vector<Array> inputs{Array::from_vector(tokens, {m}), Array::from_vector(positions, {m})};
   inputs.insert(inputs.end(), cache_.begin(), cache_.end());
-  std::vector<Array> outputs{Array::empty(DType::f32, {m, c.n_vocab})};
+  std::vector<Array> outputs{Array::empty(DType::f32, {last ? 1 : m, c.n_vocab})};
   outputs.insert(outputs.end(), cache_.begin(), cache_.end());
   exe->run_into(inputs, outputs);  // the caches are updated in place
   position_ += m;

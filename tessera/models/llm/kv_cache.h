@@ -20,8 +20,9 @@ struct DecodeGraph {
   ir::Graph graph;
   std::vector<backends::Alias> aliases;  // output 1 + j is written into input 2 + j
 };
-// `n_ctx` rows of cache per layer (0: the model's whole context).
-DecodeGraph decode_graph(const LlmModel& model, int64_t m, int64_t n_ctx = 0);
+// `n_ctx` rows of cache per layer (0: the model's whole context); with last_row_only the logits are
+// the last token's only, [1, n_vocab] (the lm_head then runs on one row instead of m).
+DecodeGraph decode_graph(const LlmModel& model, int64_t m, int64_t n_ctx = 0, bool last_row_only = false);
 
 class Decoder {
  public:
@@ -30,8 +31,8 @@ class Decoder {
   Decoder(const LlmModel& model, backends::Backend& backend, int64_t n_ctx = 0);
 
   // Feeds `tokens` at positions position() .. position() + size - 1 and returns their logits
-  // [size, n_vocab]; the cache keeps them for later steps.
-  Array step(const std::vector<int64_t>& tokens);
+  // [size, n_vocab], or with last_row_only only the last one's [1, n_vocab]; the cache keeps them.
+  Array step(const std::vector<int64_t>& tokens, bool last_row_only = false);
   int64_t position() const { return position_; }
   int64_t context() const { return n_ctx_; }
   void reset() { position_ = 0; }  // earlier rows are overwritten as new tokens arrive
@@ -40,7 +41,7 @@ class Decoder {
   const LlmModel& model_;
   backends::Backend& backend_;
   std::vector<Array> cache_;  // k0, v0, k1, v1, ...
-  std::map<int64_t, std::unique_ptr<backends::Executable>> by_length_;
+  std::map<std::pair<int64_t, bool>, std::unique_ptr<backends::Executable>> by_length_;  // (m, last row only)
   int64_t n_ctx_ = 0;
   int64_t position_ = 0;
 };

@@ -34,7 +34,8 @@ LlamaWeights load_llama(const io::gguf::Reader& file, const LlmConfig& c) {
   return w;
 }
 
-Tensor llama_forward(const LlamaWeights& w, const Tensor& tokens, const Tensor& positions, const Attend& attend) {
+Tensor llama_forward(const LlamaWeights& w, const Tensor& tokens, const Tensor& positions, const Attend& attend,
+                     bool last_row_only) {
   const LlmConfig& c = w.config;
   const int64_t n = tokens.dim(0);
   const Shape norm_shape{c.n_embd};
@@ -51,6 +52,7 @@ Tensor llama_forward(const LlamaWeights& w, const Tensor& tokens, const Tensor& 
     const Tensor f = ops::rms_norm(x, norm_shape, l.ffn_norm, c.norm_eps);
     x = x + linear(ops::silu(linear(f, l.w_gate)) * linear(f, l.w_up), l.w_down);
   }
+  if (last_row_only) x = ops::slice(x, 0, n - 1, n);  // generation needs only the next token's logits
   return linear(ops::rms_norm(x, norm_shape, w.output_norm, c.norm_eps), w.output);
 }
 

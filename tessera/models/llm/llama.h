@@ -32,6 +32,6 @@ LlamaWeights load_llama(const io::gguf::Reader& file, const LlmConfig& config);
 // Logits [n, n_vocab] of tokens (integer [n]) at positions (integer [n]); `attend` combines each
 // layer's RoPE'd queries with its keys and values (causal_attend for a whole sequence).
 Tensor llama_forward(const LlamaWeights& w, const Tensor& tokens, const Tensor& positions,
-                     const Attend& attend = causal_attend);
+                     const Attend& attend = causal_attend, bool last_row_only = false);
 
 }  // namespace tessera::models::llm

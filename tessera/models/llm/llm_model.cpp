@@ -24,9 +24,12 @@ const LlmConfig& LlmModel::config() const {
   return std::visit([](const auto& w) -> const LlmConfig& { return w.config; }, weights_);
 }
 
-Tensor LlmModel::forward(const Tensor& tokens, const Tensor& positions, const Attend& attend) const {
-  if (const auto* llama = std::get_if<LlamaWeights>(&weights_)) return llama_forward(*llama, tokens, positions, attend);
-  return gpt2_forward(std::get<Gpt2Weights>(weights_), tokens, positions, attend);
+Tensor LlmModel::forward(const Tensor& tokens, const Tensor& positions, const Attend& attend,
+                         bool last_row_only) const {
+  if (const auto* llama = std::get_if<LlamaWeights>(&weights_)) {
+    return llama_forward(*llama, tokens, positions, attend, last_row_only);
+  }
+  return gpt2_forward(std::get<Gpt2Weights>(weights_), tokens, positions, attend, last_row_only);
 }
 
 ir::Graph LlmModel::prefill_graph(int64_t n) const {

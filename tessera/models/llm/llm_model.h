@@ -21,7 +21,9 @@ class LlmModel {
   const io::gguf::Reader& file() const { return file_; }
 
   // Logits [n, n_vocab] of tokens and positions (integer [n]).
-  Tensor forward(const Tensor& tokens, const Tensor& positions, const Attend& attend = causal_attend) const;
+  // With last_row_only, only the last position's logits [1, n_vocab] (what generation samples from).
+  Tensor forward(const Tensor& tokens, const Tensor& positions, const Attend& attend = causal_attend,
+                 bool last_row_only = false) const;
   // The whole-sequence forward as a graph: inputs tokens and positions (i64 [n]), output logits.
   ir::Graph prefill_graph(int64_t n) const;
 

@@ -1,0 +1,12 @@
+#pragma once
+// A hint that a range of memory will not be read again soon: its resident pages are handed back to
+// the kernel (madvise MADV_PAGEOUT: clean file-backed pages are dropped, anonymous ones written to swap),
+// so that the weights of a mapped model file stop counting twice once they are repacked. Contents are
+// kept: a later read faults the pages back in. A no-op where the kernel lacks the advice.
+#include <cstddef>
+
+namespace tessera {
+
+void page_out(const void* data, size_t bytes);
+
+}  // namespace tessera
