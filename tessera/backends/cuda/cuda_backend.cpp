@@ -12,6 +12,7 @@
 #include "tessera/backends/cuda/context.h"
 #include "tessera/backends/cuda/cuda_check.h"
 #include "tessera/backends/cuda/executable.h"
+#include "tessera/backends/cuda/lazy_library.h"
 #include "tessera/backends/cuda/steps.h"
 #include "tessera/backends/split.h"
 #include "tessera/core/error.h"
@@ -30,7 +31,8 @@ struct Probe {
 
 std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
 
-// Asks the runtime once whether a driver and a GPU are there; nothing else touches CUDA before.
+// Asks the runtime once whether a driver and a GPU are there, then opens cuBLASLt and NVRTC; nothing
+// else touches CUDA before.
 Probe probe() {
   Probe p;
   int driver = 0, runtime = 0;
@@ -54,6 +56,15 @@ Probe probe() {
                                                    cudaGetErrorName(status));
     p.devices = 0;
     return p;
+  }
+  // Opened here, when the backend is first asked for (never by CPU-only runs): a missing library makes
+  // the backend unavailable with the loader's reason, not a failure in the middle of a compile.
+  for (const LazyLibrary* library : {&cublaslt_library(), &nvrtc_library()}) {
+    if (!library->loaded()) {
+      p.status = "not available: " + library->error();
+      p.devices = 0;
+      return p;
+    }
   }
   p.available = true;
   p.status = fmt::format("available: {} device{}, driver CUDA {}, runtime CUDA {}", p.devices,
