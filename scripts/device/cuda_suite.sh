@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,fuzz,profile,train,bench] [GTEST_FILTER]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,fuzz,profile,train,bench,llm] [GTEST_FILTER]
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
 # SKIP_COMPARE=1 (no peers) adjust a run to the call's limit)
@@ -54,6 +54,17 @@ if want train && [[ -d .device/fashion-mnist ]]; then
   timeout "${TRAIN_TIMEOUT:-300}" python3 bench/compare_torch_gpu.py --tessera .device/bin/tessera \
     --train-fashion-mnist .device/fashion-mnist --epochs 3 --json "$out/train_fashion_mnist.json" \
     2>&1 | tee "$out/train_fashion_mnist.txt" | tail -n 20
+fi
+if want llm && [[ -d .device/gguf ]]; then
+  # Greedy decoding of the tiny models on CUDA must pick the CPU's tokens (the graph splits: products
+  # on blocks stay on the CPU for now; the cache ops run on the GPU through their decompositions).
+  for m in .device/gguf/*.gguf; do
+    for dev in cpu cuda; do
+      timeout 120 .device/bin/tessera generate -m "$m" -p "Once upon a time" -n 24 --temp 0 --ctx 64 --backend "$dev" \
+        --json > "$out/llm_$(basename "$m" .gguf)_$dev.json" 2> "$out/llm_$(basename "$m" .gguf)_$dev.err"
+      echo "$(basename "$m") $dev exit $?: $(tail -n 1 "$out/llm_$(basename "$m" .gguf)_$dev.json" | head -c 300)"
+    done
+  done
 fi
 if want bench; then
   timeout "${BENCH_TIMEOUT:-300}" .device/bin/tessera bench --backend cuda --repeat 5 --seconds 0.3 --json \

@@ -5,7 +5,7 @@
 #   runtime and CUDA's own (taken from /usr/local/cuda there)
 # packed as .device/bundle.tar.xz (the device tool carries at most 64 MiB; OpenBLAS alone is 36 MB),
 # plus Fashion-MNIST's four files in .device/fashion-mnist when WITH_DATA=1 (for the training peer run).
-# Usage: [WITH_DATA=1] bash scripts/device/package.sh [BUILD_DIR]   then scripts/device/cuda_suite.sh there
+# Usage: [WITH_DATA=1] [WITH_LLM=1] bash scripts/device/package.sh [BUILD_DIR]   then scripts/device/cuda_suite.sh there
 # (it unpacks the bundle).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,5 +30,10 @@ rm -rf .device/stage
 if [[ "${WITH_DATA:-0}" == 1 ]]; then
   mkdir -p .device/fashion-mnist
   cp /usr/share/datasets/fashion-mnist/*.gz .device/fashion-mnist/
+fi
+# Two of llama.cpp's tiny test models for the llm stage (CUDA greedy tokens against the CPU's).
+if [[ "${WITH_LLM:-0}" == 1 ]]; then
+  mkdir -p .device/gguf
+  cp ../shared/testdata/gguf/tiny-llama-q8_0.gguf ../shared/testdata/gguf/tiny-gpt2-q8_0.gguf .device/gguf/
 fi
 du -sh .device/*
