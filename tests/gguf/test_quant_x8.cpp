@@ -101,6 +101,29 @@ TEST(QuantX8, MatchesTheExactProductWithoutAvx2) {
   }
 }
 
+// On CPUs with AVX-512 VNNI the Q4_0/Q8_0 kernels use vpdpbusd; their integer sums are AVX2's, so the
+// results must be bit-identical (TESSERA_NO_AVX512=1 forces the AVX2 ones everywhere else).
+TEST(QuantX8, VnniKernelsAreBitIdenticalToAvx2) {
+  if (!kernels::use_avx512_vnni()) GTEST_SKIP() << "this CPU has no AVX-512 VNNI (or TESSERA_NO_AVX512 is set)";
+  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0}) {
+    for (const int64_t m : {1, 2, 3, 4, 7}) {
+      SCOPED_TRACE(std::string(quant::type_name(type)) + " m=" + std::to_string(m));
+      const int64_t n = 2056, k = 512;  // decode's four stripes with a group left over
+      const std::vector<float> wf = gaussian(static_cast<size_t>(n * k), 30 + m, 0.05f);
+      const std::vector<float> x = gaussian(static_cast<size_t>(m * k), 40 + m, 1.0f);
+      const std::vector<uint8_t> w = quant::quantize(type, wf.data(), n, k);
+      std::vector<uint8_t> w8(w.size());
+      qk::interleave_x8(type, w.data(), n, k, w8.data());
+      std::vector<float> vnni(static_cast<size_t>(m * n)), avx2(vnni.size());
+      qk::quantized_matmul_x8(type, w8.data(), n, k, x.data(), m, vnni.data());
+      kernels::set_avx512_vnni_enabled(false);
+      qk::quantized_matmul_x8(type, w8.data(), n, k, x.data(), m, avx2.data());
+      kernels::set_avx512_vnni_enabled(true);
+      ASSERT_EQ(vnni, avx2);
+    }
+  }
+}
+
 // Full-range codes: the eight 16-bit partial sums per lane must not saturate.
 TEST(QuantX8, ExtremeBlocksDoNotOverflow) {
   const int64_t n = 8, k = 256;

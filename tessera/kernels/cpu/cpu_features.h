@@ -9,4 +9,10 @@ namespace tessera::kernels {
 bool use_avx2();
 void set_avx2_enabled(bool enabled);
 
+// True when the CPU has AVX-512 VNNI with 256-bit forms (avx512vnni + avx512vl; Intel Ice Lake and
+// later, AMD Zen 4), AVX2 is in use and the wider paths are not disabled (TESSERA_NO_AVX512=1 forces
+// the AVX2 kernels, so both are tested on one machine; set_avx512_vnni_enabled(false) in tests).
+bool use_avx512_vnni();
+void set_avx512_vnni_enabled(bool enabled);
+
 }  // namespace tessera::kernels

@@ -60,6 +60,27 @@ inline constexpr int kX8DecodeGroups = 4;
 using DotX8Fn = void (*)(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t* group_sums,
                          float* out);
 DotX8Fn avx2_dot_x8(tessera::quant::GgmlType type, int rows, int groups);  // nullptr where none exists
+// The AVX-512 VNNI forms (Q4_0 and Q8_0; bit-identical results), for CPUs where use_avx512_vnni().
+DotX8Fn vnni_dot_x8(tessera::quant::GgmlType type, int rows, int groups);
+
+// The kernel K<rows, groups>::run for a supported combination (see DotX8Fn), else nullptr.
+template <template <int, int> class K>
+DotX8Fn pick_x8(int rows, int groups) {
+  if (groups == kX8DecodeGroups && rows == 1) return K<1, kX8DecodeGroups>::run;
+  if (groups != 1) return nullptr;
+  switch (rows) {
+    case 1:
+      return K<1, 1>::run;
+    case 2:
+      return K<2, 1>::run;
+    case 3:
+      return K<3, 1>::run;
+    case 4:
+      return K<4, 1>::run;
+    default:
+      return nullptr;
+  }
+}
 
 template <class T>
 T load_as(const uint8_t* p) {

@@ -200,24 +200,6 @@ TESSERA_AVX2 void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows
   acc.store(out);
 }
 
-template <template <int, int> class K>
-DotX8Fn pick(int rows, int groups) {
-  if (groups == kX8DecodeGroups && rows == 1) return K<1, kX8DecodeGroups>::run;
-  if (groups != 1) return nullptr;
-  switch (rows) {
-    case 1:
-      return K<1, 1>::run;
-    case 2:
-      return K<2, 1>::run;
-    case 3:
-      return K<3, 1>::run;
-    case 4:
-      return K<4, 1>::run;
-    default:
-      return nullptr;
-  }
-}
-
 template <int R, int G>
 struct Q4_0X8 {
   static void run(int64_t nb, const uint8_t* const* w, const ActRows& a, const int32_t* gs, float* o) {
@@ -241,9 +223,9 @@ struct Q4_KX8 {
 
 DotX8Fn avx2_dot_x8(tessera::quant::GgmlType type, int rows, int groups) {
   using tessera::quant::GgmlType;
-  if (type == GgmlType::q4_0) return pick<Q4_0X8>(rows, groups);
-  if (type == GgmlType::q8_0) return pick<Q8_0X8>(rows, groups);
-  if (type == GgmlType::q4_k) return pick<Q4_KX8>(rows, groups);
+  if (type == GgmlType::q4_0) return pick_x8<Q4_0X8>(rows, groups);
+  if (type == GgmlType::q8_0) return pick_x8<Q8_0X8>(rows, groups);
+  if (type == GgmlType::q4_k) return pick_x8<Q4_KX8>(rows, groups);
   return nullptr;
 }
 

@@ -244,8 +244,14 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
   DotX8Fn x8_dot[kMaxRows + 1] = {};
   DotX8Fn x8_decode = nullptr;
   if (use_avx2()) {
-    for (int r = 1; r <= kMaxRows; ++r) x8_dot[r] = avx2_dot_x8(type, r, 1);
-    x8_decode = avx2_dot_x8(type, 1, kX8DecodeGroups);
+    // The VNNI form where the CPU has one for this type, else AVX2's.
+    const bool vnni = use_avx512_vnni();
+    const auto best = [&](int rows, int groups) {
+      DotX8Fn f = vnni ? vnni_dot_x8(type, rows, groups) : nullptr;
+      return f != nullptr ? f : avx2_dot_x8(type, rows, groups);
+    };
+    for (int r = 1; r <= kMaxRows; ++r) x8_dot[r] = best(r, 1);
+    x8_decode = best(1, kX8DecodeGroups);
   }
   const DotFn row_dot = portable_dot(type);  // CPUs without AVX2: the group turned back into rows
   const auto* wbytes = static_cast<const uint8_t*>(w_x8);
