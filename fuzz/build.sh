@@ -1,42 +1,23 @@
 #!/usr/bin/env bash
-# Builds every libFuzzer target (fuzz/fuzz_*.cpp) with ASan + UBSan into build-fuzz/ (or $1). The
-# library is compiled once with clang into one archive that every target links against (each link
-# takes only the objects its reader needs); ccache, when installed, makes rebuilds cheap. Needs clang
-# and libclang-rt-dev (scripts/install_deps.sh installs both). See fuzz/README.md.
+# Builds every libFuzzer target (fuzz/fuzz_*.cpp -> fuzz_<reader>) with clang, ASan and UBSan into
+# build-fuzz/ (or $1): a CMake build with TESSERA_FUZZ=ON (cmake/fuzz_targets.cmake), configured exactly
+# as CI's sanitizer stage, so the two share ccache entries. With --with-tests it builds everything
+# (scripts/test.sh then runs the test suite from the same build). Needs clang and libclang-rt-dev
+# (scripts/install_deps.sh installs both). See fuzz/README.md.
+#   bash fuzz/build.sh [BUILD_DIR] [--with-tests]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-build-fuzz}
-mkdir -p "$out/obj"
+everything=0
+[[ "${2:-}" == --with-tests ]] && everything=1
 
 CXX=${CXX:-$(command -v clang++ || command -v clang++-14)}
-LAUNCHER=()
-if command -v ccache >/dev/null; then LAUNCHER=(ccache); fi
-FLAGS=(-std=c++20 -O1 -g -fno-omit-frame-pointer -I. -DTESSERA_VERSION=\"fuzz\"
-       -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined)
-jobs=$(nproc)
-
-# Compile every library source once, at most $jobs at a time. The CUDA backend stays out: the readers
-# do not need it, and without TESSERA_HAVE_CUDA the registry lists it as not compiled in.
-mapfile -t SOURCES < <(find tessera -name '*.cpp' -not -path 'tessera/backends/cuda/*' | sort)
-objs=()
-pids=()
-for src in "${SOURCES[@]}"; do
-  obj="$out/obj/$(echo "$src" | tr / _).o"
-  objs+=("$obj")
-  "${LAUNCHER[@]}" "$CXX" "${FLAGS[@]}" -c "$src" -o "$obj" &
-  pids+=($!)
-  if (( ${#pids[@]} >= jobs )); then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
-done
-for pid in "${pids[@]}"; do wait "$pid"; done
-rm -f "$out/libtessera_fuzz.a"
-ar rcs "$out/libtessera_fuzz.a" "${objs[@]}"
-
-for harness in fuzz/fuzz_*.cpp; do
-  target=$(basename "$harness" .cpp)
-  "${LAUNCHER[@]}" "$CXX" "${FLAGS[@]}" -c "$harness" -o "$out/obj/$target.o"
-  # --undefined: the op definitions are reached from the IR through a weak reference, which pulls
-  # nothing out of the archive (as for the tessera_ops target, cmake/layers.cmake).
-  "$CXX" "${FLAGS[@]}" -fsanitize=fuzzer -Wl,--undefined=tessera_register_all_ops "$out/obj/$target.o" \
-    "$out/libtessera_fuzz.a" -lfmt -lz -lpng -lpthread -o "$out/$target"
-  echo "built $out/$target"
-done
+cmake -S . -B "$out" -G Ninja -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+  -DTESSERA_WERROR=ON -DTESSERA_SANITIZE=address,undefined -DTESSERA_FUZZ=ON >/dev/null
+if ((everything)); then
+  cmake --build "$out" -j "$(nproc)"
+else
+  mapfile -t targets < <(for h in fuzz/fuzz_*.cpp; do basename "$h" .cpp; done)
+  cmake --build "$out" -j "$(nproc)" --target "${targets[@]}"
+fi
+for h in fuzz/fuzz_*.cpp; do echo "built $out/$(basename "$h" .cpp)"; done

@@ -21,11 +21,13 @@ namespace {
 struct BenchLlmCli {
   bench::LlmBenchOptions options;
   int threads = 0;
+  std::string cache_type = "f32";
   bool json = false;
 };
 
 int run_bench_llm(BenchLlmCli& cli) {
   if (cli.options.backend.empty()) cli.options.backend = "cpu";
+  cli.options.cache_f16 = cli.cache_type == "f16";
   backends::backend_by_name(cli.options.backend);  // a backend that cannot run here fails first
   const bool interactive = ::isatty(STDERR_FILENO) != 0;
   const bench::LlmBenchResult r = bench::run_llm_bench(cli.options, [&](int done, int total) {
@@ -55,7 +57,8 @@ int run_bench_llm(BenchLlmCli& cli) {
                              {"load_s", r.load_s},
                              {"first_token_s", r.first_token_s},
                              {"peak_rss_bytes", r.peak_rss_bytes},
-                             {"file_bytes", r.file_bytes}};
+                             {"file_bytes", r.file_bytes},
+                             {"cache_type", cli.cache_type}};
     std::cout << out.dump() << std::endl;
   }
   return kExitOk;
@@ -80,6 +83,9 @@ Command add_bench_llm_command(CLI::App& bench) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   add_threads_option(*app, cli->threads);
+  app->add_option("--cache-type", cli->cache_type, "KV-cache dtype (llama.cpp's default is f16)")
+      ->check(CLI::IsMember({"f32", "f16"}))
+      ->capture_default_str();
   app->add_option("--backend,--device", o.backend, "Backend (default: cpu)")->check(CLI::IsMember(backends::backend_names()));
   app->add_flag("--json", cli->json, "End with one JSON object (the table goes to stderr)");
   return {app, [cli] { return run_bench_llm(*cli); }};

@@ -30,6 +30,7 @@ struct GenerateCliOptions {
   int64_t n = 128;
   int64_t ctx = 0;
   int threads = 0;
+  std::string cache_type = "f32";
   models::sampling::SamplingParams sampling;
   bool json = false;
 };
@@ -102,7 +103,7 @@ int run_generate(const GenerateCliOptions& o) {
     return kExitUsage;
   }
   backends::Backend& backend = o.device.empty() ? backends::default_backend() : backends::backend_by_name(o.device);
-  models::llm::Decoder decoder(model, backend, ctx);
+  models::llm::Decoder decoder(model, backend, ctx, o.cache_type == "f16" ? DType::f16 : DType::f32);
 
   const auto t0 = std::chrono::steady_clock::now();
   const Array logits = decoder.step(prompt, /*last_row_only=*/o.dump_logits.empty());
@@ -167,6 +168,9 @@ Command add_generate_command(CLI::App& root) {
   app->add_option("-c,--ctx", o->ctx, "KV-cache positions (default: the model's context length)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   add_threads_option(*app, o->threads);
+  app->add_option("--cache-type", o->cache_type, "KV-cache dtype (llama.cpp's default is f16)")
+      ->check(CLI::IsMember({"f32", "f16"}))
+      ->capture_default_str();
   app->add_option("--dump-logits", o->dump_logits, "Write the logits of every fed position as float32 .npy");
   app->add_flag("--json", o->json, "Print one JSON object at the end instead of streaming text");
   return {app, [o] { return run_generate(*o); }};

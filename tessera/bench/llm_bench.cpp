@@ -68,7 +68,7 @@ LlmBenchResult run_llm_bench(const LlmBenchOptions& o, const std::function<void(
   const int64_t ctx = o.ctx > 0 ? o.ctx : o.prompt_tokens + o.gen_tokens;
   TESSERA_CHECK(o.prompt_tokens + o.gen_tokens <= ctx,
                 "bench llm: -p {} plus -n {} tokens do not fit a context of {}", o.prompt_tokens, o.gen_tokens, ctx);
-  models::llm::Decoder decoder(model, backends::backend_by_name(o.backend), ctx);
+  models::llm::Decoder decoder(model, backends::backend_by_name(o.backend), ctx, o.cache_f16 ? DType::f16 : DType::f32);
   r.load_s = since(t0);
 
   // One run: the prompt in one batch, then n greedy steps. The warm-up (run -1) compiles both graphs.

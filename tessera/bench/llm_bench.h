@@ -15,6 +15,7 @@ struct LlmBenchOptions {
   int64_t prompt_tokens = 128;  // p
   int64_t gen_tokens = 32;      // n
   int64_t ctx = 0;              // cache rows (0: p + n)
+  bool cache_f16 = false;       // the KV cache in f16 (llama.cpp's default) instead of f32
   int repetitions = 5;
 };
 

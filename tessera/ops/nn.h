@@ -79,7 +79,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 // Attention of m new queries over a key/value cache, the decode step of a language model: q [m, Hq, D],
 // k [S, Hk, D] and v [S, Hk, Dv] (one row per cache position, GQA as above), positions (i32/i64 [m]);
 // query i attends to rows 0..positions[i] only, so rows past the written ones are never read. Returns
-// [m, Hq, Dv]. scale defaults to 1/sqrt(D). A position outside 0..S-1 raises tessera::Error when run.
+// [m, Hq, Dv] in q's dtype; k and v may be narrower (an f16 cache with f32 queries). scale defaults to
+// 1/sqrt(D). A position outside 0..S-1 raises tessera::Error when run.
 Tensor kv_cache_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& positions,
                           std::optional<double> scale = std::nullopt);
 

@@ -22,9 +22,9 @@ constexpr const char* kOp = "kv_cache_attention";
 
 std::vector<TensorType> infer_kv_attention(const std::vector<TensorType>& in, const Attrs&) {
   const TensorType &q = in[0], &k = in[1], &v = in[2], &pos = in[3];
-  if (!is_floating(q.dtype) || k.dtype != q.dtype || v.dtype != q.dtype) {
-    ir::op_fail(kOp, in, "q, k and v must share one floating dtype, got {}, {} and {}", dtype_name(q.dtype),
-                dtype_name(k.dtype), dtype_name(v.dtype));
+  if (!is_floating(q.dtype) || !is_floating(k.dtype) || k.dtype != v.dtype) {
+    ir::op_fail(kOp, in, "q must be floating and k and v share one floating dtype (an f16 cache beside f32 queries "
+                "is fine), got {}, {} and {}", dtype_name(q.dtype), dtype_name(k.dtype), dtype_name(v.dtype));
   }
   if (q.rank() != 3 || k.rank() != 3 || v.rank() != 3) {
     ir::op_fail(kOp, in, "q [tokens, heads, dim], k and v [cache rows, kv heads, dim] must have rank 3, got {}, {} and {}",
@@ -94,7 +94,8 @@ Array kv_attention_reference(const std::vector<Array>& in, const Attrs& a, const
 
 // softmax over the rows each query may see, through scaled_dot_product_attention with a mask.
 std::vector<Value> decompose_kv_attention(const std::vector<Value>& in, const Attrs& a) {
-  const Tensor q(in[0]), k(in[1]), v(in[2]), positions(in[3]);
+  const Tensor q(in[0]), positions(in[3]);
+  const Tensor k = cast(Tensor(in[1]), q.dtype()), v = cast(Tensor(in[2]), q.dtype());  // a narrower cache
   const int64_t rows = k.dim(0), m = q.dim(0);
   const Tensor visible =
       le(reshape(arange(rows), {1, rows}), reshape(cast(positions, DType::i64), {m, 1}));  // [m, rows]

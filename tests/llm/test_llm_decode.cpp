@@ -104,3 +104,15 @@ TEST(LlmDecode, LastRowOnlyGivesTheLastTokensLogits) {
   EXPECT_EQ(last.context(), 32);
   EXPECT_THROW(Decoder(model, backends::backend_by_name("cpu"), model.config().n_ctx + 1), Error);
 }
+
+TEST(LlmDecode, HalfPrecisionCacheStaysCloseToTheF32One) {
+  test::TinyShape s;
+  s.layers = 2;
+  const LlmModel model(test::parse_tiny(test::tiny_llama(s)));
+  Decoder wide(model, backends::backend_by_name("cpu"), 32, DType::f32);
+  Decoder half(model, backends::backend_by_name("cpu"), 32, DType::f16);
+  const std::vector<int64_t> prompt(kIds.begin(), kIds.begin() + 5);
+  EXPECT_LT(test::compare_rows(half.step(prompt), wide.step(prompt)).max_abs, 2e-2);
+  for (int64_t t : {4, 2, 8}) EXPECT_LT(test::compare_rows(half.step({t}), wide.step({t})).max_abs, 2e-2);
+  EXPECT_THROW(Decoder(model, backends::backend_by_name("cpu"), 32, DType::bf16).step({1}), Error);
+}

@@ -77,6 +77,18 @@ TEST(KvCacheAttention, ExplicitScaleAndF32) {
   expect_close(out, values(ref.array()), 1e-6);
 }
 
+TEST(KvCacheAttention, HalfPrecisionCacheWithF32Queries) {
+  const Array q = random_array({2, 4, 16}, 7, -1, 1, DType::f32);
+  const Array k = random_array({9, 2, 16}, 8, -1, 1, DType::f16), v = random_array({9, 2, 16}, 9, -1, 1, DType::f16);
+  const Tensor pos = Tensor::from_vector<int64_t>({3, 8}, {2});
+  Tensor half = ops::kv_cache_attention(Tensor::from_array(q), Tensor::from_array(k), Tensor::from_array(v), pos);
+  EXPECT_EQ(half.dtype(), DType::f32);
+  // The same values widened to f32 first: the cache's rounding is all that differs, and that is in k, v.
+  Tensor wide = ops::kv_cache_attention(Tensor::from_array(q), Tensor::from_array(k.astype(DType::f32)),
+                                        Tensor::from_array(v.astype(DType::f32)), pos);
+  expect_close(half, values(wide.array()), 1e-5);
+}
+
 TEST(KvCacheAttention, ShapeAndPositionErrors) {
   const Tensor q = ops::zeros({1, 4, 8}), k = ops::zeros({6, 2, 8}), v = ops::zeros({6, 2, 8});
   const Tensor pos = Tensor::from_vector<int64_t>({2}, {1});
@@ -91,7 +103,10 @@ TEST(KvCacheAttention, ShapeAndPositionErrors) {
                        "kv_cache_attention", "one entry per query");
   EXPECT_TESSERA_ERROR(ops::kv_cache_attention(q, k, v, ops::zeros({1})), "kv_cache_attention", "i32 or i64");
   EXPECT_TESSERA_ERROR(ops::kv_cache_attention(q, k, ops::zeros({6, 2, 8}, DType::f64), pos), "kv_cache_attention",
-                       "one floating dtype");
+                       "share one floating dtype");
+  EXPECT_TESSERA_ERROR(ops::kv_cache_attention(Tensor::from_vector<int64_t>({0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 8}),
+                                               ops::zeros({6, 1, 8}), ops::zeros({6, 1, 8}), pos),
+                       "kv_cache_attention", "q must be floating");
   EXPECT_TESSERA_ERROR(ops::kv_cache_attention(q, k, v, Tensor::from_vector<int64_t>({6}, {1})).eval(),
                        "kv_cache_attention", "position 6", "6 rows");
   EXPECT_TESSERA_ERROR(ops::kv_cache_attention(q, k, v, Tensor::from_vector<int64_t>({-1}, {1})).eval(),

@@ -1,4 +1,4 @@
-// kv_cache_attention as a library step (kernels/cpu/kv_attention.h): f32 queries, keys and values,
+// kv_cache_attention as a library step (kernels/cpu/kv_attention.h): f32 queries over f32 or f16 keys and values,
 // i32/i64 positions checked against the cache's rows before anything runs.
 #include <fmt/format.h>
 
@@ -33,8 +33,8 @@ class KvAttentionStep final : public Step {
       }
       scratch_[static_cast<size_t>(i)] = p;
     }
-    kernels::kv_attention_f32(shape_, ctx.ptr<const float>(q_), ctx.ptr<const float>(k_), ctx.ptr<const float>(v_),
-                              scratch_.data(), ctx.ptr<float>(out_), *ctx.pool);
+    kernels::kv_attention(shape_, ctx.ptr<const float>(q_), ctx.ptr<const void>(k_), ctx.ptr<const void>(v_),
+                          types_[1].dtype == DType::f16, scratch_.data(), ctx.ptr<float>(out_), *ctx.pool);
   }
   StepKind kind() const override { return StepKind::library; }
   std::string describe() const override {
@@ -52,9 +52,8 @@ class KvAttentionStep final : public Step {
 };
 
 bool claim_kv_attention(const ir::Node& node) {
-  for (int i = 0; i < 3; ++i) {
-    if (node.input(static_cast<size_t>(i)).dtype() != DType::f32) return false;
-  }
+  const DType kv = node.input(1).dtype();  // f32 queries over an f32 or f16 cache
+  if (node.input(0).dtype() != DType::f32 || (kv != DType::f32 && kv != DType::f16)) return false;
   const DType p = node.input(3).dtype();
   return p == DType::i32 || p == DType::i64;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tessera/core/half.h"
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/cpu/vec_math.h"
 
@@ -27,6 +28,16 @@ void scale_add_generic(float* y, float c, float a, const float* x, int64_t n) {
   for (int64_t p = 0; p < n; ++p) y[p] = y[p] * c + a * x[p];
 }
 
+float dot_generic(const float* x, const uint16_t* y, int64_t n) {
+  float s = 0;
+  for (int64_t p = 0; p < n; ++p) s += x[p] * f16_bits_to_f32(y[p]);
+  return s;
+}
+
+void scale_add_generic(float* y, float c, float a, const uint16_t* x, int64_t n) {
+  for (int64_t p = 0; p < n; ++p) y[p] = y[p] * c + a * f16_bits_to_f32(x[p]);
+}
+
 // Out-of-line AVX2 versions (called, not inlined, from the portable loop around them).
 __attribute__((target("avx2,fma"))) float dot_avx2(const float* x, const float* y, int64_t n) {
   return vec::dot(x, y, static_cast<long>(n));
@@ -34,15 +45,36 @@ __attribute__((target("avx2,fma"))) float dot_avx2(const float* x, const float* 
 __attribute__((target("avx2,fma"))) void scale_add_avx2(float* y, float c, float a, const float* x, int64_t n) {
   vec::scale_add(y, c, a, x, static_cast<long>(n));
 }
+__attribute__((target("avx2,fma,f16c"))) float dot_avx2(const float* x, const uint16_t* y, int64_t n) {
+  __m256 s = _mm256_setzero_ps();
+  int64_t p = 0;
+  for (; p + 8 <= n; p += 8) {
+    const __m256 wide = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y + p)));
+    s = _mm256_fmadd_ps(_mm256_loadu_ps(x + p), wide, s);
+  }
+  float t = vec::hsum(s);
+  for (; p < n; ++p) t += x[p] * f16_bits_to_f32(y[p]);
+  return t;
+}
+__attribute__((target("avx2,fma,f16c"))) void scale_add_avx2(float* y, float c, float a, const uint16_t* x,
+                                                             int64_t n) {
+  const __m256 vc = _mm256_set1_ps(c), va = _mm256_set1_ps(a);
+  int64_t p = 0;
+  for (; p + 8 <= n; p += 8) {
+    const __m256 wide = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + p)));
+    _mm256_storeu_ps(y + p, _mm256_fmadd_ps(va, wide, _mm256_mul_ps(vc, _mm256_loadu_ps(y + p))));
+  }
+  for (; p < n; ++p) y[p] = y[p] * c + a * f16_bits_to_f32(x[p]);
+}
 
 // One (query, head) pair: out = sum_j softmax_j(scale * q.k_j) v_j over rows 0..last, kept as a running
 // maximum, a running sum and an unnormalised output rescaled whenever the maximum grows.
-template <bool kAvx2>
-void attend_one(const KvAttentionShape& s, const float* q, const float* k, const float* v, int64_t last,
-                int64_t kv_head, float* out) {
+template <bool kAvx2, class KV>
+void attend_one(const KvAttentionShape& s, const float* q, const KV* k, const KV* v, int64_t last, int64_t kv_head,
+                float* out) {
   const int64_t d = s.head_dim, dv = s.value_dim, k_row = s.kv_heads * d, v_row = s.kv_heads * dv;
-  const float* kh = k + kv_head * d;
-  const float* vh = v + kv_head * dv;
+  const KV* kh = k + kv_head * d;
+  const KV* vh = v + kv_head * dv;
   std::fill(out, out + dv, 0.0f);
   float best = -std::numeric_limits<float>::infinity(), total = 0.0f;
   float scores[kChunk];
@@ -50,7 +82,7 @@ void attend_one(const KvAttentionShape& s, const float* q, const float* k, const
     const int64_t n = std::min(kChunk, last + 1 - j0);
     float chunk_best = best;
     for (int64_t j = 0; j < n; ++j) {
-      const float* kj = kh + (j0 + j) * k_row;
+      const KV* kj = kh + (j0 + j) * k_row;
       float dp;
       if constexpr (kAvx2) {
         dp = dot_avx2(q, kj, d);
@@ -67,7 +99,7 @@ void attend_one(const KvAttentionShape& s, const float* q, const float* k, const
     for (int64_t j = 0; j < n; ++j) {
       const float w = std::exp(scores[j] - best);
       total += w;
-      const float* vj = vh + (j0 + j) * v_row;
+      const KV* vj = vh + (j0 + j) * v_row;
       const float keep = j == 0 ? c : 1.0f;
       if constexpr (kAvx2) {
         scale_add_avx2(out, keep, w, vj, dv);
@@ -82,8 +114,11 @@ void attend_one(const KvAttentionShape& s, const float* q, const float* k, const
 
 }  // namespace
 
-void kv_attention_f32(const KvAttentionShape& s, const float* q, const float* k, const float* v,
-                      const int64_t* positions, float* out, runtime::ThreadPool& pool) {
+namespace {
+
+template <class KV>
+void run_all(const KvAttentionShape& s, const float* q, const KV* k, const KV* v, const int64_t* positions,
+             float* out, runtime::ThreadPool& pool) {
   const bool avx2 = use_avx2();
   const int64_t group = s.q_heads / s.kv_heads;
   pool.parallel_for(s.m * s.q_heads, 1, [&](int64_t b, int64_t e) {
@@ -98,6 +133,17 @@ void kv_attention_f32(const KvAttentionShape& s, const float* q, const float* k,
       }
     }
   });
+}
+
+}  // namespace
+
+void kv_attention(const KvAttentionShape& s, const float* q, const void* k, const void* v, bool kv_f16,
+                  const int64_t* positions, float* out, runtime::ThreadPool& pool) {
+  if (kv_f16) {
+    run_all(s, q, static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), positions, out, pool);
+  } else {
+    run_all(s, q, static_cast<const float*>(k), static_cast<const float*>(v), positions, out, pool);
+  }
 }
 
 }  // namespace tessera::kernels

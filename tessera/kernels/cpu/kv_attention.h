@@ -17,9 +17,10 @@ struct KvAttentionShape {
   float scale = 1.0f;
 };
 
-// q [m, Hq, D], k [rows, Hk, D], v [rows, Hk, Dv] packed; out [m, Hq, Dv]. Every position must lie in
-// 0..rows-1 (checked by the caller).
-void kv_attention_f32(const KvAttentionShape& s, const float* q, const float* k, const float* v,
-                      const int64_t* positions, float* out, runtime::ThreadPool& pool);
+// q [m, Hq, D] f32, k [rows, Hk, D] and v [rows, Hk, Dv] f32, or f16 when kv_f16 (a half-size cache,
+// widened as it is read); out [m, Hq, Dv] f32; all packed. Every position must lie in 0..rows-1
+// (checked by the caller).
+void kv_attention(const KvAttentionShape& s, const float* q, const void* k, const void* v, bool kv_f16,
+                  const int64_t* positions, float* out, runtime::ThreadPool& pool);
 
 }  // namespace tessera::kernels

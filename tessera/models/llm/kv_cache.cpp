@@ -9,7 +9,9 @@
 
 namespace tessera::models::llm {
 
-DecodeGraph decode_graph(const LlmModel& model, int64_t m, int64_t n_ctx, bool last_row_only) {
+DecodeGraph decode_graph(const LlmModel& model, int64_t m, int64_t n_ctx, bool last_row_only, DType cache) {
+  TESSERA_CHECK(cache == DType::f32 || cache == DType::f16, "decode graph: the KV cache is f32 or f16, not {}",
+                dtype_name(cache));
   const LlmConfig& c = model.config();
   const int64_t rows = n_ctx > 0 ? n_ctx : c.n_ctx;
   const Tensor tokens = Tensor::placeholder("tokens", DType::i64, {m});
@@ -19,7 +21,7 @@ DecodeGraph decode_graph(const LlmModel& model, int64_t m, int64_t n_ctx, bool l
   for (int64_t l = 0; l < c.n_layer; ++l) {
     for (const char* kind : {"k", "v"}) {
       cache_in.push_back(
-          Tensor::placeholder(fmt::format("cache_{}{}", kind, l), DType::f32, {rows, c.n_head_kv, c.head_dim}));
+          Tensor::placeholder(fmt::format("cache_{}{}", kind, l), cache, {rows, c.n_head_kv, c.head_dim}));
       inputs.push_back(cache_in.back().value());
     }
   }
@@ -28,8 +30,8 @@ DecodeGraph decode_graph(const LlmModel& model, int64_t m, int64_t n_ctx, bool l
   // attends to cache rows 0..positions[i]: earlier chunks and the causal part of its own.
   const Attend attend = [&](int64_t layer, const Tensor& q, const Tensor& k, const Tensor& v) {
     const auto i = static_cast<size_t>(2 * layer);
-    cache_out[i] = ops::index_copy(cache_in[i], 0, positions, k);
-    cache_out[i + 1] = ops::index_copy(cache_in[i + 1], 0, positions, v);
+    cache_out[i] = ops::index_copy(cache_in[i], 0, positions, ops::cast(k, cache));
+    cache_out[i + 1] = ops::index_copy(cache_in[i + 1], 0, positions, ops::cast(v, cache));
     const Tensor o = ops::kv_cache_attention(q, cache_out[i], cache_out[i + 1], positions);
     return ops::reshape(o, {m, c.n_head * c.head_dim});
   };
@@ -44,15 +46,15 @@ DecodeGraph decode_graph(const LlmModel& model, int64_t m, int64_t n_ctx, bool l
   return d;
 }
 
-Decoder::Decoder(const LlmModel& model, backends::Backend& backend, int64_t n_ctx)
-    : model_(model), backend_(backend), n_ctx_(n_ctx > 0 ? n_ctx : model.config().n_ctx) {
+Decoder::Decoder(const LlmModel& model, backends::Backend& backend, int64_t n_ctx, DType cache)
+    : model_(model), backend_(backend), n_ctx_(n_ctx > 0 ? n_ctx : model.config().n_ctx), cache_dtype_(cache) {
   const LlmConfig& c = model.config();
   if (n_ctx_ > c.n_ctx) {
     fail("{}: a context of {} tokens is longer than the model's {} ({})", model.file().source(), n_ctx_, c.n_ctx,
          c.key("context_length"));
   }
   for (int64_t i = 0; i < 2 * c.n_layer; ++i) {
-    cache_.push_back(Array::zeros(DType::f32, {n_ctx_, c.n_head_kv, c.head_dim}));
+    cache_.push_back(Array::zeros(cache_dtype_, {n_ctx_, c.n_head_kv, c.head_dim}));
   }
 }
 
@@ -68,7 +70,7 @@ Array Decoder::step(const std::vector<int64_t>& tokens, bool last_row_only) {
   const bool last = last_row_only && m > 1;
   auto& exe = by_length_[{m, last}];
   if (!exe) {
-    const DecodeGraph d = decode_graph(model_, m, n_ctx_, last);
+    const DecodeGraph d = decode_graph(model_, m, n_ctx_, last, cache_dtype_);
     exe = backend_.compile(d.graph, backends::CompileSpec{d.aliases});
   }
   std::vector<int64_t> positions(tokens.size());
