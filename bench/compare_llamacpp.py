@@ -134,6 +134,10 @@ def pool(rounds_results):
     return {"prefill_tokens_per_s": statistics.median(pre), "decode_tokens_per_s": statistics.median(dec),
             "prefill_runs": pre, "decode_runs": dec,
             "load_s": statistics.median(r["load_s"] for r in rounds_results),
+            # Tessera: load + compile + the first prompt's prefill; llama.cpp's bench.mjs reports the same
+            # as load_to_first_token_s.
+            "first_token_s": statistics.median(r.get("first_token_s", r.get("load_to_first_token_s", 0))
+                                               for r in rounds_results),
             "peak_rss_bytes": max(r["peak_rss_bytes"] for r in rounds_results),
             "rounds": rounds_results}
 
@@ -224,7 +228,7 @@ def main():
           f"{a.rounds} round(s) x {a.repeat} runs per side; tok/s medians, ratio = Tessera / llama.cpp")
     w = max([4] + [len(e["type"]) for e in results]) + 2
     head = (f"{'type':<{w}}{'MiB':>7}  {'prefill T':>10}{'llama.cpp':>10}{'ratio':>7}  "
-            f"{'decode T':>9}{'llama.cpp':>10}{'ratio':>7}  {'RSS T':>7}{'RSS L':>7}  {'load T s':>8}")
+            f"{'decode T':>9}{'llama.cpp':>10}{'ratio':>7}  {'RSS T':>7}{'RSS L':>7}  {'1st tok T':>9}{'1st tok L':>10}")
     print(head)
     for e in results:
         print(f"{e['type']:<{w}}{mib(e.get('file_bytes')):>7}  "
@@ -233,8 +237,8 @@ def main():
               f"{num(get(e, 'tessera', 'decode_tokens_per_s')):>9}{num(get(e, 'llamacpp', 'decode_tokens_per_s')):>10}"
               f"{num(e.get('decode_ratio')):>7}  "
               f"{mib(get(e, 'tessera', 'peak_rss_bytes')):>7}{mib(get(e, 'llamacpp', 'peak_rss_bytes')):>7}  "
-              f"{num(get(e, 'tessera', 'load_s')):>8}")
-    print("RSS: peak resident set in MiB (T: Tessera, L: llama.cpp); load T: Tessera's load + compile until the first token")
+              f"{num(get(e, 'tessera', 'first_token_s')):>9}{num(get(e, 'llamacpp', 'first_token_s')):>10}")
+    print("RSS: peak resident set in MiB (T: Tessera, L: llama.cpp); 1st tok: seconds from the start of loading to the first prompt's logits (load, compile, one prefill)")
     build = next((r for e in results for r in ((e.get("llamacpp") or {}).get("rounds") or [])), None)
     if build:
         fa = {True: "on", False: "off"}
