@@ -10,6 +10,7 @@
 
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/cpu/gemm_internal.h"
+#include "tessera/kernels/cpu/vec_math.h"
 #include "tessera/runtime/thread_scratch.h"
 
 namespace tessera::kernels::gemm_detail {
@@ -211,18 +212,7 @@ __attribute__((target("avx2,fma"))) void dot2x4_avx2(const float* x, int64_t ldx
 }
 
 __attribute__((target("avx2,fma"))) float dot_avx2(const float* x, const float* y, int64_t k) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-  int64_t p = 0;
-  for (; p + 16 <= k; p += 16) {
-    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p), _mm256_loadu_ps(y + p), s0);
-    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p + 8), _mm256_loadu_ps(y + p + 8), s1);
-  }
-  for (; p + 8 <= k; p += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + p), _mm256_loadu_ps(y + p), s0);
-  if (p < k) {
-    const __m256i mask = tail_mask(k - p);
-    s1 = _mm256_fmadd_ps(_mm256_maskload_ps(x + p, mask), _mm256_maskload_ps(y + p, mask), s1);
-  }
-  return hsum(_mm256_add_ps(s0, s1));
+  return vec::dot(x, y, static_cast<long>(k));
 }
 
 // C[0, j0:j1] for one row of A and B^T (the batch-1 layer y = W x with W stored [n, k]): eight
