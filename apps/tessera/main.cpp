@@ -46,6 +46,7 @@ int run(int argc, char** argv) {
       add_tokenize_command(app),
       add_generate_command(app),
       add_init_model_command(app),
+      add_convert_command(app),
   };
 
   try {

@@ -309,7 +309,7 @@ void save_safetensors(const std::string& path, const std::vector<std::pair<std::
   });
 }
 
-SafetensorsFile load_safetensors_from_memory(const uint8_t* data, size_t size, const std::string& what) {
+SafetensorsHeader read_safetensors_header(const uint8_t* data, size_t size, const std::string& what) {
   TESSERA_CHECK(size >= 8, "{}: {} bytes is too short for the 8-byte header length that starts a safetensors file",
                 what, size);
   uint64_t header_len = 0;
@@ -325,9 +325,9 @@ SafetensorsFile load_safetensors_from_memory(const uint8_t* data, size_t size, c
   const json root = parse_header_json(header, header + header_len, what);
   TESSERA_CHECK(root.is_object(), "{}: the header must be a JSON object, got {}", what, json_type(root));
 
-  const uint8_t* body = data + 8 + header_len;
-  const uint64_t body_size = size - 8 - header_len;
-  SafetensorsFile out;
+  const uint64_t body_offset = 8 + header_len;
+  const uint64_t body_size = size - body_offset;
+  SafetensorsHeader out;
   std::vector<Entry> entries;
   for (const auto& [name, value] : root.items()) {
     if (name == kMetadataKey) {
@@ -339,16 +339,26 @@ SafetensorsFile load_safetensors_from_memory(const uint8_t* data, size_t size, c
   std::vector<const Entry*> order;
   for (const Entry& e : entries) order.push_back(&e);
   check_coverage(order, body_size, what);
+  for (Entry& e : entries) {
+    out.tensors.emplace(std::move(e.name),
+                        SafetensorsEntry{e.dtype, std::move(e.shape), body_offset + e.begin, e.end - e.begin});
+  }
+  return out;
+}
 
-  for (const Entry& e : entries) {
+SafetensorsFile load_safetensors_from_memory(const uint8_t* data, size_t size, const std::string& what) {
+  SafetensorsHeader header = read_safetensors_header(data, size, what);
+  SafetensorsFile out;
+  out.metadata = std::move(header.metadata);
+  for (auto& [name, e] : header.tensors) {
     Array a = Array::empty(e.dtype, e.shape);
-    if (a.nbytes() > 0) std::memcpy(a.raw_data(), body + e.begin, a.nbytes());
+    if (a.nbytes() > 0) std::memcpy(a.raw_data(), data + e.offset, a.nbytes());
     if (e.dtype == DType::boolean) {
       // Only 0 and 1 are valid bool objects; normalise other bytes instead of creating invalid bools.
       uint8_t* p = static_cast<uint8_t*>(a.raw_data());
       for (int64_t i = 0; i < a.numel(); ++i) p[i] = p[i] != 0;
     }
-    out.tensors.emplace(e.name, std::move(a));
+    out.tensors.emplace(name, std::move(a));
   }
   return out;
 }

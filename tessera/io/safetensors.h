@@ -30,6 +30,22 @@ std::string serialize_safetensors(const std::vector<std::pair<std::string, Array
                                   const std::map<std::string, std::string>& metadata = {});
 
 SafetensorsFile load_safetensors(const std::string& path);
+
+// The tensors of a safetensors image without their data: dtype, shape and where each one's bytes lie,
+// validated exactly as load_safetensors validates them (load_safetensors is this plus the copies).
+// Converters that read many large shards map the files (MappedFile) and take each tensor's bytes
+// from the mapping instead of copying whole files.
+struct SafetensorsEntry {
+  DType dtype = DType::f32;
+  Shape shape;
+  uint64_t offset = 0;  // of the first byte, from the start of the image (not of the data section)
+  uint64_t nbytes = 0;
+};
+struct SafetensorsHeader {
+  std::map<std::string, SafetensorsEntry> tensors;
+  std::map<std::string, std::string> metadata;
+};
+SafetensorsHeader read_safetensors_header(const uint8_t* data, size_t size, const std::string& what);
 // Parses an in-memory safetensors image; `what` names it in error messages.
 SafetensorsFile load_safetensors_from_memory(const uint8_t* data, size_t size, const std::string& what);
 

@@ -110,30 +110,6 @@ bool is_float_type(GgmlType type) {
   return type == GgmlType::f32 || type == GgmlType::f16 || type == GgmlType::bf16;
 }
 
-// general.file_type must describe the tensors written: the requested type when any tensor was encoded
-// in it, else the most common type of the weight matrices (2+ dimensions; of all tensors when there
-// are none) that llama.cpp has a label for; nullopt (no label) when there is none.
-std::optional<uint32_t> file_type_label(const std::vector<TensorPlan>& plans, GgmlType requested) {
-  std::map<GgmlType, size_t> matrices, all;
-  for (const TensorPlan& p : plans) {
-    if (p.to == requested) return llama_file_type(requested);
-    if (p.ne.size() >= 2) ++matrices[p.to];
-    ++all[p.to];
-  }
-  std::optional<uint32_t> label;
-  size_t best = 0;
-  for (const auto& [type, count] : matrices.empty() ? all : matrices) {
-    if (count <= best) continue;
-    try {
-      label = llama_file_type(type);
-      best = count;
-    } catch (const Error&) {
-      // a type llama.cpp names no file type after
-    }
-  }
-  return label;
-}
-
 bool is_gguf(const std::string& path) {
   MappedFile file(path);
   return file.size() >= 4 && std::memcmp(file.data(), "GGUF", 4) == 0;
@@ -158,22 +134,6 @@ GgmlType ggml_type_of(DType dt, const std::string& name) {
     default:
       fail("tensor '{}' has dtype {}, which GGUF cannot hold", printable(name, 96), dtype_name(dt));
   }
-}
-
-// Encodes rows of f32 values in parallel.
-std::vector<uint8_t> encode(GgmlType type, const float* values, int64_t rows, int64_t n) {
-  const int64_t rb = quant::row_bytes(type, n, "quantize");
-  std::vector<uint8_t> out(static_cast<size_t>(rows * rb));
-  runtime::default_pool().parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      try {
-        quant::quantize_row(type, values + r * n, out.data() + r * rb, n);
-      } catch (const Error& e) {
-        fail("row {}: {}", r, e.what());
-      }
-    }
-  });
-  return out;
 }
 
 }  // namespace
@@ -293,6 +253,46 @@ std::vector<TypeOverride> mix_overrides(const std::string& mix, int64_t n_layers
   return out;
 }
 
+// general.file_type must describe the tensors written: the requested type when any tensor was encoded
+// in it, else the most common type of the weight matrices (2+ dimensions; of all tensors when there
+// are none) that llama.cpp has a label for; nullopt (no label) when there is none.
+std::optional<uint32_t> file_type_label(const std::vector<TensorPlan>& plans, GgmlType requested) {
+  std::map<GgmlType, size_t> matrices, all;
+  for (const TensorPlan& p : plans) {
+    if (p.to == requested) return llama_file_type(requested);
+    if (p.ne.size() >= 2) ++matrices[p.to];
+    ++all[p.to];
+  }
+  std::optional<uint32_t> label;
+  size_t best = 0;
+  for (const auto& [type, count] : matrices.empty() ? all : matrices) {
+    if (count <= best) continue;
+    try {
+      label = llama_file_type(type);
+      best = count;
+    } catch (const Error&) {
+      // a type llama.cpp names no file type after
+    }
+  }
+  return label;
+}
+
+// Encodes rows of f32 values in parallel.
+std::vector<uint8_t> encode_rows(GgmlType type, const float* values, int64_t rows, int64_t n) {
+  const int64_t rb = quant::row_bytes(type, n, "quantize");
+  std::vector<uint8_t> out(static_cast<size_t>(rows * rb));
+  runtime::default_pool().parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      try {
+        quant::quantize_row(type, values + r * n, out.data() + r * rb, n);
+      } catch (const Error& e) {
+        fail("row {}: {}", r, e.what());
+      }
+    }
+  });
+  return out;
+}
+
 uint32_t llama_file_type(GgmlType type) {
   switch (type) {
     case GgmlType::f32:
@@ -392,7 +392,7 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
       const std::vector<float> values = quant::dequantize(s.type, s.data, s.nbytes, rows, n);
       std::vector<uint8_t> bytes;
       try {
-        bytes = encode(p.to, values.data(), rows, n);
+        bytes = encode_rows(p.to, values.data(), rows, n);
       } catch (const Error& e) {
         fail("{}: tensor '{}': {}", in, printable(s.name, 96), e.what());
       }

@@ -18,7 +18,9 @@
 // llama-quantize refuses without --allow-requantize), which dequantizes and encodes again.
 // general.file_type always describes the tensors written: the requested type when any tensor got it,
 // else the most common type of the weight matrices (no label when llama.cpp has none for it).
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,6 +71,13 @@ std::vector<TypeOverride> mix_overrides(const std::string& mix, int64_t n_layers
 
 // llama.cpp's general.file_type for a model mostly of `type` (LLAMA_FTYPE_*).
 uint32_t llama_file_type(quant::GgmlType type);
+
+// general.file_type for a file of these tensors: `requested`'s label when any tensor got it, else that
+// of the most common type among the weight matrices; nullopt when llama.cpp has no label for it.
+std::optional<uint32_t> file_type_label(const std::vector<TensorPlan>& plans, quant::GgmlType requested);
+
+// Encodes `rows` rows of `n` f32 values as `type`, rows spread over the thread pool; an error names the row.
+std::vector<uint8_t> encode_rows(quant::GgmlType type, const float* values, int64_t rows, int64_t n);
 
 // Converts `in` (GGUF or safetensors, detected from its first bytes) to a GGUF file at `out`.
 // `on_tensor` (optional) is called after each tensor is encoded, with its index and the total count.
