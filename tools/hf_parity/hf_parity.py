@@ -204,7 +204,15 @@ def make_llama(folder, seed, tied, kv_heads=2, dtype=torch.float32, max_shard_si
     if dtype != torch.float32:
         model = model.to(dtype)  # saved in dtype; the reference then runs the rounded weights in f32
     save(model, folder, max_shard_size)
-    return model.to(torch.float32)
+    if dtype == torch.float32:
+        return model
+    # .to(dtype) also rounded the RoPE frequencies (a non-persistent buffer): the reference is a fresh f32
+    # model holding the rounded weights, so only the weights' rounding is shared with the file.
+    ref = LlamaForCausalLM(config).eval()
+    ref.load_state_dict({k: v.to(torch.float32) for k, v in model.state_dict().items()})
+    if tied:
+        ref.tie_weights()
+    return ref
 
 
 # --- running tessera -----------------------------------------------------------------------------------
