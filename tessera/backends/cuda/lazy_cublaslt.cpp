@@ -10,9 +10,14 @@ namespace tessera::backends::cuda {
 const LazyLibrary& cublaslt_library() {
   // The soname of the cuBLAS these headers belong to, found on the search path, else in the toolkit.
   // Leaked on purpose: forwarding calls may come from static destructors that run after it would be gone.
-  static const LazyLibrary* library =
-      new LazyLibrary("cuBLASLt", {fmt::format("libcublasLt.so.{}", CUBLAS_VER_MAJOR),
-                                   fmt::format("{}/libcublasLt.so.{}", TESSERA_CUDA_LIBRARY_DIR, CUBLAS_VER_MAJOR)});
+  // The candidates are a named vector, not an initializer list inside the guarded static: clang 14's
+  // AddressSanitizer reports a false stack-use-after-scope on the list's temporaries there.
+  static const LazyLibrary* library = [] {
+    const std::vector<std::string> candidates{
+        fmt::format("libcublasLt.so.{}", CUBLAS_VER_MAJOR),
+        fmt::format("{}/libcublasLt.so.{}", TESSERA_CUDA_LIBRARY_DIR, CUBLAS_VER_MAJOR)};
+    return new LazyLibrary("cuBLASLt", candidates);
+  }();
   return *library;
 }
 

@@ -12,10 +12,13 @@ const LazyLibrary& nvrtc_library() {
   // nvrtc.h has no version macro; NVRTC's soname carries the toolkit's major version (libnvrtc.so.13
   // in CUDA 13), found on the search path, else in the toolkit. Leaked on purpose: forwarding calls may
   // come from static destructors that run after it would be gone.
-  constexpr int kMajor = CUDART_VERSION / 1000;
-  static const LazyLibrary* library = new LazyLibrary(
-      "NVRTC",
-      {fmt::format("libnvrtc.so.{}", kMajor), fmt::format("{}/libnvrtc.so.{}", TESSERA_CUDA_LIBRARY_DIR, kMajor)});
+  // A named vector of candidates, as in lazy_cublaslt.cpp (clang 14 ASan's false use-after-scope).
+  static const LazyLibrary* library = [] {
+    constexpr int kMajor = CUDART_VERSION / 1000;
+    const std::vector<std::string> candidates{
+        fmt::format("libnvrtc.so.{}", kMajor), fmt::format("{}/libnvrtc.so.{}", TESSERA_CUDA_LIBRARY_DIR, kMajor)};
+    return new LazyLibrary("NVRTC", candidates);
+  }();
   return *library;
 }
 
