@@ -263,7 +263,8 @@ std::vector<Shard> open_weights(const fs::path& folder) {
     shards.push_back(std::move(s));
   }
   for (const auto& [name, path] : weight_map) {
-    const auto it = std::find_if(shards.begin(), shards.end(), [&](const Shard& s) { return s.path == path; });
+    const std::string& file = path;  // clang 14 cannot capture a structured binding
+    const auto it = std::find_if(shards.begin(), shards.end(), [&](const Shard& s) { return s.path == file; });
     TESSERA_CHECK(it->header.tensors.count(name) == 1, "{}: weight_map puts tensor {} in {}, which does not hold it",
                   index.string(), printable_quoted(name, 96), path);
   }
