@@ -423,7 +423,7 @@ DotFn avx2_dot(tessera::quant::GgmlType type) {
     case GgmlType::q6_k:
       return dispatch<Q6_KKernel>;
     default:
-      return nullptr;
+      return avx2_float_dot(type);  // float weight rows, or nullptr
   }
 }
 
