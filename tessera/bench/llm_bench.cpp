@@ -38,6 +38,8 @@ constexpr const char* kText =
     "The old lighthouse keeper climbed the spiral stairs each evening, counting the steps as his father had, "
     "and lit the lamp that warned ships away from the rocks below the cliffs of the northern bay. ";
 
+// The p prompt ids: BOS (when the vocabulary has one) then a fixed English text's tokens, repeated and
+// cut to length, so both sides of a comparison see ordinary tokens.
 std::vector<int64_t> prompt_for(const tokenizers::Tokenizer& tok, int64_t p) {
   std::vector<int64_t> ids;
   if (tok.vocab().bos != tokenizers::kNoToken) ids.push_back(tok.vocab().bos);
@@ -51,10 +53,6 @@ std::vector<int64_t> prompt_for(const tokenizers::Tokenizer& tok, int64_t p) {
 }
 
 }  // namespace
-
-std::vector<int64_t> bench_prompt(const std::string& model_path, int64_t p) {
-  return prompt_for(tokenizers::Tokenizer::from_gguf(model_path), p);
-}
 
 LlmBenchResult run_llm_bench(const LlmBenchOptions& o, const std::function<void(int, int)>& on_progress) {
   TESSERA_CHECK(o.prompt_tokens >= 1 && o.gen_tokens >= 0 && o.repetitions >= 1,

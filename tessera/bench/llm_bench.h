@@ -31,8 +31,4 @@ struct LlmBenchResult {
 // `on_progress(done, total)` (optional) after each repetition.
 LlmBenchResult run_llm_bench(const LlmBenchOptions& options, const std::function<void(int, int)>& on_progress = {});
 
-// The p prompt ids the benchmark feeds: BOS (when the vocabulary has one) then a fixed English text's
-// tokens, repeated and cut to length, so both sides of a comparison see ordinary tokens.
-std::vector<int64_t> bench_prompt(const std::string& model_path, int64_t p);
-
 }  // namespace tessera::bench
