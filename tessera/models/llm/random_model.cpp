@@ -51,12 +51,15 @@ std::vector<float> draw_values(const Draw& d, uint64_t seed) {
   return out;
 }
 
+// A weight matrix [rows, cols] with variance 1 / fan_in, a norm scale near 1, a bias near 0.
+Draw matrix(std::string name, int64_t rows, int64_t cols) {
+  return Draw{std::move(name), cols, rows, 0.0, 1.0 / std::sqrt(static_cast<double>(cols))};
+}
+Draw norm(std::string name, int64_t n) { return Draw{std::move(name), n, 1, 1.0, 0.05}; }
+Draw bias(std::string name, int64_t n) { return Draw{std::move(name), n, 1, 0.0, 0.02}; }
+
 std::vector<Draw> llama_tensors(const RandomModelSpec& s) {
   const int64_t kv = (s.kv_heads == 0 ? s.heads : s.kv_heads) * (s.dim / s.heads);
-  const auto matrix = [](std::string name, int64_t rows, int64_t cols) {
-    return Draw{std::move(name), cols, rows, 0.0, 1.0 / std::sqrt(static_cast<double>(cols))};
-  };
-  const auto norm = [](std::string name, int64_t n) { return Draw{std::move(name), n, 1, 1.0, 0.05}; };
   std::vector<Draw> t{matrix("token_embd.weight", s.vocab, s.dim), norm("output_norm.weight", s.dim)};
   if (!s.tied) t.push_back(matrix("output.weight", s.vocab, s.dim));
   for (int64_t i = 0; i < s.layers; ++i) {
@@ -75,11 +78,6 @@ std::vector<Draw> llama_tensors(const RandomModelSpec& s) {
 }
 
 std::vector<Draw> gpt2_tensors(const RandomModelSpec& s) {
-  const auto matrix = [](std::string name, int64_t rows, int64_t cols) {
-    return Draw{std::move(name), cols, rows, 0.0, 1.0 / std::sqrt(static_cast<double>(cols))};
-  };
-  const auto norm = [](std::string name, int64_t n) { return Draw{std::move(name), n, 1, 1.0, 0.05}; };
-  const auto bias = [](std::string name, int64_t n) { return Draw{std::move(name), n, 1, 0.0, 0.02}; };
   std::vector<Draw> t{matrix("token_embd.weight", s.vocab, s.dim), Draw{"position_embd.weight", s.dim, s.ctx, 0.0, 0.1},
                       norm("output_norm.weight", s.dim), bias("output_norm.bias", s.dim)};
   for (int64_t i = 0; i < s.layers; ++i) {
