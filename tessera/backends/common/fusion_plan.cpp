@@ -21,7 +21,8 @@ OwnerMap epilogue_owners(const ir::Graph& graph, const EpilogueMap& epilogues) {
 }
 
 std::unordered_set<const ir::Node*> cluster_eligible(const ir::Graph& graph, const LoweringTable& table,
-                                                     const EpilogueMap& epilogues, const OwnerMap& owners) {
+                                                     const EpilogueMap& epilogues, const OwnerMap& owners,
+                                                     bool half_types) {
   std::unordered_set<const ir::Node*> eligible;
   std::unordered_map<const ir::Node*, std::vector<const ir::Node*>> users;
   for (const ir::NodePtr& n : graph.nodes()) {
@@ -36,7 +37,7 @@ std::unordered_set<const ir::Node*> cluster_eligible(const ir::Graph& graph, con
     if (n.is_leaf() || owners.count(&n) != 0 || epilogues.count(&n) != 0) continue;
     auto entry = table.find(n.op_name());
     if (entry != table.end() && entry->second.over_jit && entry->second.claims(n)) continue;
-    if (!lower::can_generate(n)) continue;
+    if (!lower::can_generate(n, half_types)) continue;
     if (n.op().has(ir::kView)) {
       if (graph_output_nodes.count(&n) != 0) continue;
       bool all = true;

@@ -26,7 +26,8 @@ OwnerMap epilogue_owners(const ir::Graph& graph, const EpilogueMap& epilogues);
 // over generated code. A view joins only when every consumer is generated code (otherwise it stays a
 // free view) and it is no graph output.
 std::unordered_set<const ir::Node*> cluster_eligible(const ir::Graph& graph, const LoweringTable& table,
-                                                     const EpilogueMap& epilogues, const OwnerMap& owners);
+                                                     const EpilogueMap& epilogues, const OwnerMap& owners,
+                                                     bool half_types = false);
 
 // The eligible nodes as clusters: lower::find_clusters, or one node each without Fusion::clusters.
 std::vector<lower::Cluster> form_clusters(const ir::Graph& graph, const std::unordered_set<const ir::Node*>& eligible,

@@ -110,7 +110,8 @@ class GraphLowerer {
   // Which nodes go into generated kernels, then the clusters themselves (compiled here).
   void compile_clusters(const EpilogueMap& epilogues, double* cluster_ms, double* jit_ms) {
     const auto tc = std::chrono::steady_clock::now();
-    const std::unordered_set<const ir::Node*> eligible = cluster_eligible(graph_, table_, epilogues, owners_);
+    const std::unordered_set<const ir::Node*> eligible =
+        cluster_eligible(graph_, table_, epilogues, owners_, options_.half_types);
     if (eligible.empty()) return;
     std::vector<lower::Cluster> clusters = form_clusters(graph_, eligible, options_.fusion);
     *cluster_ms = ms_since(tc);

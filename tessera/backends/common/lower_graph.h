@@ -45,6 +45,7 @@ struct LowerOptions {
   // would cost small graphs more than it saves); 0: whenever there are clusters.
   int64_t min_generated_elements = 0;
   EpilogueLimits epilogue_limits;  // what the backend's matmul/conv lowerings fuse (with Fusion::epilogue)
+  bool half_types = false;         // its generated kernels take f16/bf16 values (lower::can_generate)
 };
 
 // Throws LoweringFault (lowering.h) on a bug of the lowering itself, naming the node and the switch

@@ -1,5 +1,7 @@
 // View ops cost nothing at run time: each becomes a new layout over its input's buffer. reshape of a
-// non-packed input is the one exception (it is packed first, as Array::reshape would copy).
+// non-packed input is the one exception (it is packed first, as Array::reshape would copy). concat is
+// the one structural op that moves data: one strided copy per input into its slab of the result, through
+// the backend's copy steps, so it serves every backend.
 #include "tessera/backends/cpu/library_ops.h"
 #include "tessera/core/slice_range.h"
 
@@ -95,6 +97,38 @@ bool lower_flip(Lowering& L, const ir::NodePtr& node) {
   return true;
 }
 
+// Inputs of other dtypes (concat promotes) need a conversion, which generated code or the reference does.
+bool claim_concat(const ir::Node& node) {
+  if (node.num_outputs() != 1 || node.output_types()[0].numel() == 0) return false;
+  for (const ir::Value& in : node.inputs()) {
+    if (in.dtype() != node.output_types()[0].dtype) return false;
+  }
+  return true;
+}
+
+
+bool lower_concat(Lowering& L, const ir::NodePtr& node) {
+  if (!claim_concat(*node)) return false;
+  const ir::Value out(node, 0);
+  const auto axis = static_cast<size_t>(normalize_axis(node->attrs().get_int("axis"), out.rank(), "concat"));
+  const int32_t y = L.produce(out);
+  const size_t element = dtype_size(out.dtype());
+  int64_t at = 0;
+  for (const ir::Value& in : node->inputs()) {
+    const int32_t x = L.value(in);
+    const Layout src = L.info(x).layout;  // a copy: emit() may grow the value table
+    Layout slab = L.info(y).layout;
+    slab.offset += at * slab.strides[axis];
+    slab.shape[axis] = src.shape[axis];
+    at += src.shape[axis];
+    if (slab.numel() == 0) continue;
+    L.emit(L.steps().copy(common::CopyPlan::make(src, slab, element), Operand{L.info(x).buffer, 0},
+                          Operand{L.info(y).buffer, 0}, "concat"),
+           {x}, {y});
+  }
+  return true;
+}
+
 }  // namespace
 
 void register_view_lowerings(LoweringTable& table) {
@@ -106,6 +140,7 @@ void register_view_lowerings(LoweringTable& table) {
   table["slice"] = {lower_slice, claim_always, false};
   table["split"] = {lower_split, claim_always, false};
   table["flip"] = {lower_flip, claim_always, false};
+  table["concat"] = {lower_concat, claim_concat, true};
 }
 
 }  // namespace tessera::backends::cpu
