@@ -41,8 +41,9 @@ int run_bench_llm(BenchLlmCli& cli) {
                        cli.options.repetitions)
         << fmt::format("  prefill {:>4} tokens: {:8.2f} tokens/s (median)\n", cli.options.prompt_tokens, r.prefill_median)
         << fmt::format("  decode  {:>4} tokens: {:8.2f} tokens/s (median)\n", cli.options.gen_tokens, r.decode_median)
-        << fmt::format("  load {:.2f} s, first token {:.2f} s after the start, peak RSS {:.0f} MiB\n", r.load_s,
-                       r.first_token_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20));
+        << fmt::format("  load {:.2f} s, first token {:.2f} s after the start, decode graph ready in {:.3f} s, "
+                       "peak RSS {:.0f} MiB\n",
+                       r.load_s, r.first_token_s, r.decode_compile_s, static_cast<double>(r.peak_rss_bytes) / (1 << 20));
   if (cli.json) {
     const nlohmann::json out{{"model", cli.options.model},
                              {"backend", cli.options.backend},
@@ -56,6 +57,7 @@ int run_bench_llm(BenchLlmCli& cli) {
                              {"decode_runs", r.decode_tokens_per_s},
                              {"load_s", r.load_s},
                              {"first_token_s", r.first_token_s},
+                             {"decode_compile_s", r.decode_compile_s},
                              {"peak_rss_bytes", r.peak_rss_bytes},
                              {"file_bytes", r.file_bytes},
                              {"cache_type", cli.cache_type}};

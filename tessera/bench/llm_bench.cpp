@@ -77,7 +77,10 @@ LlmBenchResult run_llm_bench(const LlmBenchOptions& o, const std::function<void(
     const double prefill_s = since(tp);
     if (rep < 0) r.first_token_s = since(t0);
     const auto td = Clock::now();
-    for (int64_t i = 0; i < o.gen_tokens; ++i) next = argmax_last_row(decoder.step({next}));
+    for (int64_t i = 0; i < o.gen_tokens; ++i) {
+      next = argmax_last_row(decoder.step({next}));
+      if (rep < 0 && i == 0) r.decode_compile_s = since(td);
+    }
     const double decode_s = since(td);
     if (rep < 0) continue;
     r.prefill_tokens_per_s.push_back(static_cast<double>(o.prompt_tokens) / prefill_s);

@@ -24,6 +24,7 @@ struct LlmBenchResult {
   double prefill_median = 0, decode_median = 0;
   double load_s = 0;         // open, validate and map the file, set up the decoder
   double first_token_s = 0;  // from the start of loading to the warm-up prompt's logits (compiles included)
+  double decode_compile_s = 0;  // the warm-up's first one-token step: compiling the decode graph, one run
   int64_t peak_rss_bytes = 0;
   int64_t file_bytes = 0;
 };

@@ -96,7 +96,7 @@ class CudaBackend final : public Backend {
     if (node.op_name() == "constant" || node.op_name() == "input") return true;
     const common::LoweringTable& table = cuda_lowerings();
     if (auto it = table.find(node.op_name()); it != table.end() && it->second.claims(node)) return true;
-    return lower::can_generate(node);
+    return lower::can_generate(node, /*half_types=*/true);  // NVRTC kernels compute f16/bf16 in f32
   }
 
   using Backend::compile;
@@ -136,6 +136,7 @@ class CudaBackend final : public Backend {
     options.epilogue_limits.activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
     options.epilogue_limits.residual_after_activation = false;
     options.epilogue_limits.convolutions = false;
+    options.half_types = true;
     options.fusion = common::FusionSet::all()
                          .without(common::Fusion::transposed_product)
                          .without(common::Fusion::adam_groups)

@@ -40,6 +40,12 @@ CudaExecutable::CudaExecutable(Context& context, ir::Graph graph, std::shared_pt
                                std::vector<Array> constants, std::vector<Alias> aliases)
     : context_(context), graph_(std::move(graph)), program_(std::move(program)) {
   aliases_ = std::move(aliases);
+  writes_over_input_.assign(static_cast<size_t>(program_->num_outputs), -1);
+  for (const Alias& a : aliases_) {
+    if (common::can_write_over_input(*program_, a.input, a.output)) {
+      writes_over_input_[static_cast<size_t>(a.output)] = a.input;
+    }
+  }
   for (const Array& c : constants) constants_.push_back(c.contiguous().to(context_.device()));
   addresses_.assign(program_->buffers.size(), nullptr);
   input_staging_.resize(static_cast<size_t>(program_->num_inputs));
@@ -115,8 +121,9 @@ void CudaExecutable::check_previous_run() {
   if (*status_host_ == 0) return;
   *status_host_ = 0;
   check(cudaMemsetAsync(status_.device_data(), 0, sizeof(int32_t), context_.device().stream()), "cudaMemsetAsync");
-  fail("cuda: in an earlier run of graph '{}', a gather or scatter_add index was out of range (indices must "
-       "lie in 0..size-1 of their axis); the elements it would have read were set to 0",
+  fail("cuda: in an earlier run of graph '{}', an index was out of range (a gather, scatter_add or index_copy index "
+       "must lie in 0..size-1 of its axis, an index_copy index may appear once, a kv_cache_attention position must "
+       "lie inside the cache); the elements it would have read were set to 0",
        graph_.name());
 }
 
@@ -139,10 +146,18 @@ void CudaExecutable::execute(const std::vector<Array>& inputs, std::vector<Array
     input_staging_[i].copy_from(inputs[i].on_host() ? inputs[i].contiguous() : inputs[i].to(host_device()));
     input_at[i] = static_cast<std::byte*>(input_staging_[i].device_data());
   }
+  // An output that overlaps an input is computed into staging and copied after the run, except an
+  // aliased output given exactly its input's memory when the program allows writing over it (a KV cache
+  // updated in place).
   std::vector<bool> staged(outputs.size(), false);
   for (size_t k = 0; k < outputs.size(); ++k) {
     bool s = !usable_in_place(outputs[k], dev);
-    for (size_t i = 0; i < inputs.size() && !s; ++i) s = storages_overlap(outputs[k], inputs[i]);
+    const int32_t over = writes_over_input_[k];
+    for (size_t i = 0; i < inputs.size() && !s; ++i) {
+      const bool same = static_cast<int32_t>(i) == over && input_at[i] == outputs[k].device_data() &&
+                        outputs[k].nbytes() == inputs[i].nbytes();
+      s = !same && storages_overlap(outputs[k], inputs[i]);
+    }
     staged[k] = s;
     if (s && !output_staging_[k].defined()) {
       output_staging_[k] = Array::empty(outputs[k].dtype(), outputs[k].shape(), dev);

@@ -46,6 +46,8 @@ class CudaExecutable final : public Executable {
   Array arena_;  // device bytes
   std::vector<std::byte*> addresses_;
   std::vector<Array> input_staging_, output_staging_;
+  // Per output, the aliased input it may be written over directly (common::can_write_over_input), else -1.
+  std::vector<int32_t> writes_over_input_;
   struct Captured {
     cudaGraphExec_t exec = nullptr;
     int runs = 0;  // runs seen with these addresses (captured on the second)

@@ -72,6 +72,7 @@ cublasLtEpilogue_t epilogue_of(const GemmShape& s) {
 GemmPlan::GemmPlan(cublasLtHandle_t handle, const GemmShape& s, void* workspace, size_t workspace_bytes)
     : handle_(handle), shape_(s), workspace_(workspace), workspace_bytes_(workspace_bytes) {
   const cudaDataType_t type = data_type(s.dtype);
+  const cudaDataType_t out_type = s.f32_output ? CUDA_R_32F : type;
   const cublasComputeType_t compute =
       s.dtype == DType::f32 && s.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   check(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -86,7 +87,7 @@ GemmPlan::GemmPlan(cublasLtHandle_t handle, const GemmShape& s, void* workspace,
   check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)),
         "cublasLtMatmulDescSetAttribute(epilogue)");
   if (s.bias) {
-    const cudaDataType_t bias_type = type;
+    const cudaDataType_t bias_type = out_type;
     check(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)),
           "cublasLtMatmulDescSetAttribute(bias type)");
   }
@@ -94,8 +95,8 @@ GemmPlan::GemmPlan(cublasLtHandle_t handle, const GemmShape& s, void* workspace,
   // column-major c x r matrix with leading dimension ld.
   a_ = s.b_transposed ? layout(type, s.k, s.n, s.ldb, s.batch, s.stride_b) : layout(type, s.n, s.k, s.ldb, s.batch, s.stride_b);
   b_ = s.a_transposed ? layout(type, s.m, s.k, s.lda, s.batch, s.stride_a) : layout(type, s.k, s.m, s.lda, s.batch, s.stride_a);
-  c_ = layout(type, s.n, s.m, s.ldd, s.batch, s.stride_d);
-  d_ = layout(type, s.n, s.m, s.ldd, s.batch, s.stride_d);
+  c_ = layout(out_type, s.n, s.m, s.ldd, s.batch, s.stride_d);
+  d_ = layout(out_type, s.n, s.m, s.ldd, s.batch, s.stride_d);
 
   cublasLtMatmulPreference_t pref = nullptr;
   check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
@@ -163,7 +164,7 @@ void GemmPlan::run(const void* a, const void* b, const void* bias, const void* c
 
 std::string GemmPlan::describe() const {
   const GemmShape& s = shape_;
-  return fmt::format("{}gemm {}x{}x{}{}{}{}{}{}{}", dtype_name(s.dtype), s.m, s.n, s.k,
+  return fmt::format("{}gemm{} {}x{}x{}{}{}{}{}{}{}", dtype_name(s.dtype), s.f32_output ? " to f32" : "", s.m, s.n, s.k,
                      s.batch > 1 ? fmt::format(" batch {}", s.batch) : "", s.a_transposed ? " A^T" : "",
                      s.b_transposed ? " B^T" : "", s.bias ? " +bias" : "",
                      s.activation == GemmActivation::relu ? " relu" : s.activation == GemmActivation::gelu ? " gelu" : "",

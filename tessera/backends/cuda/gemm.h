@@ -19,6 +19,7 @@ enum class GemmActivation { none, relu, gelu };
 
 struct GemmShape {
   DType dtype = DType::f32;  // of A, B, C, D and the bias; f32, f16 or bf16
+  bool f32_output = false;   // C, D and the bias in f32 whatever A and B are (f16/bf16 inputs)
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool a_transposed = false;  // A is stored as [k, m]
   bool b_transposed = false;  // B is stored as [n, k]

@@ -130,15 +130,15 @@ cublasLtMatmulAlgo_t choose_gemm_algo(const GemmProblem& p, const std::vector<cu
     }
   }
   const GemmShape& s = *p.shape;
-  const size_t es = dtype_size(s.dtype);
+  const size_t es = dtype_size(s.dtype), out_es = s.f32_output ? sizeof(float) : es;
   Scratch scratch;
   const void* a = scratch.get(es * (s.a_transposed ? span(s.k, s.m, s.lda, s.batch, s.stride_a)
                                                    : span(s.m, s.k, s.lda, s.batch, s.stride_a)));
   const void* b = scratch.get(es * (s.b_transposed ? span(s.n, s.k, s.ldb, s.batch, s.stride_b)
                                                    : span(s.k, s.n, s.ldb, s.batch, s.stride_b)));
-  void* d = scratch.get(es * span(s.m, s.n, s.ldd, s.batch, s.stride_d));
+  void* d = scratch.get(out_es * span(s.m, s.n, s.ldd, s.batch, s.stride_d));
   if (s.bias) {
-    const void* bias = scratch.get(es * static_cast<size_t>(s.n));
+    const void* bias = scratch.get(out_es * static_cast<size_t>(s.n));
     check(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
           "cublasLtMatmulDescSetAttribute(bias)");
   }

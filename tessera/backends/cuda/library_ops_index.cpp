@@ -3,6 +3,7 @@
 // their axis are never followed: the element becomes 0 and the run's index-error flag is raised,
 // which the executable reports at its next run.
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include <fmt/format.h>
@@ -196,6 +197,194 @@ bool lower_scatter_add(Lowering& L, const ir::NodePtr& node) {
   return true;
 }
 
+// The widest move unit (16, 8, 4, 2 or 1 bytes) that divides the slice and every operand's offset.
+int64_t move_unit(int64_t slice_bytes, std::initializer_list<int64_t> offsets) {
+  int64_t unit = 16;
+  const auto fits = [&](int64_t u) {
+    if (slice_bytes % u != 0) return false;
+    for (int64_t o : offsets) {
+      if (o % u != 0) return false;
+    }
+    return true;
+  };
+  while (unit > 1 && !fits(unit)) unit /= 2;
+  return unit;
+}
+
+std::string unit_type(int64_t unit) { return unit == 16 ? "uint4" : unsigned_of_size(static_cast<size_t>(unit)); }
+
+// index_copy: x copied to the result unless they share memory (a KV cache updated in place), then the
+// m slices of src written at their indices, moved in the widest unit that divides the slice and the
+// addresses. A repeated or out-of-range index raises the error flag (an out-of-range slice is skipped).
+constexpr const char* kIndexCopySource = R"CUDA(
+extern "C" __global__ void tsr_index_copy(const UNIT* __restrict__ src, const POS_T* __restrict__ idx, UNIT* out,
+    int* error, long long outer, long long size, long long m, long long slice) {
+  const long long total = outer * m * slice, step = (long long)gridDim.x * blockDim.x;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += step) {
+    const long long e = t % slice, rest = t / slice, i = rest % m, o = rest / m;
+    const long long r = (long long)idx[i];
+    if (r < 0 || r >= size) { *error = 1; continue; }
+    if (e == 0 && o == 0) {
+      for (long long j = 0; j < i; ++j) if ((long long)idx[j] == r) *error = 1;
+    }
+    out[(o * size + r) * slice + e] = src[(o * m + i) * slice + e];
+  }
+}
+)CUDA";
+
+class IndexCopyStep final : public common::Step {
+ public:
+  IndexCopyStep(std::shared_ptr<KernelModule> module, Operand x, Operand idx, Operand src, Operand out, int64_t outer,
+                int64_t size, int64_t m, int64_t slice_units, int64_t unit, int multiprocessors)
+      : module_(std::move(module)),
+        kernel_(module_->kernel("tsr_index_copy")),
+        x_(x),
+        idx_(idx),
+        src_(src),
+        out_(out),
+        outer_(outer),
+        size_(size),
+        m_(m),
+        slice_(slice_units),
+        unit_(unit) {
+    const int64_t blocks = (outer * m * slice_units + 255) / 256;
+    grid_ = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{16} * std::max(1, multiprocessors)));
+  }
+  void run(const common::RunContext& ctx) const override {
+    const cudaStream_t stream = stream_of(ctx);
+    const std::byte* x = ctx.ptr<const std::byte>(x_);
+    void* out = ctx.ptr<std::byte>(out_);
+    if (out != x) {
+      check(cudaMemcpyAsync(out, x, static_cast<size_t>(outer_ * size_ * slice_ * unit_), cudaMemcpyDeviceToDevice,
+                            stream),
+            "cudaMemcpyAsync (index_copy)");
+    }
+    if (outer_ * m_ * slice_ == 0) return;
+    const void* src = ctx.ptr<const std::byte>(src_);
+    const void* idx = ctx.ptr<const std::byte>(idx_);
+    void* flag = index_error_flag(ctx);
+    long long outer = outer_, size = size_, m = m_, slice = slice_;
+    void* params[] = {&src, &idx, &out, &flag, &outer, &size, &m, &slice};
+    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid_), dim3(256), params, 0, stream),
+          "cudaLaunchKernel (index_copy)");
+  }
+  common::StepKind kind() const override { return common::StepKind::library; }
+  std::string describe() const override {
+    return fmt::format("cuda index_copy {} slices of {} bytes into {} x {}", m_, slice_ * unit_, outer_, size_);
+  }
+
+ private:
+  std::shared_ptr<KernelModule> module_;
+  cudaKernel_t kernel_;
+  Operand x_, idx_, src_, out_;
+  int64_t outer_, size_, m_, slice_, unit_;
+  unsigned grid_ = 1;
+};
+
+bool claim_index_copy(const ir::Node& n) {
+  return n.inputs().size() == 3 && n.num_outputs() == 1 && n.input(0).rank() >= 1 && index_dtype_ok(n) &&
+         n.input(0).dtype() == n.input(2).dtype();
+}
+
+bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
+  if (!claim_index_copy(*node)) return false;
+  const int32_t x = L.packed(L.value(node->input(0))), idx = L.packed(L.value(node->input(1)));
+  const int32_t src = L.packed(L.value(node->input(2)));
+  const int32_t out = L.produce(ir::Value(node, 0));
+  L.allow_in_place(out, x, {x, idx, src});
+  const auto axis =
+      static_cast<size_t>(normalize_axis(node->attrs().get_int("axis"), node->input(0).rank(), "index_copy"));
+  const Shape& shape = node->input(0).shape();
+  int64_t outer = 1, slice_bytes = static_cast<int64_t>(dtype_size(node->input(0).dtype()));
+  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) slice_bytes *= shape[d];
+  const int64_t unit = move_unit(slice_bytes, {L.operand(src).byte_offset, L.operand(out).byte_offset});
+  const std::string src_text =
+      fmt::format("#define UNIT {}\n#define POS_T {}\n", unit_type(unit), index_type(*node)) + kIndexCopySource;
+  Context& ctx = lowering_context();
+  L.emit(std::make_unique<IndexCopyStep>(ctx.compiler().module(src_text, "index_copy kernel"), L.operand(x),
+                                         L.operand(idx), L.operand(src), L.operand(out), outer, shape[axis],
+                                         node->input(1).shape()[0], slice_bytes / unit, unit, ctx.multiprocessors()),
+         {x, idx, src}, {out});
+  return true;
+}
+
+// index_select: out[o, i, :] = x[o, idx[i], :], whole slices moved in the widest unit that divides them
+// (an embedding lookup reads the table's rows where they lie). An out-of-range index raises the error
+// flag and gives a zero slice.
+constexpr const char* kIndexSelectSource = R"CUDA(
+typedef UNIT unit_t;  // a functional cast needs a one-word name, and UNIT may be "unsigned short"
+extern "C" __global__ void tsr_index_select(const UNIT* __restrict__ x, const POS_T* __restrict__ idx,
+    UNIT* __restrict__ out, int* error, long long outer, long long size, long long m, long long slice) {
+  const long long total = outer * m * slice, step = (long long)gridDim.x * blockDim.x;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += step) {
+    const long long e = t % slice, rest = t / slice, i = rest % m, o = rest / m;
+    const long long r = (long long)idx[i];
+    if (r < 0 || r >= size) { *error = 1; out[t] = unit_t(); continue; }
+    out[t] = x[(o * size + r) * slice + e];
+  }
+}
+)CUDA";
+
+class SliceKernelStep final : public common::Step {
+ public:
+  SliceKernelStep(std::shared_ptr<KernelModule> module, const char* name, std::vector<Operand> operands,
+                  std::array<long long, 4> sizes, int multiprocessors, std::string what)
+      : module_(std::move(module)), kernel_(module_->kernel(name)), operands_(std::move(operands)), sizes_(sizes),
+        what_(std::move(what)) {
+    const int64_t blocks = (sizes[0] * sizes[2] * sizes[3] + 255) / 256;
+    grid_ = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{16} * std::max(1, multiprocessors)));
+  }
+  void run(const common::RunContext& ctx) const override {
+    if (sizes_[0] * sizes_[2] * sizes_[3] == 0) return;
+    void* ptrs[3];
+    for (size_t i = 0; i < 3; ++i) ptrs[i] = ctx.ptr<std::byte>(operands_[i]);
+    void* flag = index_error_flag(ctx);
+    std::array<long long, 4> sizes = sizes_;
+    void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &flag, &sizes[0], &sizes[1], &sizes[2], &sizes[3]};
+    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid_), dim3(256), params, 0, stream_of(ctx)),
+          "cudaLaunchKernel (index_select)");
+  }
+  common::StepKind kind() const override { return common::StepKind::library; }
+  std::string describe() const override { return "cuda " + what_; }
+
+ private:
+  std::shared_ptr<KernelModule> module_;
+  cudaKernel_t kernel_;
+  std::vector<Operand> operands_;
+  std::array<long long, 4> sizes_;  // outer, axis size, index count, slice units
+  unsigned grid_ = 1;
+  std::string what_;
+};
+
+bool claim_index_select(const ir::Node& n) {
+  return n.inputs().size() == 2 && n.num_outputs() == 1 && n.input(0).rank() >= 1 && index_dtype_ok(n);
+}
+
+bool lower_index_select(Lowering& L, const ir::NodePtr& node) {
+  if (!claim_index_select(*node)) return false;
+  const int32_t x = L.packed(L.value(node->input(0))), idx = L.packed(L.value(node->input(1)));
+  const int32_t out = L.produce(ir::Value(node, 0));
+  const auto axis =
+      static_cast<size_t>(normalize_axis(node->attrs().get_int("axis"), node->input(0).rank(), "index_select"));
+  const Shape& shape = node->input(0).shape();
+  int64_t outer = 1, slice_bytes = static_cast<int64_t>(dtype_size(node->input(0).dtype()));
+  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) slice_bytes *= shape[d];
+  const int64_t unit = move_unit(slice_bytes, {L.operand(x).byte_offset, L.operand(out).byte_offset});
+  const std::string src =
+      fmt::format("#define UNIT {}\n#define POS_T {}\n", unit_type(unit), index_type(*node)) + kIndexSelectSource;
+  Context& ctx = lowering_context();
+  const int64_t m = node->input(1).shape()[0];
+  L.emit(std::make_unique<SliceKernelStep>(ctx.compiler().module(src, "index_select kernel"), "tsr_index_select",
+                                           std::vector<Operand>{L.operand(x), L.operand(idx), L.operand(out)},
+                                           std::array<long long, 4>{outer, shape[axis], m, slice_bytes / unit},
+                                           ctx.multiprocessors(),
+                                           fmt::format("index_select {} slices of {} bytes", m, slice_bytes)),
+         {x, idx}, {out});
+  return true;
+}
+
 }  // namespace
 
 bool cuda_index_op_supported(const ir::Node& n) {
@@ -208,6 +397,8 @@ bool cuda_index_op_supported(const ir::Node& n) {
 void register_index_lowerings(common::LoweringTable& table) {
   table["gather"] = {lower_gather, claim_gather, true};
   table["scatter_add"] = {lower_scatter_add, claim_gather, true};
+  table["index_copy"] = {lower_index_copy, claim_index_copy, true};
+  table["index_select"] = {lower_index_select, claim_index_select, true};
 }
 
 }  // namespace tessera::backends::cuda

@@ -273,6 +273,8 @@ const common::LoweringTable& cuda_lowerings() {
     t["matmul"] = {lower_matmul, claim_matmul, true};
     t["sum"] = {lower_leading_sum, is_leading_sum, true};
     register_index_lowerings(t);
+    register_quant_lowerings(t);
+    register_attention_lowerings(t);
     return t;
   }();
   return table;

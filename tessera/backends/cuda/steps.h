@@ -45,6 +45,10 @@ bool cuda_matmul_supported(const ir::Node& node);
 // Whether gather / scatter_add run on the GPU (index and value dtypes); library_ops_index.cpp.
 bool cuda_index_op_supported(const ir::Node& node);
 void register_index_lowerings(common::LoweringTable& table);
+// quantized_matmul and dequantize over GGUF blocks (library_ops_quant.cpp).
+void register_quant_lowerings(common::LoweringTable& table);
+// kv_cache_attention (library_ops_attention.cpp).
+void register_attention_lowerings(common::LoweringTable& table);
 // The context the lowering in progress compiles for (library lowerings have no other way to reach it).
 Context& lowering_context();
 void set_lowering_context(Context* context);

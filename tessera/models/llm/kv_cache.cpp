@@ -53,8 +53,11 @@ Decoder::Decoder(const LlmModel& model, backends::Backend& backend, int64_t n_ct
     fail("{}: a context of {} tokens is longer than the model's {} ({})", model.file().source(), n_ctx_, c.n_ctx,
          c.key("context_length"));
   }
+  // The cache lives where the backend computes (device memory on a GPU), so steps update it in place
+  // instead of copying it in and out.
+  Device& device = backend.device();
   for (int64_t i = 0; i < 2 * c.n_layer; ++i) {
-    cache_.push_back(Array::zeros(cache_dtype_, {n_ctx_, c.n_head_kv, c.head_dim}));
+    cache_.push_back(Array::zeros(cache_dtype_, {n_ctx_, c.n_head_kv, c.head_dim}).to(device));
   }
 }
 

@@ -40,13 +40,12 @@ Tensor llama_forward(const LlamaWeights& w, const Tensor& tokens, const Tensor& 
   const int64_t n = tokens.dim(0);
   const Shape norm_shape{c.n_embd};
   Tensor x = embed_rows(w.token_embd, tokens);
+  const RopeTable rope = rope_table(positions, c.n_rot, c.rope_freq_base);
   for (size_t i = 0; i < w.layers.size(); ++i) {
     const LlamaLayer& l = w.layers[i];
     const Tensor h = ops::rms_norm(x, norm_shape, l.attn_norm, c.norm_eps);
-    const Tensor q = rope_pairs(ops::reshape(linear(h, l.wq), {n, c.n_head, c.head_dim}), positions, c.n_rot,
-                                c.rope_freq_base);
-    const Tensor k = rope_pairs(ops::reshape(linear(h, l.wk), {n, c.n_head_kv, c.head_dim}), positions, c.n_rot,
-                                c.rope_freq_base);
+    const Tensor q = rope_pairs(ops::reshape(linear(h, l.wq), {n, c.n_head, c.head_dim}), rope);
+    const Tensor k = rope_pairs(ops::reshape(linear(h, l.wk), {n, c.n_head_kv, c.head_dim}), rope);
     const Tensor v = ops::reshape(linear(h, l.wv), {n, c.n_head_kv, c.head_dim});
     x = x + linear(attend(static_cast<int64_t>(i), q, k, v), l.wo);
     const Tensor f = ops::rms_norm(x, norm_shape, l.ffn_norm, c.norm_eps);

@@ -22,8 +22,8 @@ Tensor embed_rows(const QuantWeight& table, const Tensor& ids) {
   return ops::dequantize(ops::index_select(table.blocks, 0, ids), table.type);
 }
 
-Tensor rope_pairs(const Tensor& x, const Tensor& positions, int64_t n_rot, double freq_base) {
-  const int64_t n = x.dim(0), heads = x.dim(1), head_dim = x.dim(2), half = n_rot / 2;
+RopeTable rope_table(const Tensor& positions, int64_t n_rot, double freq_base) {
+  const int64_t n = positions.dim(0), half = n_rot / 2;
   // Inverse frequencies in double, rounded once to f32 (llama.cpp accumulates them in float; the
   // difference is far below the tolerance of any quantized model).
   std::vector<float> inv_freq(static_cast<size_t>(half));
@@ -33,15 +33,25 @@ Tensor rope_pairs(const Tensor& x, const Tensor& positions, int64_t n_rot, doubl
   }
   const Tensor freqs = Tensor::from_vector(inv_freq, {1, half});
   const Tensor angle = ops::reshape(ops::cast(positions, DType::f32), {n, 1}) * freqs;  // [n, half]
-  const Tensor c = ops::reshape(ops::cos(angle), {n, 1, half, 1});
-  const Tensor s = ops::reshape(ops::sin(angle), {n, 1, half, 1});
+  const Tensor sign = Tensor::from_vector<float>({-1.0f, 1.0f}, {1, 1, 1, 2});
+  RopeTable t;
+  t.cos = ops::reshape(ops::cos(angle), {n, 1, half, 1});
+  t.sin_signed = ops::reshape(ops::sin(angle), {n, 1, half, 1}) * sign;
+  t.n_rot = n_rot;
+  return t;
+}
 
-  const Tensor pairs = ops::reshape(ops::slice(x, 2, 0, n_rot), {n, heads, half, 2});
-  const Tensor x0 = ops::slice(pairs, 3, 0, 1), x1 = ops::slice(pairs, 3, 1, 2);
+Tensor rope_pairs(const Tensor& x, const RopeTable& table) {
+  const int64_t n = x.dim(0), heads = x.dim(1), head_dim = x.dim(2), n_rot = table.n_rot;
+  const Tensor pairs = ops::reshape(ops::slice(x, 2, 0, n_rot), {n, heads, n_rot / 2, 2});
   const Tensor rotated =
-      ops::reshape(ops::concat({x0 * c - x1 * s, x0 * s + x1 * c}, 3), {n, heads, n_rot});
+      ops::reshape(pairs * table.cos + ops::flip(pairs, {3}) * table.sin_signed, {n, heads, n_rot});
   if (n_rot == head_dim) return rotated;
   return ops::concat({rotated, ops::slice(x, 2, n_rot, head_dim)}, 2);
+}
+
+Tensor rope_pairs(const Tensor& x, const Tensor& positions, int64_t n_rot, double freq_base) {
+  return rope_pairs(x, rope_table(positions, n_rot, freq_base));
 }
 
 Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v) {

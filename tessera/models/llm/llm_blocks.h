@@ -20,6 +20,17 @@ Tensor embed_rows(const QuantWeight& table, const Tensor& ids);
 // n_rot pass through. `positions` is integer [n].
 Tensor rope_pairs(const Tensor& x, const Tensor& positions, int64_t n_rot, double freq_base);
 
+// The cosines and signed sines of those angles, made once per forward and shared by every layer's q and
+// k: cos [n, 1, n_rot / 2, 1] and sin_signed [n, 1, n_rot / 2, 2] = (-sin, sin).
+struct RopeTable {
+  Tensor cos, sin_signed;
+  int64_t n_rot = 0;
+};
+RopeTable rope_table(const Tensor& positions, int64_t n_rot, double freq_base);
+// Each pair (a, b) becomes (a cos - b sin, b cos + a sin) = pair * cos + flip(pair) * (-sin, sin): only
+// elementwise ops and views, so the whole rotation is one generated kernel.
+Tensor rope_pairs(const Tensor& x, const RopeTable& table);
+
 // Causal attention of q [n, n_head, d] over k, v [n, n_head_kv, d] (query head h reads key/value head
 // h / (n_head / n_head_kv)), scaled by 1/sqrt(d); returns [n, n_head * d].
 Tensor causal_attention(const Tensor& q, const Tensor& k, const Tensor& v);

@@ -1,0 +1,276 @@
+// kv_cache_attention on the CUDA backend: one block per (query, heads of a KV group) reads cache rows 0..position
+// in chunks with an online softmax (the CPU kernel's scheme, kernels/cpu/kv_attention.h), so a decode
+// step touches only the rows written so far and one compiled graph serves every position. Scores run
+// one position per thread; the weighted sum of values runs one position per warp with the lanes over
+// channels (coalesced rows). A position outside the cache raises the run's index-error flag and
+// leaves that query's output 0.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/steps.h"
+
+namespace tessera::backends::cuda {
+
+namespace {
+
+using common::Lowering;
+using common::Operand;
+
+constexpr int kThreads = 256;
+constexpr int kMaxHeadDim = 256;
+
+// HEADS query heads of one KV group per block (GQA), so that each key and value row is read once for
+// all of them; the scores of a chunk of positions sit in shared memory (HEADS * CHUNK = 4096 floats,
+// reused for the warps' partial sums at the end).
+constexpr const char* kSource = R"CUDA(
+#include <cuda_fp16.h>
+#define WARPS (THREADS / 32)
+#define CHUNK (4096 / HEADS)
+#define PER_LANE ((DV + 31) / 32)
+__device__ __forceinline__ float widen(float v) { return v; }
+__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+// Reduces v[h] (max or sum) over the block; every thread gets the results.
+__device__ __forceinline__ void block_reduce(float* v, float (*red)[HEADS], bool take_max) {
+#pragma unroll
+  for (int h = 0; h < HEADS; ++h) {
+    for (int o = 16; o > 0; o >>= 1) {
+      const float other = __shfl_xor_sync(0xffffffffu, v[h], o);
+      v[h] = take_max ? fmaxf(v[h], other) : v[h] + other;
+    }
+  }
+  __syncthreads();  // red may still be read from the previous reduction
+  if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+    for (int h = 0; h < HEADS; ++h) red[threadIdx.x >> 5][h] = v[h];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int h = 0; h < HEADS; ++h) {
+    float r = red[0][h];
+    for (int w = 1; w < WARPS; ++w) r = take_max ? fmaxf(r, red[w][h]) : r + red[w][h];
+    v[h] = r;
+  }
+}
+// The dot products of the block's scaled queries with one key row (read once).
+__device__ __forceinline__ void scores(const float (*qs)[D], const KV_T* __restrict__ kr, float* s) {
+#pragma unroll
+  for (int h = 0; h < HEADS; ++h) s[h] = 0.0f;
+#if VEC
+  const uint4* k4 = (const uint4*)kr;
+#pragma unroll 2
+  for (int c = 0; c < D * (int)sizeof(KV_T) / 16; ++c) {
+    const uint4 raw = __ldg(k4 + c);
+    const KV_T* e = (const KV_T*)&raw;
+    const int base = c * (16 / (int)sizeof(KV_T));
+#pragma unroll
+    for (int t = 0; t < 16 / (int)sizeof(KV_T); ++t) {
+      const float kv = widen(e[t]);
+#pragma unroll
+      for (int h = 0; h < HEADS; ++h) s[h] += qs[h][base + t] * kv;
+    }
+  }
+#else
+  for (int c = 0; c < D; ++c) {
+    const float kv = widen(kr[c]);
+#pragma unroll
+    for (int h = 0; h < HEADS; ++h) s[h] += qs[h][c] * kv;
+  }
+#endif
+}
+extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const float* __restrict__ q,
+    const KV_T* __restrict__ k, const KV_T* __restrict__ v, const POS_T* __restrict__ pos, float* __restrict__ out,
+    int* error, int hq, int hk, long long rows, float scale) {
+  const int blocks_per_query = hq / HEADS;
+  const int i = blockIdx.x / blocks_per_query, h0 = (blockIdx.x - i * blocks_per_query) * HEADS;
+  const int g = h0 / (hq / hk);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  __shared__ float qs[HEADS][D];
+  __shared__ float ps[HEADS][CHUNK];
+  __shared__ float red[WARPS][HEADS];
+  const long long p = (long long)pos[i];
+  float* o = out + ((long long)i * hq + h0) * DV;
+  if (p < 0 || p >= rows) {
+    if (tid == 0) *error = 1;
+    for (int c = tid; c < HEADS * DV; c += THREADS) o[c] = 0.0f;
+    return;
+  }
+  for (int c = tid; c < HEADS * D; c += THREADS) qs[c / D][c % D] = q[((long long)i * hq + h0) * D + c] * scale;
+  __syncthreads();
+  float acc[HEADS][PER_LANE];
+  float run_max[HEADS], run_sum[HEADS];
+#pragma unroll
+  for (int h = 0; h < HEADS; ++h) {
+    run_max[h] = -__int_as_float(0x7f800000);
+    run_sum[h] = 0.0f;
+    for (int u = 0; u < PER_LANE; ++u) acc[h][u] = 0.0f;
+  }
+  for (long long c0 = 0; c0 <= p; c0 += CHUNK) {
+    const int len = (int)min((long long)CHUNK, p + 1 - c0);
+    float m[HEADS];
+#pragma unroll
+    for (int h = 0; h < HEADS; ++h) m[h] = -__int_as_float(0x7f800000);
+    for (int t = tid; t < len; t += THREADS) {
+      float sc[HEADS];
+      scores(qs, k + ((c0 + t) * hk + g) * D, sc);
+#pragma unroll
+      for (int h = 0; h < HEADS; ++h) {
+        ps[h][t] = sc[h];
+        m[h] = fmaxf(m[h], sc[h]);
+      }
+    }
+    block_reduce(m, red, true);
+    float correction[HEADS], sum[HEADS];
+#pragma unroll
+    for (int h = 0; h < HEADS; ++h) {
+      m[h] = fmaxf(run_max[h], m[h]);
+      correction[h] = expf(run_max[h] - m[h]);  // 0 on the first chunk
+      run_max[h] = m[h];
+      sum[h] = 0.0f;
+    }
+    for (int t = tid; t < len; t += THREADS) {
+#pragma unroll
+      for (int h = 0; h < HEADS; ++h) {
+        const float e = expf(ps[h][t] - m[h]);
+        ps[h][t] = e;
+        sum[h] += e;
+      }
+    }
+    block_reduce(sum, red, false);  // also publishes ps
+#pragma unroll
+    for (int h = 0; h < HEADS; ++h) {
+      run_sum[h] = run_sum[h] * correction[h] + sum[h];
+      for (int u = 0; u < PER_LANE; ++u) acc[h][u] *= correction[h];
+    }
+    for (int t = warp; t < len; t += WARPS) {
+      const KV_T* vr = v + ((c0 + t) * hk + g) * DV;
+#pragma unroll
+      for (int u = 0; u < PER_LANE; ++u) {
+        const int c = lane + 32 * u;
+        if (c < DV) {
+          const float value = widen(vr[c]);
+#pragma unroll
+          for (int h = 0; h < HEADS; ++h) acc[h][u] += ps[h][t] * value;
+        }
+      }
+    }
+    __syncthreads();  // ps is rewritten by the next chunk
+  }
+  // The warps' partial sums, in the scores' memory: WARPS * HEADS * DV <= HEADS * CHUNK floats.
+  float* partial = &ps[0][0];
+#pragma unroll
+  for (int h = 0; h < HEADS; ++h) {
+    for (int u = 0; u < PER_LANE; ++u) {
+      const int c = lane + 32 * u;
+      if (c < DV) partial[(warp * HEADS + h) * DV + c] = acc[h][u];
+    }
+  }
+  __syncthreads();
+  for (int c = tid; c < HEADS * DV; c += THREADS) {
+    const int h = c / DV;
+    float total = 0.0f;
+    for (int w = 0; w < WARPS; ++w) total += partial[(w * HEADS + h) * DV + (c % DV)];
+    o[c] = total / run_sum[h];
+  }
+}
+)CUDA";
+
+// Query heads per block: a divisor of the group size, at most 8, with room for the warps' partial
+// sums (8 warps * heads * DV floats in the 4096-float score buffer).
+int heads_per_block(int64_t group, int64_t dv) {
+  int64_t h = std::min<int64_t>({group, 8, std::max<int64_t>(1, 4096 / (8 * dv))});
+  while (group % h != 0) --h;
+  return static_cast<int>(h);
+}
+
+bool claim_kv_attention(const ir::Node& node) {
+  if (node.inputs().size() != 4 || node.num_outputs() != 1) return false;
+  const DType kv = node.input(1).dtype();
+  const DType pos = node.input(3).dtype();
+  if (node.input(0).dtype() != DType::f32 || (kv != DType::f32 && kv != DType::f16)) return false;
+  if (pos != DType::i32 && pos != DType::i64) return false;
+  const int64_t d = node.input(0).shape()[2], dv = node.input(2).shape()[2];
+  return d > 0 && dv > 0 && d <= kMaxHeadDim && dv <= kMaxHeadDim && node.input(0).shape()[0] > 0;
+}
+
+class KvAttentionStep final : public common::Step {
+ public:
+  KvAttentionStep(std::shared_ptr<KernelModule> module, std::vector<Operand> operands, int m, int hq, int hk,
+                  int heads, int64_t rows, float scale, std::string what)
+      : module_(std::move(module)),
+        kernel_(module_->kernel("tsr_kv_attention")),
+        operands_(std::move(operands)),
+        m_(m),
+        hq_(hq),
+        hk_(hk),
+        heads_(heads),
+        rows_(rows),
+        scale_(scale),
+        what_(std::move(what)) {}
+  void run(const common::RunContext& ctx) const override {
+    void* ptrs[5];
+    for (size_t i = 0; i < 5; ++i) ptrs[i] = ctx.ptr<std::byte>(operands_[i]);
+    void* flag = index_error_flag(ctx);
+    int hq = hq_, hk = hk_;
+    long long rows = rows_;
+    float scale = scale_;
+    void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &flag, &hq, &hk, &rows, &scale};
+    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(m_ * hq_ / heads_)),
+                           dim3(kThreads), params, 0, stream_of(ctx)),
+          "cudaLaunchKernel (kv_cache_attention)");
+  }
+  common::StepKind kind() const override { return common::StepKind::library; }
+  std::string describe() const override { return "cuda " + what_; }
+
+ private:
+  std::shared_ptr<KernelModule> module_;
+  cudaKernel_t kernel_;
+  std::vector<Operand> operands_;
+  int m_, hq_, hk_, heads_;
+  int64_t rows_;
+  float scale_;
+  std::string what_;
+};
+
+bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
+  if (!claim_kv_attention(*node)) return false;
+  const Shape &qs = node->input(0).shape(), &ks = node->input(1).shape(), &vs = node->input(2).shape();
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < 4; ++i) ids.push_back(L.packed(L.value(node->input(i))));
+  const int32_t out = L.produce(ir::Value(node, 0));
+  const double attr = node->attrs().get_float("scale");
+  const double scale = attr > 0 ? attr : 1.0 / std::sqrt(static_cast<double>(qs[2]));
+  const bool f16 = node->input(1).dtype() == DType::f16;
+  const int heads = heads_per_block(qs[1] / ks[1], vs[2]);
+  // 16-byte key loads need rows that start at 16-byte boundaries: D a multiple of 8 and aligned bases.
+  bool vector_rows = qs[2] % 8 == 0;
+  for (int32_t id : ids) vector_rows = vector_rows && L.operand(id).byte_offset % 16 == 0;
+  const std::string src =
+      fmt::format("#define THREADS {}\n#define HEADS {}\n#define VEC {}\n#define D {}\n#define DV {}\n#define KV_T {}\n"
+                  "#define POS_T {}\n",
+                  kThreads, heads, vector_rows ? 1 : 0, qs[2], vs[2], f16 ? "__half" : "float",
+                  node->input(3).dtype() == DType::i32 ? "int" : "long long") +
+      kSource;
+  Context& ctx = lowering_context();
+  std::vector<Operand> operands;
+  for (int32_t id : ids) operands.push_back(L.operand(id));
+  operands.push_back(L.operand(out));
+  L.emit(std::make_unique<KvAttentionStep>(ctx.compiler().module(src, "kv_cache_attention kernel"),
+                                           std::move(operands), static_cast<int>(qs[0]), static_cast<int>(qs[1]),
+                                           static_cast<int>(ks[1]), heads, ks[0], static_cast<float>(scale),
+                                           fmt::format("kv_cache_attention {} over {}", ir::type_str(node->input(0).type()),
+                                                       ir::type_str(node->input(1).type()))),
+         ids, {out});
+  return true;
+}
+
+}  // namespace
+
+void register_attention_lowerings(common::LoweringTable& table) {
+  table["kv_cache_attention"] = {lower_kv_attention, claim_kv_attention, true};
+}
+
+}  // namespace tessera::backends::cuda

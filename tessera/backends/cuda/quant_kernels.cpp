@@ -1,0 +1,550 @@
+#include "tessera/backends/cuda/quant_kernels.h"
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/core/error.h"
+
+namespace tessera::backends::cuda {
+
+namespace {
+
+using quant::GgmlType;
+
+// Shared by every module: byte loads of a row and the 16-bit float formats.
+constexpr const char* kPrelude = R"CUDA(
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+__device__ __forceinline__ u16 ld16(const u8* p) { return *(const u16*)p; }
+__device__ __forceinline__ u32 ld32(const u8* p) { return *(const u32*)p; }
+__device__ __forceinline__ float half_bits(u16 b) { return __half2float(__ushort_as_half(b)); }
+__device__ __forceinline__ float bf16_bits(u16 b) { return __uint_as_float(((u32)b) << 16); }
+)CUDA";
+
+// Per type, `decode(row, s, q, s0, s1, off)` reads group s of a row (GROUP consecutive values): value
+// j is s0 * q[j] + off for j < GROUP/2 and s1 * q[j] + off above (two scales: Q6_K's groups of 16).
+// The scale products are formed in the reference's order (quant/dequantize.cpp), so decoded values
+// equal its bit for bit. Formats that share a body differ in the defines before it.
+constexpr const char* kQ4_0 = R"CUDA(
+#define GROUP 32
+__device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
+  const u8* b = row + 18 * s;
+  s0 = s1 = half_bits(ld16(b));
+  off = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const u32 w = ld16(b + 2 + 2 * j);
+    q[2 * j] = (float)((int)(w & 15) - 8);
+    q[2 * j + 1] = (float)((int)((w >> 8) & 15) - 8);
+    q[2 * j + 16] = (float)((int)((w >> 4) & 15) - 8);
+    q[2 * j + 17] = (float)((int)(w >> 12) - 8);
+  }
+}
+)CUDA";
+
+constexpr const char* kQ4_1 = R"CUDA(
+#define GROUP 32
+__device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
+  const u8* b = row + 20 * s;
+  s0 = s1 = half_bits(ld16(b));
+  off = half_bits(ld16(b + 2));
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const u32 w = ld32(b + 4 + 4 * j);
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      q[4 * j + t] = (float)((w >> (8 * t)) & 15);
+      q[4 * j + t + 16] = (float)((w >> (8 * t + 4)) & 15);
+    }
+  }
+}
+)CUDA";
+
+// Q5_0: d, qh[4], qs[16] (22 bytes), x = d * (q - 16); Q5_1: d, m, qh[4], qs[16] (24), x = d * q + m.
+// Bit 4 of value v is bit v of qh.
+constexpr const char* kQ5_0 = "#define Q5_BYTES 22\n#define Q5_QH 2\n#define Q5_BIAS 16\n#define Q5_MIN 0\n";
+constexpr const char* kQ5_1 = "#define Q5_BYTES 24\n#define Q5_QH 4\n#define Q5_BIAS 0\n#define Q5_MIN 1\n";
+constexpr const char* kQ5Body = R"CUDA(
+#define GROUP 32
+__device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
+  const u8* b = row + Q5_BYTES * s;
+  s0 = s1 = half_bits(ld16(b));
+  off = Q5_MIN ? half_bits(ld16(b + 2)) : 0.0f;
+  const u32 qh = (u32)ld16(b + Q5_QH) | ((u32)ld16(b + Q5_QH + 2) << 16);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const u32 w = ld16(b + Q5_QH + 4 + 2 * j);
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      const int v = 2 * j + t;
+      q[v] = (float)((int)(((w >> (8 * t)) & 15) | (((qh >> v) << 4) & 16)) - Q5_BIAS);
+      q[v + 16] = (float)((int)(((w >> (8 * t + 4)) & 15) | ((qh >> (v + 12)) & 16)) - Q5_BIAS);
+    }
+  }
+}
+)CUDA";
+
+constexpr const char* kQ8_0 = R"CUDA(
+#define GROUP 32
+__device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
+  const u8* b = row + 34 * s;
+  s0 = s1 = half_bits(ld16(b));
+  off = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const u32 w = ld16(b + 2 + 2 * j);
+    q[2 * j] = (float)(signed char)(w & 255);
+    q[2 * j + 1] = (float)(signed char)(w >> 8);
+  }
+}
+)CUDA";
+
+// Q4_K (144 bytes: d, dmin, scales[12], qs[128]) and Q5_K (176: the same plus qh[32] before qs):
+// groups of 32 within a 256-value super-block, 6-bit scales and mins (quant/blocks.h k4_scale_min).
+constexpr const char* kQ4_K = "#define K_BYTES 144\n#define K_QS 16\n#define K_HIGH 0\n";
+constexpr const char* kQ5_K = "#define K_BYTES 176\n#define K_QS 48\n#define K_HIGH 1\n";
+constexpr const char* kKBody = R"CUDA(
+#define GROUP 32
+__device__ __forceinline__ void k4_scale_min(int j, const u8* sc, int& scale, int& mn) {
+  if (j < 4) {
+    scale = sc[j] & 63;
+    mn = sc[j + 4] & 63;
+  } else {
+    scale = (sc[j + 4] & 15) | ((sc[j - 4] >> 6) << 4);
+    mn = (sc[j + 4] >> 4) | ((sc[j] >> 6) << 4);
+  }
+}
+__device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
+  const u8* b = row + K_BYTES * (s >> 3);
+  const int p = (int)(s & 7), chunk = p >> 1, shift = (p & 1) * 4;
+  int scale, mn;
+  k4_scale_min(p, b + 4, scale, mn);
+  s0 = s1 = __fmul_rn(half_bits(ld16(b)), (float)scale);
+  off = -__fmul_rn(half_bits(ld16(b + 2)), (float)mn);
+  const u8* qs = b + K_QS + 32 * chunk;
+  const u32 bit = 1u << (2 * chunk + (p & 1));
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const u32 w = ld32(qs + 4 * j);
+    const u32 h = K_HIGH ? ld32(b + 16 + 4 * j) : 0u;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const u32 high = K_HIGH ? (((h >> (8 * t)) & bit) ? 16u : 0u) : 0u;
+      q[4 * j + t] = (float)(((w >> (8 * t + shift)) & 15) + high);
+    }
+  }
+}
+)CUDA";
+
+// Q6_K: ql[128], qh[64], scales[16] (int8), d. Group p of 32 takes nibble (p%4)/2 of ql[64*(p/4) +
+// 32*(p%2) + l] and bits 2*(p%4).. of qh[32*(p/4) + l]; its halves have scales 2*(p%4) and one more.
+constexpr const char* kQ6_K = R"CUDA(
+#define GROUP 32
+__device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
+  const u8* b = row + 210 * (s >> 3);
+  const int p = (int)(s & 7), half = p >> 2, r = p & 3;
+  const float d = half_bits(ld16(b + 208));
+  const signed char* sc = (const signed char*)(b + 192 + 8 * half + 2 * r);
+  s0 = __fmul_rn(d, (float)sc[0]);
+  s1 = __fmul_rn(d, (float)sc[1]);
+  off = 0.0f;
+  const u8* ql = b + 64 * half + 32 * (r & 1);
+  const u8* qh = b + 128 + 32 * half;
+  const int shift = 4 * (r >> 1), hshift = 2 * r;
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const u32 l = ld16(ql + 2 * j), h = ld16(qh + 2 * j);
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+      const int v = (int)(((l >> (8 * t + shift)) & 15) | (((h >> (8 * t + hshift)) & 3) << 4));
+      q[2 * j + t] = (float)(v - 32);
+    }
+  }
+}
+)CUDA";
+
+// 16-bit float rows: 8 values per 16-byte load.
+constexpr const char* kF16 = "#define WIDEN half_bits\n";
+constexpr const char* kBF16 = "#define WIDEN bf16_bits\n";
+constexpr const char* kHalfBody = R"CUDA(
+#define GROUP 8
+__device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
+  const uint4 w = *(const uint4*)(row + 16 * s);
+  const u32 words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    q[2 * j] = WIDEN((u16)(words[j] & 0xFFFF));
+    q[2 * j + 1] = WIDEN((u16)(words[j] >> 16));
+  }
+  s0 = s1 = 1.0f;
+  off = 0.0f;
+}
+)CUDA";
+
+constexpr const char* kF32 = R"CUDA(
+#define GROUP 4
+__device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
+  const float4 w = *(const float4*)(row + 16 * s);
+  q[0] = w.x;
+  q[1] = w.y;
+  q[2] = w.z;
+  q[3] = w.w;
+  s0 = s1 = 1.0f;
+  off = 0.0f;
+}
+)CUDA";
+
+// The decode function of `type`, or "" when there is none.
+std::string decode_source(GgmlType type) {
+  switch (type) {
+    case GgmlType::q4_0:
+      return kQ4_0;
+    case GgmlType::q4_1:
+      return kQ4_1;
+    case GgmlType::q5_0:
+      return std::string(kQ5_0) + kQ5Body;
+    case GgmlType::q5_1:
+      return std::string(kQ5_1) + kQ5Body;
+    case GgmlType::q8_0:
+      return kQ8_0;
+    case GgmlType::q4_k:
+      return std::string(kQ4_K) + kKBody;
+    case GgmlType::q5_k:
+      return std::string(kQ5_K) + kKBody;
+    case GgmlType::q6_k:
+      return kQ6_K;
+    case GgmlType::f16:
+      return std::string(kF16) + kHalfBody;
+    case GgmlType::bf16:
+      return std::string(kBF16) + kHalfBody;
+    case GgmlType::f32:
+      return kF32;
+    default:
+      return "";
+  }
+}
+
+// WARPS_PER_ROW (wpr) warps share a weight row, 8 / wpr rows per block of 8 warps: lane l of part p
+// takes groups p * 32 + l, stepping 32 * wpr (consecutive lanes read consecutive blocks), UNROLL groups
+// at a time so that that many loads per lane are in flight. Each group's dot products are scaled once
+// per half; the offset term uses the sum of x over the group. Parts meet in shared memory.
+constexpr const char* kMatvecSource = R"CUDA(
+#define UNROLL (GROUP == 32 ? 2 : 4)
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ void accumulate(const float* q, float s0, float s1, float off, const float* __restrict__ x,
+    long long k, long long s, float* acc) {
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    const float4* xp = (const float4*)(x + r * k + s * GROUP);
+    float lo = 0.0f, hi = 0.0f, sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < GROUP / 4; ++i) {
+      const float4 v = __ldg(xp + i);
+      const float part = q[4 * i] * v.x + q[4 * i + 1] * v.y + q[4 * i + 2] * v.z + q[4 * i + 3] * v.w;
+      if (4 * i < GROUP / 2) lo += part; else hi += part;
+      sum += (v.x + v.y) + (v.z + v.w);
+    }
+    acc[r] += s0 * lo + s1 * hi + off * sum;
+  }
+}
+extern "C" __global__ void __launch_bounds__(256) tsr_quant_matvec(const u8* __restrict__ w, const float* __restrict__ x,
+    float* __restrict__ y, long long n, long long k, long long row_bytes, int wpr) {
+  __shared__ float partial[8][ROWS];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, part = warp % wpr;
+  const long long j = (long long)blockIdx.x * (8 / wpr) + warp / wpr;
+  float acc[ROWS];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) acc[r] = 0.0f;
+  if (j < n) {
+    const u8* row = w + j * row_bytes;
+    const long long groups = k / GROUP, stride = 32LL * wpr;
+    long long s = (long long)part * 32 + lane;
+    for (; s + (UNROLL - 1) * stride < groups; s += UNROLL * stride) {
+      float q[UNROLL][GROUP], s0[UNROLL], s1[UNROLL], off[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) decode(row, s + u * stride, q[u], s0[u], s1[u], off[u]);
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) accumulate(q[u], s0[u], s1[u], off[u], x, k, s + u * stride, acc);
+    }
+    for (; s < groups; s += stride) {
+      float q[GROUP], s0, s1, off;
+      decode(row, s, q, s0, s1, off);
+      accumulate(q, s0, s1, off, x, k, s, acc);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) acc[r] = warp_sum(acc[r]);
+  if (wpr == 1) {
+    if (j < n && lane == 0) {
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) y[r * n + j] = acc[r];
+    }
+    return;
+  }
+  if (lane == 0) {
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) partial[warp][r] = acc[r];
+  }
+  __syncthreads();
+  if (part == 0 && lane < ROWS && j < n) {
+    float total = 0.0f;
+    for (int p = 0; p < wpr; ++p) total += partial[warp + p][lane];
+    y[lane * n + j] = total;
+  }
+}
+)CUDA";
+
+// One activation row against Q4_0 or Q8_0 weights with integer dot products, as llama.cpp's CUDA
+// matvec does: each block first rounds x to int8 per group of 32 (scale amax / 127) into shared memory,
+// then every group of a weight row is four or eight __dp4a, scaled once. The float path above spends
+// about six instructions per weight byte decoding nibbles to floats, which the H200 cannot issue at
+// its memory speed; this one needs about one.
+constexpr const char* kDp4aSource = R"CUDA(
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ int ld32_from16(const u8* p) { return (int)((u32)ld16(p) | ((u32)ld16(p + 2) << 16)); }
+// The integer dot product of weight group s with the int8 activations xq (8 packed ints), and the
+// weight group's scale; xsum is the sum of those activations (Q4_0's offset of 8).
+__device__ __forceinline__ float group_dot(const u8* row, long long s, const int* xq, int xsum) {
+#if Q4_0_DP4A
+  const u8* b = row + 18 * s;
+  int sum = 0;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int w = ld32_from16(b + 2 + 4 * j);
+    sum = __dp4a(w & 0x0F0F0F0F, xq[j], sum);
+    sum = __dp4a((w >> 4) & 0x0F0F0F0F, xq[j + 4], sum);
+  }
+  return half_bits(ld16(b)) * (float)(sum - 8 * xsum);
+#else
+  const u8* b = row + 34 * s;
+  int sum = 0;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) sum = __dp4a(ld32_from16(b + 2 + 4 * j), xq[j], sum);
+  return half_bits(ld16(b)) * (float)sum;
+#endif
+}
+extern "C" __global__ void __launch_bounds__(256) tsr_quant_matvec(const u8* __restrict__ w, const float* __restrict__ x,
+    float* __restrict__ y, long long n, long long k, long long row_bytes, int wpr) {
+  extern __shared__ int shared[];
+  const long long groups = k / 32;
+  signed char* xq = (signed char*)shared;           // k int8 values
+  float* xd = (float*)(xq + k);                      // per group: scale
+  int* xs = (int*)(xd + groups);                     // per group: sum of the int8 values
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, part = warp % wpr;
+  for (long long g = warp; g < groups; g += 8) {
+    const float v = x[g * 32 + lane];
+    const float amax = warp_max(fabsf(v));
+    const float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
+    const int q = __float2int_rn(v * id);
+    xq[g * 32 + lane] = (signed char)q;
+    const float total = warp_sum((float)q);
+    if (lane == 0) {
+      xd[g] = d;
+      xs[g] = (int)total;
+    }
+  }
+  __syncthreads();
+  __shared__ float partial[8];
+  const long long j = (long long)blockIdx.x * (8 / wpr) + warp / wpr;
+  float acc = 0.0f;
+  if (j < n) {
+    const u8* row = w + j * row_bytes;
+    const long long stride = 32LL * wpr;
+#pragma unroll 4
+    for (long long s = (long long)part * 32 + lane; s < groups; s += stride) {
+      acc += xd[s] * group_dot(row, s, (const int*)(xq + s * 32), xs[s]);
+    }
+  }
+  acc = warp_sum(acc);
+  if (wpr == 1) {
+    if (j < n && lane == 0) y[j] = acc;
+    return;
+  }
+  if (lane == 0) partial[warp] = acc;
+  __syncthreads();
+  if (part == 0 && lane == 0 && j < n) {
+    float total = 0.0f;
+    for (int p = 0; p < wpr; ++p) total += partial[warp + p];
+    y[j] = total;
+  }
+}
+)CUDA";
+
+constexpr const char* kDequantizeSource = R"CUDA(
+extern "C" __global__ void tsr_dequantize(const u8* __restrict__ w, OUT* __restrict__ y, long long rows, long long k,
+    long long row_bytes) {
+  const long long groups = k / GROUP, total = rows * groups;
+  const long long step = (long long)gridDim.x * blockDim.x;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += step) {
+    const long long r = t / groups, s = t - r * groups;
+    float q[GROUP], s0, s1, off;
+    decode(w + r * row_bytes, s, q, s0, s1, off);
+    OUT* out = y + r * k + s * GROUP;
+#pragma unroll
+    for (int i = 0; i < GROUP; ++i) out[i] = CONVERT(__fadd_rn(__fmul_rn(i < GROUP / 2 ? s0 : s1, q[i]), off));
+  }
+}
+)CUDA";
+
+constexpr const char* kNarrowSource = R"CUDA(
+extern "C" __global__ void tsr_narrow(const float* __restrict__ x, OUT* __restrict__ y, long long n) {
+  const long long step = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) y[i] = CONVERT(x[i]);
+}
+)CUDA";
+
+struct OutType {
+  const char* name;
+  const char* convert;
+};
+
+OutType out_type(DType out) {
+  switch (out) {
+    case DType::f32:
+      return {"float", ""};
+    case DType::f16:
+      return {"__half", "__float2half_rn"};
+    case DType::bf16:
+      return {"__nv_bfloat16", "__float2bfloat16_rn"};
+    default:
+      throw Error(fmt::format("cuda quant kernels: no output type {} (f32, f16, bf16)", dtype_name(out)));
+  }
+}
+
+std::string checked_decode(GgmlType type) {
+  std::string src = decode_source(type);
+  TESSERA_CHECK(!src.empty(), "cuda: no GPU decoding of {} rows", quant::type_name(type));
+  return src;
+}
+
+QuantKernel load(Context& ctx, const std::string& source, const char* name, const std::string& what) {
+  QuantKernel k;
+  k.module = ctx.compiler().module(source, what);
+  k.kernel = k.module->kernel(name);
+  return k;
+}
+
+unsigned grid_for(int64_t threads, int multiprocessors) {
+  const int64_t blocks = (threads + 255) / 256;
+  return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{16} * std::max(1, multiprocessors)));
+}
+
+int64_t group_of(GgmlType type) {
+  switch (type) {
+    case GgmlType::f32:
+      return 4;
+    case GgmlType::f16:
+    case GgmlType::bf16:
+      return 8;
+    default:
+      return 32;
+  }
+}
+
+}  // namespace
+
+bool gpu_decodes(GgmlType type, int64_t k) {
+  if (decode_source(type).empty() || k <= 0) return false;
+  return k % group_of(type) == 0;
+}
+
+namespace {
+bool int8_matvec(GgmlType type, int rows, int64_t k) {
+  return rows == 1 && (type == GgmlType::q4_0 || type == GgmlType::q8_0) && k <= kMaxInt8MatvecValues;
+}
+}  // namespace
+
+QuantKernel quant_matvec_kernel(Context& ctx, GgmlType type, int rows, int64_t k, bool int8_ok) {
+  TESSERA_CHECK(rows >= 1 && rows <= kMaxMatvecRows, "cuda quant matvec: {} rows (1..{})", rows, kMaxMatvecRows);
+  if (int8_ok && int8_matvec(type, rows, k)) {
+    const std::string src = std::string(kPrelude) + fmt::format("#define Q4_0_DP4A {}\n", type == GgmlType::q4_0 ? 1 : 0) +
+                            kDp4aSource;
+    QuantKernel kernel =
+        load(ctx, src, "tsr_quant_matvec", fmt::format("{} matvec kernel (int8 activations)", quant::type_name(type)));
+    kernel.int8_activations = true;
+    return kernel;
+  }
+  const std::string src = std::string(kPrelude) + checked_decode(type) + fmt::format("#define ROWS {}\n", rows) +
+                          kMatvecSource;
+  return load(ctx, src, "tsr_quant_matvec", fmt::format("{} matvec kernel ({} rows)", quant::type_name(type), rows));
+}
+
+void launch_quant_matvec(const QuantKernel& k, const void* w, const float* x, float* y, int64_t n, int64_t values,
+                         int64_t row_bytes, int warps_per_row, cudaStream_t stream) {
+  if (n == 0) return;
+  long long nn = n, kk = values, rb = row_bytes;
+  int wpr = warps_per_row;
+  void* params[] = {&w, &x, &y, &nn, &kk, &rb, &wpr};
+  const int rows_per_block = kMatvecWarps / warps_per_row;
+  const auto blocks = static_cast<unsigned>((n + rows_per_block - 1) / rows_per_block);
+  // The int8 path keeps the quantized row, a scale and a sum per 32 values in dynamic shared memory.
+  const size_t shared = k.int8_activations ? static_cast<size_t>(values + values / 32 * 8) : 0;
+  check(cudaLaunchKernel(reinterpret_cast<const void*>(k.kernel), dim3(blocks), dim3(32 * kMatvecWarps), params,
+                         shared, stream),
+        "cudaLaunchKernel (quant matvec)");
+}
+
+int matvec_warps_per_row(GgmlType type, int64_t n, int64_t k, int multiprocessors) {
+  const int64_t groups = k / group_of(type), unroll = group_of(type) == 32 ? 2 : 4;
+  // Enough blocks for 8 per multiprocessor, while every lane still gets a whole unrolled batch.
+  int wpr = 1;
+  while (wpr < kMatvecWarps && n * wpr / kMatvecWarps < int64_t{8} * multiprocessors &&
+         groups >= int64_t{32} * wpr * unroll) {
+    wpr *= 2;
+  }
+  return wpr;
+}
+
+QuantKernel dequantize_kernel(Context& ctx, GgmlType type, DType out) {
+  const OutType o = out_type(out);
+  const std::string src = std::string(kPrelude) + checked_decode(type) +
+                          fmt::format("#define OUT {}\n#define CONVERT {}\n", o.name, o.convert) + kDequantizeSource;
+  return load(ctx, src, "tsr_dequantize", fmt::format("{} dequantize kernel (to {})", quant::type_name(type), dtype_name(out)));
+}
+
+void launch_dequantize(const QuantKernel& k, const void* w, void* y, int64_t rows, int64_t values, int64_t row_bytes,
+                       int multiprocessors, cudaStream_t stream) {
+  if (rows == 0 || values == 0) return;
+  long long r = rows, kk = values, rb = row_bytes;
+  void* params[] = {&w, &y, &r, &kk, &rb};
+  check(cudaLaunchKernel(reinterpret_cast<const void*>(k.kernel), dim3(grid_for(rows * values / 8, multiprocessors)),
+                         dim3(256), params, 0, stream),
+        "cudaLaunchKernel (dequantize)");
+}
+
+QuantKernel narrow_kernel(Context& ctx, DType out) {
+  const OutType o = out_type(out);
+  const std::string src = std::string(kPrelude) + fmt::format("#define OUT {}\n#define CONVERT {}\n", o.name, o.convert) +
+                          kNarrowSource;
+  return load(ctx, src, "tsr_narrow", fmt::format("f32 to {} kernel", dtype_name(out)));
+}
+
+void launch_narrow(const QuantKernel& k, const float* x, void* y, int64_t n, int multiprocessors, cudaStream_t stream) {
+  if (n == 0) return;
+  long long nn = n;
+  void* params[] = {&x, &y, &nn};
+  check(cudaLaunchKernel(reinterpret_cast<const void*>(k.kernel), dim3(grid_for(n, multiprocessors)), dim3(256), params,
+                         0, stream),
+        "cudaLaunchKernel (narrow)");
+}
+
+}  // namespace tessera::backends::cuda

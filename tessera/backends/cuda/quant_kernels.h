@@ -1,0 +1,54 @@
+#pragma once
+// CUDA kernels that read GGUF-encoded weight rows where they lie (the u8 blocks of quantized_matmul
+// and dequantize): a product of a few activation rows with every weight row (decode), and decoding
+// rows to f32, f16 or bf16 (embeddings; the tensor-core path of long prefills). The source is NVRTC
+// text with one small module per (block type, kernel, variant), compiled on first use and kept in
+// the kernel cache on disk.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "tessera/backends/cuda/context.h"
+#include "tessera/core/dtype.h"
+#include "tessera/quant/ggml_type.h"
+
+namespace tessera::backends::cuda {
+
+// Most activation rows one matvec launch takes (more go through dequantize + cuBLASLt).
+inline constexpr int kMaxMatvecRows = 8;
+
+// Whether the kernels decode rows of `k` values of `type`: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K,
+// Q6_K, and f32/f16/bf16 rows whose length suits 16-byte loads.
+bool gpu_decodes(quant::GgmlType type, int64_t k);
+
+struct QuantKernel {
+  std::shared_ptr<KernelModule> module;
+  cudaKernel_t kernel = nullptr;
+  bool int8_activations = false;  // a matvec that rounds x to int8 per 32 values (integer dot products)
+};
+
+// y[r, j] = sum_c x[r, c] * w[j, c] for r < rows (1..kMaxMatvecRows): x f32 [rows, k] and w 16-byte
+// aligned, y f32 [rows, n]. Blocks of kMatvecWarps warps; `warps_per_row` (1, 2, 4 or 8) of them share
+// a weight row (matvec_warps_per_row: short products split rows so that every multiprocessor has work).
+// A product of one row with Q4_0 or Q8_0 weights (`int8_ok`: the whole product is that row) rounds x to
+// int8 per 32 values, as llama.cpp's kernels and the CPU backend's do, for integer dot products; every
+// other case computes in f32.
+inline constexpr int kMatvecWarps = 8;
+inline constexpr int64_t kMaxInt8MatvecValues = 32768;  // its quantized row sits in 48 KiB of shared memory
+QuantKernel quant_matvec_kernel(Context& ctx, quant::GgmlType type, int rows, int64_t k, bool int8_ok);
+int matvec_warps_per_row(quant::GgmlType type, int64_t n, int64_t k, int multiprocessors);
+void launch_quant_matvec(const QuantKernel& k, const void* w, const float* x, float* y, int64_t n, int64_t values,
+                         int64_t row_bytes, int warps_per_row, cudaStream_t stream);
+
+// y[r, :] = row r of w decoded (f32, f16 or bf16), bit for bit the reference's values before the final
+// rounding to a 16-bit type.
+QuantKernel dequantize_kernel(Context& ctx, quant::GgmlType type, DType out);
+void launch_dequantize(const QuantKernel& k, const void* w, void* y, int64_t rows, int64_t values, int64_t row_bytes,
+                       int multiprocessors, cudaStream_t stream);
+
+// y = x rounded to f16 or bf16 (the activations of a tensor-core product).
+QuantKernel narrow_kernel(Context& ctx, DType out);
+void launch_narrow(const QuantKernel& k, const float* x, void* y, int64_t n, int multiprocessors, cudaStream_t stream);
+
+}  // namespace tessera::backends::cuda

@@ -1,0 +1,165 @@
+// The CUDA kernels of LLM inference against the reference backend: quantized_matmul over every block
+// type the GPU decodes (matvec launches, chunked with a tail, and the tensor-core path), dequantize bit
+// for bit, kv_cache_attention (chunks of the online softmax, GQA, f16 caches, head sizes without
+// 16-byte rows, bad positions), and index_copy writing a cache in place.
+#include <gtest/gtest.h>
+
+#include "cuda/cuda_test_util.h"
+#include "tessera/backends/cuda/executable.h"
+#include "tessera/core/error.h"
+#include "tessera/ops/ops.h"
+#include "tessera/ops/quant.h"
+
+namespace tessera::test {
+namespace {
+
+const std::vector<std::string> kGpuTypes = {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k",
+                                            "q5_k", "q6_k", "f16",  "bf16", "f32"};
+
+const backends::cuda::CudaExecutable& whole_on_gpu(const backends::Executable& exe) {
+  const auto* cu = dynamic_cast<const backends::cuda::CudaExecutable*>(&exe);
+  if (cu == nullptr) throw Error("the graph was split: part of it runs on the CPU");
+  return *cu;
+}
+
+std::string program_text(const backends::cuda::CudaExecutable& exe) {
+  std::string text;
+  for (const auto& step : exe.program().steps) text += step->describe() + "\n";
+  return text;
+}
+
+TEST(CudaLlmKernels, QuantizedMatmulOverEveryDecodedType) {
+  const int64_t n = 37, k = 512;  // an odd number of rows: a partly filled last block of warps
+  const Array w = random_array({n, k}, 11, -0.5, 0.5, DType::f32);
+  for (const std::string& type : kGpuTypes) {
+    const Tensor wq = ops::quantize_weights(w, type);
+    for (int64_t m : {1, 3, 8, 13, 40}) {  // 13: one launch of 8 rows and one of 5
+      SCOPED_TRACE(type + " m=" + std::to_string(m));
+      const ir::Graph g = trace(
+          [&](const std::vector<Tensor>& a) -> std::vector<Tensor> { return {ops::quantized_matmul(a[0], wq, type)}; },
+          {{DType::f32, {m, k}}});
+      const Array x = random_array({m, k}, 20 + m, -1, 1, DType::f32);
+      const auto exe = cuda().compile(g);
+      const std::string program = program_text(whole_on_gpu(*exe));
+      // A few rows are read by matvec launches in f32 (up to 4 beside float weights, 16 beside blocks);
+      // longer products round the activations to f16 (bf16 beside bf16 weights) for the tensor cores.
+      const bool float_weights = type == "f16" || type == "bf16" || type == "f32";
+      const bool tensor_cores = m > (float_weights ? 4 : 16);
+      EXPECT_NE(program.find(tensor_cores ? "product through" : "matvec"), std::string::npos) << program;
+      // One row against Q4_0/Q8_0 rounds x to int8 per 32 values (integer dot products, as llama.cpp).
+      const bool int8_x = m == 1 && (type == "q4_0" || type == "q8_0");
+      EXPECT_EQ(program.find("int8 activations") != std::string::npos, int8_x) << program;
+      const double tol = int8_x         ? 5e-2
+                         : !tensor_cores ? 2e-4
+                         : type == "bf16" ? 3e-2
+                         : type == "f32"  ? 2e-4
+                                          : 6e-3;
+      const auto got = exe->run({x});
+      const auto want = backends::reference_backend().compile(g)->run({x});
+      expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), tol, tol);
+    }
+  }
+}
+
+TEST(CudaLlmKernels, DequantizeEqualsTheReferenceBitForBit) {
+  const Array w = random_array({5, 768}, 12, -2, 2, DType::f32);
+  for (const std::string& type : kGpuTypes) {
+    SCOPED_TRACE(type);
+    const Array blocks = ops::quantize_array(w, type);
+    const ir::Graph g = trace(
+        [&](const std::vector<Tensor>& a) -> std::vector<Tensor> { return {ops::dequantize(a[0], type)}; },
+        {{DType::u8, blocks.shape()}});
+    const auto exe = cuda().compile(g);
+    whole_on_gpu(*exe);
+    const Array got = exe->run({blocks})[0].to(host_device());
+    const Array want = ops::dequantize_array(blocks, type);
+    ASSERT_EQ(got.shape(), want.shape());
+    const float* a = got.data<const float>();
+    const float* b = want.data<const float>();
+    int64_t differing = 0;
+    for (int64_t i = 0; i < got.numel(); ++i) differing += a[i] != b[i] ? 1 : 0;
+    EXPECT_EQ(differing, 0) << "of " << got.numel() << " values";
+  }
+}
+
+struct AttentionCase {
+  int64_t m, hq, hk, d, dv, rows;
+  DType cache;
+  DType pos;
+  std::vector<int64_t> positions;
+};
+
+TEST(CudaLlmKernels, KvCacheAttentionMatchesTheReference) {
+  const std::vector<AttentionCase> cases = {
+      {1, 8, 2, 64, 64, 1600, DType::f16, DType::i64, {1500}},           // decode: two chunks of rows
+      {1, 4, 4, 64, 64, 64, DType::f32, DType::i32, {0}},                // the first position only
+      {5, 6, 3, 40, 24, 300, DType::f32, DType::i64, {7, 299, 0, 150, 1024 % 300}},  // rows not 16-byte
+      {3, 4, 1, 128, 128, 2100, DType::f16, DType::i32, {2099, 1023, 1024}},  // chunk edges, one KV head
+      {2, 16, 2, 64, 64, 600, DType::f16, DType::i64, {599, 3}},  // 8 heads per block: chunks of 512 rows
+  };
+  for (const AttentionCase& c : cases) {
+    SCOPED_TRACE(fmt::format("m={} hq={} hk={} d={} dv={} rows={}", c.m, c.hq, c.hk, c.d, c.dv, c.rows));
+    const Array q = random_array({c.m, c.hq, c.d}, 31, -1, 1, DType::f32);
+    const Array k = random_array({c.rows, c.hk, c.d}, 32, -1, 1, DType::f32).astype(c.cache);
+    const Array v = random_array({c.rows, c.hk, c.dv}, 33, -1, 1, DType::f32).astype(c.cache);
+    const Array pos = Array::from_vector(c.positions, {c.m}).astype(c.pos);
+    const ir::Graph g = trace(
+        [](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+          return {ops::kv_cache_attention(a[0], a[1], a[2], a[3])};
+        },
+        {{DType::f32, q.shape()}, {c.cache, k.shape()}, {c.cache, v.shape()}, {c.pos, pos.shape()}});
+    const auto exe = cuda().compile(g);
+    EXPECT_NE(program_text(whole_on_gpu(*exe)).find("kv_cache_attention"), std::string::npos);
+    const auto got = exe->run({q, k, v, pos});
+    const auto want = backends::reference_backend().compile(g)->run({q, k, v, pos});
+    expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), 1e-4, 1e-4);
+  }
+}
+
+TEST(CudaLlmKernels, APositionOutsideTheCacheIsReportedAtTheNextRun) {
+  const ir::Graph g = trace(
+      [](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+        return {ops::kv_cache_attention(a[0], a[1], a[2], a[3])};
+      },
+      {{DType::f32, {1, 2, 8}}, {DType::f32, {4, 2, 8}}, {DType::f32, {4, 2, 8}}, {DType::i64, {1}}});
+  const auto exe = cuda().compile(g);
+  const Array q = random_array({1, 2, 8}, 1, -1, 1, DType::f32);
+  const Array kv = random_array({4, 2, 8}, 2, -1, 1, DType::f32);
+  // Shape inference cannot see a run-time position; the kernel raises the flag and writes zeros.
+  const Array out = exe->run({q, kv, kv, Array::from_vector<int64_t>({4}, {1})})[0].to(host_device());
+  for (int64_t i = 0; i < out.numel(); ++i) EXPECT_EQ(out.data<const float>()[i], 0.0f);
+  try {
+    exe->run({q, kv, kv, Array::from_vector<int64_t>({3}, {1})});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kv_cache_attention position"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaLlmKernels, IndexCopyWritesTheCacheInPlace) {
+  const Shape cache_shape{64, 2, 8};
+  const ir::Graph g = trace(
+      [](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+        return {ops::index_copy(a[0], 0, a[1], a[2])};
+      },
+      {{DType::f16, cache_shape}, {DType::i64, {3}}, {DType::f16, {3, 2, 8}}});
+  const auto exe = cuda().compile(g, {{{0, 0}}});
+  const Array start = random_array(cache_shape, 3, -1, 1, DType::f32).astype(DType::f16);
+  Array cache = start.to(cuda().device());
+  const void* where = cache.device_data();
+  const Array rows = Array::from_vector<int64_t>({5, 63, 0}, {3});
+  const Array src = random_array({3, 2, 8}, 4, -1, 1, DType::f32).astype(DType::f16);
+  const auto out = exe->run({cache, rows, src});
+  EXPECT_EQ(out[0].device_data(), where) << "the aliased output should be the input's memory";
+  const auto want = backends::reference_backend().compile(g)->run({start, rows, src});
+  expect_close(Tensor::from_array(cache.to(host_device())), want[0].to_f64(), 0, 0);
+  const std::string program = program_text(whole_on_gpu(*exe));
+  EXPECT_NE(program.find("index_copy 3 slices of 32 bytes"), std::string::npos) << program;
+  // A repeated row is an error, reported at the next run.
+  exe->run({cache, Array::from_vector<int64_t>({2, 9, 2}, {3}), src});
+  cache.to(host_device());  // waits for that run, so that the next one sees its flag
+  EXPECT_THROW(exe->run({cache, rows, src}), Error);
+}
+
+}  // namespace
+}  // namespace tessera::test
