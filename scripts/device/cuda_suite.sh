@@ -3,7 +3,8 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,fuzz,profile,train,bench,llm] [GTEST_FILTER]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,fuzz,profile,train,bench,llm,llmbench]
+#   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
 # SKIP_COMPARE=1 (no peers) adjust a run to the call's limit)
@@ -56,8 +57,8 @@ if want train && [[ -d .device/fashion-mnist ]]; then
     2>&1 | tee "$out/train_fashion_mnist.txt" | tail -n 20
 fi
 if want llm && [[ -d .device/gguf ]]; then
-  # Greedy decoding of the tiny models on CUDA must pick the CPU's tokens (the graph splits: products
-  # on blocks stay on the CPU for now; the cache ops run on the GPU through their decompositions).
+  # Greedy decoding of the tiny models on CUDA must pick the CPU's tokens (the whole decode graph runs
+  # on the GPU: block products, the cache update in place, attention over the cache).
   for m in .device/gguf/*.gguf; do
     for dev in cpu cuda; do
       timeout 120 .device/bin/tessera generate -m "$m" -p "Once upon a time" -n 24 --temp 0 --ctx 64 --backend "$dev" \
@@ -65,6 +66,20 @@ if want llm && [[ -d .device/gguf ]]; then
       echo "$(basename "$m") $dev exit $?: $(tail -n 1 "$out/llm_$(basename "$m" .gguf)_$dev.json" | head -c 300)"
     done
   done
+fi
+if want llmbench; then
+  # LLM inference against transformers on PyTorch (bench/compare_llm_gpu.py: random-weight models of the
+  # Llama-3.2-1B and GPT-2-small shapes made here with init-model), then where a bf16 decode step's
+  # time goes (graphs off, one event pair per step).
+  models=/tmp/tessera-llm-models
+  timeout "${LLM_TIMEOUT:-480}" python3 bench/compare_llm_gpu.py --tessera .device/bin/tessera --models "$models" \
+    ${LLM_ARGS:-} --json "$out/compare_llm_gpu.json" 2>&1 | tee "$out/compare_llm_gpu.txt" | tail -n 30
+  TESSERA_CUDA_PROFILE=1 timeout 120 .device/bin/tessera bench llm -m "$models/llama1b-bf16.gguf" --device cuda \
+    -p 16 -n 16 -r 1 --cache-type f16 > /dev/null 2> "$out/profile_llm_decode.txt"
+  awk '/llama_decode/{c++} c==2' "$out/profile_llm_decode.txt" | head -n 40
+  TESSERA_CUDA_PROFILE=1 timeout 120 .device/bin/tessera bench llm -m "$models/llama1b-bf16.gguf" --device cuda \
+    -p 2048 -n 1 -r 1 --cache-type f16 > /dev/null 2> "$out/profile_llm_prefill.txt"
+  head -n 30 "$out/profile_llm_prefill.txt"
 fi
 if want bench; then
   timeout "${BENCH_TIMEOUT:-300}" .device/bin/tessera bench --backend cuda --repeat 5 --seconds 0.3 --json \
