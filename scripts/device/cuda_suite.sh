@@ -80,6 +80,9 @@ if want llmbench; then
   TESSERA_CUDA_PROFILE=1 timeout 120 .device/bin/tessera bench llm -m "$models/llama1b-bf16.gguf" --device cuda \
     -p 2048 -n 1 -r 1 --cache-type f16 > /dev/null 2> "$out/profile_llm_prefill.txt"
   head -n 30 "$out/profile_llm_prefill.txt"
+  TESSERA_CUDA_PROFILE=1 timeout 120 .device/bin/tessera bench llm -m "$models/gpt2s-bf16.gguf" --device cuda \
+    -p 16 -n 16 -r 1 --cache-type f16 > /dev/null 2> "$out/profile_gpt2_decode.txt"
+  awk '/gpt2_decode/{c++} c==2' "$out/profile_gpt2_decode.txt" | head -n 40
 fi
 if want bench; then
   timeout "${BENCH_TIMEOUT:-300}" .device/bin/tessera bench --backend cuda --repeat 5 --seconds 0.3 --json \

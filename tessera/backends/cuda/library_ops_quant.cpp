@@ -75,9 +75,9 @@ class MatvecStep final : public common::Step {
  public:
   MatvecStep(Context& ctx, const QuantOperands& q, Operand w, Operand x, Operand y)
       : q_(q), w_(w), x_(x), y_(y), warps_per_row_(matvec_warps_per_row(q.type, q.n, q.k, ctx.multiprocessors())) {
-    full_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(std::min<int64_t>(q.m, kMaxMatvecRows)), q.k, q.m == 1);
+    full_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(std::min<int64_t>(q.m, kMaxMatvecRows)));
     if (const int64_t tail = q.m % kMaxMatvecRows; q.m > kMaxMatvecRows && tail != 0) {
-      tail_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(tail), q.k, false);
+      tail_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(tail));
     }
   }
   void run(const common::RunContext& ctx) const override {
@@ -91,8 +91,8 @@ class MatvecStep final : public common::Step {
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override {
-    return fmt::format("cuda {} matvec {}x{}x{} ({} warps per row{})", quant::type_name(q_.type), q_.m, q_.n, q_.k,
-                       warps_per_row_, full_.int8_activations ? ", int8 activations" : "");
+    return fmt::format("cuda {} matvec {}x{}x{} ({} warps per row)", quant::type_name(q_.type), q_.m, q_.n, q_.k,
+                       warps_per_row_);
   }
 
  private:

@@ -304,91 +304,6 @@ extern "C" __global__ void __launch_bounds__(256) tsr_quant_matvec(const u8* __r
 }
 )CUDA";
 
-// One activation row against Q4_0 or Q8_0 weights with integer dot products, as llama.cpp's CUDA
-// matvec does: each block first rounds x to int8 per group of 32 (scale amax / 127) into shared memory,
-// then every group of a weight row is four or eight __dp4a, scaled once. The float path above spends
-// about six instructions per weight byte decoding nibbles to floats, which the H200 cannot issue at
-// its memory speed; this one needs about one.
-constexpr const char* kDp4aSource = R"CUDA(
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-__device__ __forceinline__ int ld32_from16(const u8* p) { return (int)((u32)ld16(p) | ((u32)ld16(p + 2) << 16)); }
-// The integer dot product of weight group s with the int8 activations xq (8 packed ints), and the
-// weight group's scale; xsum is the sum of those activations (Q4_0's offset of 8).
-__device__ __forceinline__ float group_dot(const u8* row, long long s, const int* xq, int xsum) {
-#if Q4_0_DP4A
-  const u8* b = row + 18 * s;
-  int sum = 0;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const int w = ld32_from16(b + 2 + 4 * j);
-    sum = __dp4a(w & 0x0F0F0F0F, xq[j], sum);
-    sum = __dp4a((w >> 4) & 0x0F0F0F0F, xq[j + 4], sum);
-  }
-  return half_bits(ld16(b)) * (float)(sum - 8 * xsum);
-#else
-  const u8* b = row + 34 * s;
-  int sum = 0;
-#pragma unroll
-  for (int j = 0; j < 8; ++j) sum = __dp4a(ld32_from16(b + 2 + 4 * j), xq[j], sum);
-  return half_bits(ld16(b)) * (float)sum;
-#endif
-}
-extern "C" __global__ void __launch_bounds__(256) tsr_quant_matvec(const u8* __restrict__ w, const float* __restrict__ x,
-    float* __restrict__ y, long long n, long long k, long long row_bytes, int wpr) {
-  extern __shared__ int shared[];
-  const long long groups = k / 32;
-  signed char* xq = (signed char*)shared;           // k int8 values
-  float* xd = (float*)(xq + k);                      // per group: scale
-  int* xs = (int*)(xd + groups);                     // per group: sum of the int8 values
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, part = warp % wpr;
-  for (long long g = warp; g < groups; g += 8) {
-    const float v = x[g * 32 + lane];
-    const float amax = warp_max(fabsf(v));
-    const float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
-    const int q = __float2int_rn(v * id);
-    xq[g * 32 + lane] = (signed char)q;
-    const float total = warp_sum((float)q);
-    if (lane == 0) {
-      xd[g] = d;
-      xs[g] = (int)total;
-    }
-  }
-  __syncthreads();
-  __shared__ float partial[8];
-  const long long j = (long long)blockIdx.x * (8 / wpr) + warp / wpr;
-  float acc = 0.0f;
-  if (j < n) {
-    const u8* row = w + j * row_bytes;
-    const long long stride = 32LL * wpr;
-#pragma unroll 4
-    for (long long s = (long long)part * 32 + lane; s < groups; s += stride) {
-      acc += xd[s] * group_dot(row, s, (const int*)(xq + s * 32), xs[s]);
-    }
-  }
-  acc = warp_sum(acc);
-  if (wpr == 1) {
-    if (j < n && lane == 0) y[j] = acc;
-    return;
-  }
-  if (lane == 0) partial[warp] = acc;
-  __syncthreads();
-  if (part == 0 && lane == 0 && j < n) {
-    float total = 0.0f;
-    for (int p = 0; p < wpr; ++p) total += partial[warp + p];
-    y[j] = total;
-  }
-}
-)CUDA";
-
 constexpr const char* kDequantizeSource = R"CUDA(
 extern "C" __global__ void tsr_dequantize(const u8* __restrict__ w, OUT* __restrict__ y, long long rows, long long k,
     long long row_bytes) {
@@ -467,22 +382,8 @@ bool gpu_decodes(GgmlType type, int64_t k) {
   return k % group_of(type) == 0;
 }
 
-namespace {
-bool int8_matvec(GgmlType type, int rows, int64_t k) {
-  return rows == 1 && (type == GgmlType::q4_0 || type == GgmlType::q8_0) && k <= kMaxInt8MatvecValues;
-}
-}  // namespace
-
-QuantKernel quant_matvec_kernel(Context& ctx, GgmlType type, int rows, int64_t k, bool int8_ok) {
+QuantKernel quant_matvec_kernel(Context& ctx, GgmlType type, int rows) {
   TESSERA_CHECK(rows >= 1 && rows <= kMaxMatvecRows, "cuda quant matvec: {} rows (1..{})", rows, kMaxMatvecRows);
-  if (int8_ok && int8_matvec(type, rows, k)) {
-    const std::string src = std::string(kPrelude) + fmt::format("#define Q4_0_DP4A {}\n", type == GgmlType::q4_0 ? 1 : 0) +
-                            kDp4aSource;
-    QuantKernel kernel =
-        load(ctx, src, "tsr_quant_matvec", fmt::format("{} matvec kernel (int8 activations)", quant::type_name(type)));
-    kernel.int8_activations = true;
-    return kernel;
-  }
   const std::string src = std::string(kPrelude) + checked_decode(type) + fmt::format("#define ROWS {}\n", rows) +
                           kMatvecSource;
   return load(ctx, src, "tsr_quant_matvec", fmt::format("{} matvec kernel ({} rows)", quant::type_name(type), rows));
@@ -496,10 +397,8 @@ void launch_quant_matvec(const QuantKernel& k, const void* w, const float* x, fl
   void* params[] = {&w, &x, &y, &nn, &kk, &rb, &wpr};
   const int rows_per_block = kMatvecWarps / warps_per_row;
   const auto blocks = static_cast<unsigned>((n + rows_per_block - 1) / rows_per_block);
-  // The int8 path keeps the quantized row, a scale and a sum per 32 values in dynamic shared memory.
-  const size_t shared = k.int8_activations ? static_cast<size_t>(values + values / 32 * 8) : 0;
-  check(cudaLaunchKernel(reinterpret_cast<const void*>(k.kernel), dim3(blocks), dim3(32 * kMatvecWarps), params,
-                         shared, stream),
+  check(cudaLaunchKernel(reinterpret_cast<const void*>(k.kernel), dim3(blocks), dim3(32 * kMatvecWarps), params, 0,
+                         stream),
         "cudaLaunchKernel (quant matvec)");
 }
 

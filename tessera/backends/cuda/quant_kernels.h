@@ -25,18 +25,13 @@ bool gpu_decodes(quant::GgmlType type, int64_t k);
 struct QuantKernel {
   std::shared_ptr<KernelModule> module;
   cudaKernel_t kernel = nullptr;
-  bool int8_activations = false;  // a matvec that rounds x to int8 per 32 values (integer dot products)
 };
 
 // y[r, j] = sum_c x[r, c] * w[j, c] for r < rows (1..kMaxMatvecRows): x f32 [rows, k] and w 16-byte
 // aligned, y f32 [rows, n]. Blocks of kMatvecWarps warps; `warps_per_row` (1, 2, 4 or 8) of them share
 // a weight row (matvec_warps_per_row: short products split rows so that every multiprocessor has work).
-// A product of one row with Q4_0 or Q8_0 weights (`int8_ok`: the whole product is that row) rounds x to
-// int8 per 32 values, as llama.cpp's kernels and the CPU backend's do, for integer dot products; every
-// other case computes in f32.
 inline constexpr int kMatvecWarps = 8;
-inline constexpr int64_t kMaxInt8MatvecValues = 32768;  // its quantized row sits in 48 KiB of shared memory
-QuantKernel quant_matvec_kernel(Context& ctx, quant::GgmlType type, int rows, int64_t k, bool int8_ok);
+QuantKernel quant_matvec_kernel(Context& ctx, quant::GgmlType type, int rows);
 int matvec_warps_per_row(quant::GgmlType type, int64_t n, int64_t k, int multiprocessors);
 void launch_quant_matvec(const QuantKernel& k, const void* w, const float* x, float* y, int64_t n, int64_t values,
                          int64_t row_bytes, int warps_per_row, cudaStream_t stream);
