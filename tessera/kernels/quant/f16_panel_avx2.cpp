@@ -13,8 +13,14 @@ namespace {
 
 #define TESSERA_F16C __attribute__((target("avx2,fma,f16c")))
 
-// Sixteen k positions [p, p + 16) of eight rows, written as 16 panel rows of eight floats at dst.
-TESSERA_F16C inline void eight_rows(const uint16_t* const* src, int64_t p, int64_t nr, float* dst) {
+// Sixteen k positions [p, p + 16) of eight rows, written as 16 panel rows of eight floats at dst. The
+// same rows' next block (kc further) is prefetched into L2 on the way: a strip reads 32 rows 512 bytes
+// at a time, too short a run for the hardware prefetchers, and the packing stalled on DRAM (12% of a
+// prefill's time; 2048x2048 with 128 rows from DRAM went from 5.0 to 4.7 ms).
+TESSERA_F16C inline void eight_rows(const uint16_t* const* src, int64_t p, int64_t kc, int64_t nr, float* dst) {
+  if (p % 32 == 0) {  // once per 64-byte line
+    for (int r = 0; r < 8; ++r) _mm_prefetch(reinterpret_cast<const char*>(src[r] + p + kc), _MM_HINT_T1);
+  }
   __m256i a[8];
   for (int r = 0; r < 8; ++r) a[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[r] + p));
   // Per lane: t pairs rows (2i, 2i+1) by position, u groups four rows, v all eight.
@@ -47,7 +53,7 @@ TESSERA_F16C void pack_f16_panel(const uint16_t* w, int64_t ldw, int64_t rows, i
   for (int64_t g = 0; g < nr && full > 0; g += 8) {
     const uint16_t* src[8];
     for (int r = 0; r < 8; ++r) src[r] = w + (g + r) * ldw;
-    for (int64_t p = 0; p < full; p += 16) eight_rows(src, p, nr, dst + p * nr + g);
+    for (int64_t p = 0; p < full; p += 16) eight_rows(src, p, kc, nr, dst + p * nr + g);
   }
   for (int64_t p = full; p < kc; ++p) {
     for (int64_t j = 0; j < nr; ++j) dst[p * nr + j] = j < rows ? f16_bits_to_f32(w[j * ldw + p]) : 0.0f;
