@@ -90,6 +90,7 @@ TEST(QuantF16, GemmMatchesTheExactProduct) {
       check(GgmlType::f16, m, 37, 600, path);
     }
     check(GgmlType::f16, 24, 64, 2100, path);
+    check(GgmlType::f16, 400, 37, 300, path);  // two passes of activation rows (at most 384 each)
   }
 }
 

@@ -21,6 +21,9 @@ constexpr int64_t kKC = 256;
 // Below this many activation rows the row dot products win: packing transposes every weight, and
 // with few rows there is little reuse to pay for it.
 constexpr int64_t kMinRows = 5;
+// Most activation rows one pass packs (a multiple of both tiles' 12 and 6 rows): 384 x 8192 floats are
+// 12 MiB of scratch per thread, and each weight is widened once per 384 rows of FMAs.
+constexpr int64_t kChunkRows = 384;
 
 F16Tile tile_for_cpu() {
   return use_avx512() ? avx512_f16_tile() : avx2_f16_tile();
@@ -50,15 +53,9 @@ void pack_activations(const float* x, int64_t m, int64_t k, int64_t kc_step, int
   });
 }
 
-}  // namespace
-
-bool f16_gemm_applies(int64_t m) {
-  return m >= kMinRows && use_avx2();
-}
-
-void f16_gemm(const uint16_t* w, int64_t n, int64_t k, const float* x, int64_t m, float* y,
-              runtime::ThreadPool& pool) {
-  const F16Tile t = tile_for_cpu();
+// The product for m rows of x (one chunk).
+void gemm_rows(const F16Tile& t, const uint16_t* w, int64_t n, int64_t k, const float* x, int64_t m, float* y,
+               runtime::ThreadPool& pool) {
   // Equal k blocks (2048 = 8 x 256; 2100 = 9 x 234, not 8 x 256 + 52): a short block runs the tile
   // mostly on loading and storing y.
   const int64_t blocks = (k + kKC - 1) / kKC, kc_step = (k + blocks - 1) / blocks;
@@ -83,6 +80,24 @@ void f16_gemm(const uint16_t* w, int64_t n, int64_t k, const float* x, int64_t m
       }
     }
   });
+}
+
+}  // namespace
+
+bool f16_gemm_applies(int64_t m) {
+  return m >= kMinRows && use_avx2();
+}
+
+void f16_gemm(const uint16_t* w, int64_t n, int64_t k, const float* x, int64_t m, float* y,
+              runtime::ThreadPool& pool) {
+  const F16Tile t = tile_for_cpu();
+  // Long prompts go in equal chunks of at most kChunkRows rows, so the packed activations (chunk x k
+  // floats) stay a bounded scratch; each chunk widens the weights again, little beside its FMAs.
+  const int64_t chunks = (m + kChunkRows - 1) / kChunkRows;
+  const int64_t chunk = ((m + chunks - 1) / chunks + t.mr - 1) / t.mr * t.mr;
+  for (int64_t i0 = 0; i0 < m; i0 += chunk) {
+    gemm_rows(t, w, n, k, x + i0 * k, std::min(chunk, m - i0), y + i0 * n, pool);
+  }
 }
 
 }  // namespace tessera::kernels::quant
