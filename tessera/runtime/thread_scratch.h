@@ -21,6 +21,8 @@ enum class ScratchSlot : int {
   quant_q4_pairs,     // the Q4_0 decode kernel's activation layout
   quant_group_sums,   // Q8_K activation code sums per 32 values, for the Q4_K x8 kernels
   quant_x8_rows,      // one x8 group turned back into rows, for CPUs without AVX2
+  quant_f16_acts,     // the f16-weight GEMM's activations, packed into row panels
+  quant_f16_panel,    // one panel of f16 weight rows widened to f32
   count
 };
 

@@ -26,6 +26,15 @@ bool cpu_has_avx512_vnni() {
 #endif
 }
 
+bool cpu_has_avx512f() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
+}
+
 bool env_set(const char* name) {
   const char* env = std::getenv(name);
   return env != nullptr && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
@@ -33,6 +42,11 @@ bool env_set(const char* name) {
 
 std::atomic<bool>& avx512_vnni_switch() {
   static std::atomic<bool> enabled = cpu_has_avx512_vnni() && !env_set("TESSERA_NO_AVX512");
+  return enabled;
+}
+
+std::atomic<bool>& avx512_switch() {
+  static std::atomic<bool> enabled = cpu_has_avx512f() && !env_set("TESSERA_NO_AVX512");
   return enabled;
 }
 
@@ -61,6 +75,14 @@ bool use_avx512_vnni() {
 
 void set_avx512_vnni_enabled(bool enabled) {
   avx512_vnni_switch().store(enabled && cpu_has_avx512_vnni(), std::memory_order_relaxed);
+}
+
+bool use_avx512() {
+  return use_avx2() && avx512_switch().load(std::memory_order_relaxed);
+}
+
+void set_avx512_enabled(bool enabled) {
+  avx512_switch().store(enabled && cpu_has_avx512f(), std::memory_order_relaxed);
 }
 
 }  // namespace tessera::kernels

@@ -15,4 +15,10 @@ void set_avx2_enabled(bool enabled);
 bool use_avx512_vnni();
 void set_avx512_vnni_enabled(bool enabled);
 
+// True when the CPU has AVX-512F (512-bit float FMAs and vcvtph2ps zmm: Skylake-X and later, Zen 4), AVX2
+// is in use and TESSERA_NO_AVX512 is not set; the float-weight kernels then use 16-wide vectors.
+// set_avx512_enabled(false) forces their AVX2 forms in tests.
+bool use_avx512();
+void set_avx512_enabled(bool enabled);
+
 }  // namespace tessera::kernels

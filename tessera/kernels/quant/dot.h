@@ -48,6 +48,9 @@ using DotFn = void (*)(int64_t nb, const uint8_t* const* w, int nw, const ActRow
 DotFn portable_dot(tessera::quant::GgmlType type);  // nullptr if the type has no kernel at all
 DotFn avx2_dot(tessera::quant::GgmlType type);      // nullptr where no AVX2 kernel exists
 DotFn avx2_float_dot(tessera::quant::GgmlType type);  // F32/F16/BF16 weight rows (dot_float_avx2.cpp)
+// The AVX-512F form of avx2_float_dot (dot_float_avx512.cpp), for CPUs where use_avx512(); nullptr for
+// other types.
+DotFn avx512_float_dot(tessera::quant::GgmlType type);
 
 // Groups of x8 weights (interleave_x8.h) a decode call (one activation row) dots at once, from four
 // distant stripes: four memory streams per core reached 95-113% of a one-stream read pass where one

@@ -12,6 +12,7 @@
 #include "tessera/core/error.h"
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/quant/dot.h"
+#include "tessera/kernels/quant/f16_gemm.h"
 #include "tessera/kernels/quant/interleave_x8.h"
 #include "tessera/quant/blocks.h"
 #include "tessera/quant/quantize.h"
@@ -156,11 +157,16 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
   const int64_t w_row = row_bytes(type, k, "quantized_matmul weights");
   if (trivial_product(m, n, k, y)) return;
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
+  if (type == GgmlType::f16 && f16_gemm_applies(m)) {
+    f16_gemm(static_cast<const uint16_t*>(w), n, k, x, m, y, tp);
+    return;
+  }
   // The quantized activations live in this thread's scratch, reused across calls.
   const Activations acts = quantize_for(type, x, m, k, tp);
   const int64_t nb = acts.nb;
 
-  DotFn dot = use_avx2() ? avx2_dot(type) : nullptr;
+  DotFn dot = use_avx512() ? avx512_float_dot(type) : nullptr;
+  if (dot == nullptr && use_avx2()) dot = avx2_dot(type);
   if (dot == nullptr) dot = portable_dot(type);
   const auto* wbytes = static_cast<const uint8_t*>(w);
   // Tiles of weight rows are handed out dynamically: on a shared machine one core may be slowed by

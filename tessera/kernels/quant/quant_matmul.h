@@ -5,7 +5,9 @@
 // ggml does: Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for the K-quants), then each block pair
 // is an integer dot product scaled in float. AVX2 kernels (chosen at run time, see
 // tessera/kernels/cpu/cpu_features.h) cover Q4_0, Q8_0, Q4_K and Q6_K; every other type, and CPUs
-// without AVX2, use portable integer code. F32/F16/BF16 weights take a float dot product. Work is split
+// without AVX2, use portable integer code. F32/F16/BF16 weights take a float dot product (AVX-512 or
+// AVX2), except F16 weights with five or more activation rows, which run as a packed SGEMM on widened
+// weight panels (f16_gemm.h). Work is split
 // over weight rows on the thread pool; activation rows are processed four at a time so that each
 // decoded weight block is reused.
 #include <cstdint>
