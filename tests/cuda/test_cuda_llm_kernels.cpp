@@ -83,13 +83,17 @@ struct AttentionCase {
 };
 
 TEST(CudaLlmKernels, KvCacheAttentionMatchesTheReference) {
-  const std::vector<AttentionCase> cases = {
+  std::vector<AttentionCase> cases = {
       {1, 8, 2, 64, 64, 1600, DType::f16, DType::i64, {1500}},           // decode: two chunks of rows
       {1, 4, 4, 64, 64, 64, DType::f32, DType::i32, {0}},                // the first position only
       {5, 6, 3, 40, 24, 300, DType::f32, DType::i64, {7, 299, 0, 150, 1024 % 300}},  // rows not 16-byte
       {3, 4, 1, 128, 128, 2100, DType::f16, DType::i32, {2099, 1023, 1024}},  // chunk edges, one KV head
       {2, 16, 2, 64, 64, 600, DType::f16, DType::i64, {599, 3}},  // 8 heads per block: chunks of 512 rows
+      {6, 4, 2, 64, 64, 64, DType::f32, DType::i32, {5, 0, 63, 7, 7, 30}},  // query tiles, positions in any order
   };
+  AttentionCase prefill{37, 8, 2, 64, 64, 300, DType::f16, DType::i64, {}};  // 9 tiles of 4 queries and a tail
+  for (int64_t i = 0; i < prefill.m; ++i) prefill.positions.push_back(100 + i);
+  cases.push_back(prefill);
   for (const AttentionCase& c : cases) {
     SCOPED_TRACE(fmt::format("m={} hq={} hk={} d={} dv={} rows={}", c.m, c.hq, c.hk, c.d, c.dv, c.rows));
     const Array q = random_array({c.m, c.hq, c.d}, 31, -1, 1, DType::f32);

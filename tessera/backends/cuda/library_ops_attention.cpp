@@ -1,4 +1,4 @@
-// kv_cache_attention on the CUDA backend: one block per (query, heads of a KV group) reads cache rows 0..position
+// kv_cache_attention on the CUDA backend: one block per (queries, heads of a KV group) reads cache rows 0..position
 // in chunks with an online softmax (the CPU kernel's scheme, kernels/cpu/kv_attention.h), so a decode
 // step touches only the rows written so far and one compiled graph serves every position. Scores run
 // one position per thread; the weighted sum of values runs one position per warp with the lanes over
@@ -23,42 +23,47 @@ using common::Operand;
 constexpr int kThreads = 256;
 constexpr int kMaxHeadDim = 256;
 
-// HEADS query heads of one KV group per block (GQA), so that each key and value row is read once for
-// all of them; the scores of a chunk of positions sit in shared memory (HEADS * CHUNK = 4096 floats,
-// reused for the warps' partial sums at the end).
+// A block takes QT consecutive queries and HEADS query heads of one KV group (GQA), NH = QT * HEADS
+// (query, head) pairs in all, so that each key and value row is read once for all of them (a prefill
+// reads the cache QT * HEADS times less often than one pair per block would); the scores of a chunk of
+// positions sit in shared memory (NH * CHUNK = 4096 floats, reused for the warps' partial sums at the
+// end, one query at a time). Positions past a query's own are masked; a query past the last (the tail
+// tile) or with a bad position is computed with no rows and not written.
 constexpr const char* kSource = R"CUDA(
 #include <cuda_fp16.h>
 #define WARPS (THREADS / 32)
-#define CHUNK (4096 / HEADS)
+#define NH (QT * HEADS)
+#define CHUNK (4096 / NH)
 #define PER_LANE ((DV + 31) / 32)
+#define NEG_INF (-__int_as_float(0x7f800000))
 __device__ __forceinline__ float widen(float v) { return v; }
 __device__ __forceinline__ float widen(__half v) { return __half2float(v); }
-// Reduces v[h] (max or sum) over the block; every thread gets the results.
-__device__ __forceinline__ void block_reduce(float* v, float (*red)[HEADS], bool take_max) {
+// Reduces v[j] (max or sum) over the block; every thread gets the results.
+__device__ __forceinline__ void block_reduce(float* v, float (*red)[NH], bool take_max) {
 #pragma unroll
-  for (int h = 0; h < HEADS; ++h) {
+  for (int j = 0; j < NH; ++j) {
     for (int o = 16; o > 0; o >>= 1) {
-      const float other = __shfl_xor_sync(0xffffffffu, v[h], o);
-      v[h] = take_max ? fmaxf(v[h], other) : v[h] + other;
+      const float other = __shfl_xor_sync(0xffffffffu, v[j], o);
+      v[j] = take_max ? fmaxf(v[j], other) : v[j] + other;
     }
   }
   __syncthreads();  // red may still be read from the previous reduction
   if ((threadIdx.x & 31) == 0) {
 #pragma unroll
-    for (int h = 0; h < HEADS; ++h) red[threadIdx.x >> 5][h] = v[h];
+    for (int j = 0; j < NH; ++j) red[threadIdx.x >> 5][j] = v[j];
   }
   __syncthreads();
 #pragma unroll
-  for (int h = 0; h < HEADS; ++h) {
-    float r = red[0][h];
-    for (int w = 1; w < WARPS; ++w) r = take_max ? fmaxf(r, red[w][h]) : r + red[w][h];
-    v[h] = r;
+  for (int j = 0; j < NH; ++j) {
+    float r = red[0][j];
+    for (int w = 1; w < WARPS; ++w) r = take_max ? fmaxf(r, red[w][j]) : r + red[w][j];
+    v[j] = r;
   }
 }
 // The dot products of the block's scaled queries with one key row (read once).
 __device__ __forceinline__ void scores(const float (*qs)[D], const KV_T* __restrict__ kr, float* s) {
 #pragma unroll
-  for (int h = 0; h < HEADS; ++h) s[h] = 0.0f;
+  for (int j = 0; j < NH; ++j) s[j] = 0.0f;
 #if VEC
   const uint4* k4 = (const uint4*)kr;
 #pragma unroll 2
@@ -70,80 +75,92 @@ __device__ __forceinline__ void scores(const float (*qs)[D], const KV_T* __restr
     for (int t = 0; t < 16 / (int)sizeof(KV_T); ++t) {
       const float kv = widen(e[t]);
 #pragma unroll
-      for (int h = 0; h < HEADS; ++h) s[h] += qs[h][base + t] * kv;
+      for (int j = 0; j < NH; ++j) s[j] += qs[j][base + t] * kv;
     }
   }
 #else
   for (int c = 0; c < D; ++c) {
     const float kv = widen(kr[c]);
 #pragma unroll
-    for (int h = 0; h < HEADS; ++h) s[h] += qs[h][c] * kv;
+    for (int j = 0; j < NH; ++j) s[j] += qs[j][c] * kv;
   }
 #endif
 }
 extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const float* __restrict__ q,
     const KV_T* __restrict__ k, const KV_T* __restrict__ v, const POS_T* __restrict__ pos, float* __restrict__ out,
-    int* error, int hq, int hk, long long rows, float scale) {
-  const int blocks_per_query = hq / HEADS;
-  const int i = blockIdx.x / blocks_per_query, h0 = (blockIdx.x - i * blocks_per_query) * HEADS;
+    int* error, int m, int hq, int hk, long long rows, float scale) {
+  const int groups_per_query = hq / HEADS;
+  const int i0 = (blockIdx.x / groups_per_query) * QT, h0 = (blockIdx.x % groups_per_query) * HEADS;
   const int g = h0 / (hq / hk);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  __shared__ float qs[HEADS][D];
-  __shared__ float ps[HEADS][CHUNK];
-  __shared__ float red[WARPS][HEADS];
-  const long long p = (long long)pos[i];
-  float* o = out + ((long long)i * hq + h0) * DV;
-  if (p < 0 || p >= rows) {
-    if (tid == 0) *error = 1;
-    for (int c = tid; c < HEADS * DV; c += THREADS) o[c] = 0.0f;
-    return;
+  __shared__ float qs[NH][D];
+  __shared__ float ps[NH][CHUNK];
+  __shared__ float red[WARPS][NH];
+  long long p[QT];  // the last cache row each query reads; -1: none (past the last query, or invalid)
+  long long p_max = -1;
+#pragma unroll
+  for (int t = 0; t < QT; ++t) {
+    p[t] = -1;
+    if (i0 + t < m) {
+      const long long at = (long long)pos[i0 + t];
+      if (at >= 0 && at < rows) p[t] = at;
+      else if (tid == 0) *error = 1;
+    }
+    p_max = max(p_max, p[t]);
   }
-  for (int c = tid; c < HEADS * D; c += THREADS) qs[c / D][c % D] = q[((long long)i * hq + h0) * D + c] * scale;
+  for (int c = tid; c < NH * D; c += THREADS) {
+    const int j = c / D, t = j / HEADS, h = j % HEADS;
+    qs[j][c % D] = i0 + t < m ? q[((long long)(i0 + t) * hq + h0 + h) * D + c % D] * scale : 0.0f;
+  }
   __syncthreads();
-  float acc[HEADS][PER_LANE];
-  float run_max[HEADS], run_sum[HEADS];
+  float acc[NH][PER_LANE];
+  float run_max[NH], run_sum[NH];
 #pragma unroll
-  for (int h = 0; h < HEADS; ++h) {
-    run_max[h] = -__int_as_float(0x7f800000);
-    run_sum[h] = 0.0f;
-    for (int u = 0; u < PER_LANE; ++u) acc[h][u] = 0.0f;
+  for (int j = 0; j < NH; ++j) {
+    run_max[j] = NEG_INF;
+    run_sum[j] = 0.0f;
+    for (int u = 0; u < PER_LANE; ++u) acc[j][u] = 0.0f;
   }
-  for (long long c0 = 0; c0 <= p; c0 += CHUNK) {
-    const int len = (int)min((long long)CHUNK, p + 1 - c0);
-    float m[HEADS];
+  for (long long c0 = 0; c0 <= p_max; c0 += CHUNK) {
+    const int len = (int)min((long long)CHUNK, p_max + 1 - c0);
+    float mx[NH];
 #pragma unroll
-    for (int h = 0; h < HEADS; ++h) m[h] = -__int_as_float(0x7f800000);
+    for (int j = 0; j < NH; ++j) mx[j] = NEG_INF;
     for (int t = tid; t < len; t += THREADS) {
-      float sc[HEADS];
+      float sc[NH];
       scores(qs, k + ((c0 + t) * hk + g) * D, sc);
 #pragma unroll
-      for (int h = 0; h < HEADS; ++h) {
-        ps[h][t] = sc[h];
-        m[h] = fmaxf(m[h], sc[h]);
+      for (int j = 0; j < NH; ++j) {
+        // Rows past the query's position are masked; a query with no rows gets a finite floor, so that
+        // its (unwritten) sums stay free of NaN.
+        const long long last = p[j / HEADS];
+        const float value = c0 + t <= last ? sc[j] : (last < 0 ? -1e30f : NEG_INF);
+        ps[j][t] = value;
+        mx[j] = fmaxf(mx[j], value);
       }
     }
-    block_reduce(m, red, true);
-    float correction[HEADS], sum[HEADS];
+    block_reduce(mx, red, true);
+    float correction[NH], sum[NH];
 #pragma unroll
-    for (int h = 0; h < HEADS; ++h) {
-      m[h] = fmaxf(run_max[h], m[h]);
-      correction[h] = expf(run_max[h] - m[h]);  // 0 on the first chunk
-      run_max[h] = m[h];
-      sum[h] = 0.0f;
+    for (int j = 0; j < NH; ++j) {
+      mx[j] = fmaxf(run_max[j], mx[j]);
+      correction[j] = expf(run_max[j] - mx[j]);  // 0 on the first chunk
+      run_max[j] = mx[j];
+      sum[j] = 0.0f;
     }
     for (int t = tid; t < len; t += THREADS) {
 #pragma unroll
-      for (int h = 0; h < HEADS; ++h) {
-        const float e = expf(ps[h][t] - m[h]);
-        ps[h][t] = e;
-        sum[h] += e;
+      for (int j = 0; j < NH; ++j) {
+        const float e = expf(ps[j][t] - mx[j]);
+        ps[j][t] = e;
+        sum[j] += e;
       }
     }
     block_reduce(sum, red, false);  // also publishes ps
 #pragma unroll
-    for (int h = 0; h < HEADS; ++h) {
-      run_sum[h] = run_sum[h] * correction[h] + sum[h];
-      for (int u = 0; u < PER_LANE; ++u) acc[h][u] *= correction[h];
+    for (int j = 0; j < NH; ++j) {
+      run_sum[j] = run_sum[j] * correction[j] + sum[j];
+      for (int u = 0; u < PER_LANE; ++u) acc[j][u] *= correction[j];
     }
     for (int t = warp; t < len; t += WARPS) {
       const KV_T* vr = v + ((c0 + t) * hk + g) * DV;
@@ -153,27 +170,34 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const flo
         if (c < DV) {
           const float value = widen(vr[c]);
 #pragma unroll
-          for (int h = 0; h < HEADS; ++h) acc[h][u] += ps[h][t] * value;
+          for (int j = 0; j < NH; ++j) acc[j][u] += ps[j][t] * value;
         }
       }
     }
     __syncthreads();  // ps is rewritten by the next chunk
   }
-  // The warps' partial sums, in the scores' memory: WARPS * HEADS * DV <= HEADS * CHUNK floats.
+  // The warps' partial sums, one query at a time in the scores' memory (WARPS * HEADS * DV <= 4096).
   float* partial = &ps[0][0];
 #pragma unroll
-  for (int h = 0; h < HEADS; ++h) {
-    for (int u = 0; u < PER_LANE; ++u) {
-      const int c = lane + 32 * u;
-      if (c < DV) partial[(warp * HEADS + h) * DV + c] = acc[h][u];
+  for (int t = 0; t < QT; ++t) {
+#pragma unroll
+    for (int h = 0; h < HEADS; ++h) {
+      for (int u = 0; u < PER_LANE; ++u) {
+        const int c = lane + 32 * u;
+        if (c < DV) partial[(warp * HEADS + h) * DV + c] = acc[t * HEADS + h][u];
+      }
     }
-  }
-  __syncthreads();
-  for (int c = tid; c < HEADS * DV; c += THREADS) {
-    const int h = c / DV;
-    float total = 0.0f;
-    for (int w = 0; w < WARPS; ++w) total += partial[(w * HEADS + h) * DV + (c % DV)];
-    o[c] = total / run_sum[h];
+    __syncthreads();
+    if (i0 + t < m) {
+      float* o = out + ((long long)(i0 + t) * hq + h0) * DV;
+      for (int c = tid; c < HEADS * DV; c += THREADS) {
+        const int h = c / DV;
+        float total = 0.0f;
+        for (int w = 0; w < WARPS; ++w) total += partial[(w * HEADS + h) * DV + (c % DV)];
+        o[c] = p[t] >= 0 ? total / run_sum[t * HEADS + h] : 0.0f;
+      }
+    }
+    __syncthreads();  // partial is rewritten for the next query
   }
 }
 )CUDA";
@@ -184,6 +208,14 @@ int heads_per_block(int64_t group, int64_t dv) {
   int64_t h = std::min<int64_t>({group, 8, std::max<int64_t>(1, 4096 / (8 * dv))});
   while (group % h != 0) --h;
   return static_cast<int>(h);
+}
+
+// Queries per block: one for a decode step; for longer chunks as many as keep the block's (query, head)
+// pairs within the registers (16 pairs up to 64 channels, 8 up to 128).
+int queries_per_block(int64_t m, int heads, int64_t dv) {
+  if (m < 4) return 1;
+  const int pairs = dv <= 64 ? 16 : dv <= 128 ? 8 : heads;
+  return std::max(1, pairs / heads);
 }
 
 bool claim_kv_attention(const ir::Node& node) {
@@ -199,7 +231,7 @@ bool claim_kv_attention(const ir::Node& node) {
 class KvAttentionStep final : public common::Step {
  public:
   KvAttentionStep(std::shared_ptr<KernelModule> module, std::vector<Operand> operands, int m, int hq, int hk,
-                  int heads, int64_t rows, float scale, std::string what)
+                  int heads, int queries, int64_t rows, float scale, std::string what)
       : module_(std::move(module)),
         kernel_(module_->kernel("tsr_kv_attention")),
         operands_(std::move(operands)),
@@ -207,6 +239,7 @@ class KvAttentionStep final : public common::Step {
         hq_(hq),
         hk_(hk),
         heads_(heads),
+        queries_(queries),
         rows_(rows),
         scale_(scale),
         what_(std::move(what)) {}
@@ -214,11 +247,12 @@ class KvAttentionStep final : public common::Step {
     void* ptrs[5];
     for (size_t i = 0; i < 5; ++i) ptrs[i] = ctx.ptr<std::byte>(operands_[i]);
     void* flag = index_error_flag(ctx);
-    int hq = hq_, hk = hk_;
+    int m = m_, hq = hq_, hk = hk_;
     long long rows = rows_;
     float scale = scale_;
-    void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &flag, &hq, &hk, &rows, &scale};
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(m_ * hq_ / heads_)),
+    void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &flag, &m, &hq, &hk, &rows, &scale};
+    const int tiles = (m_ + queries_ - 1) / queries_;
+    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(tiles * (hq_ / heads_))),
                            dim3(kThreads), params, 0, stream_of(ctx)),
           "cudaLaunchKernel (kv_cache_attention)");
   }
@@ -229,7 +263,7 @@ class KvAttentionStep final : public common::Step {
   std::shared_ptr<KernelModule> module_;
   cudaKernel_t kernel_;
   std::vector<Operand> operands_;
-  int m_, hq_, hk_, heads_;
+  int m_, hq_, hk_, heads_, queries_;
   int64_t rows_;
   float scale_;
   std::string what_;
@@ -245,13 +279,14 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   const double scale = attr > 0 ? attr : 1.0 / std::sqrt(static_cast<double>(qs[2]));
   const bool f16 = node->input(1).dtype() == DType::f16;
   const int heads = heads_per_block(qs[1] / ks[1], vs[2]);
+  const int queries = queries_per_block(qs[0], heads, vs[2]);
   // 16-byte key loads need rows that start at 16-byte boundaries: D a multiple of 8 and aligned bases.
   bool vector_rows = qs[2] % 8 == 0;
   for (int32_t id : ids) vector_rows = vector_rows && L.operand(id).byte_offset % 16 == 0;
   const std::string src =
-      fmt::format("#define THREADS {}\n#define HEADS {}\n#define VEC {}\n#define D {}\n#define DV {}\n#define KV_T {}\n"
-                  "#define POS_T {}\n",
-                  kThreads, heads, vector_rows ? 1 : 0, qs[2], vs[2], f16 ? "__half" : "float",
+      fmt::format("#define THREADS {}\n#define HEADS {}\n#define QT {}\n#define VEC {}\n#define D {}\n#define DV {}\n"
+                  "#define KV_T {}\n#define POS_T {}\n",
+                  kThreads, heads, queries, vector_rows ? 1 : 0, qs[2], vs[2], f16 ? "__half" : "float",
                   node->input(3).dtype() == DType::i32 ? "int" : "long long") +
       kSource;
   Context& ctx = lowering_context();
@@ -260,7 +295,7 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   operands.push_back(L.operand(out));
   L.emit(std::make_unique<KvAttentionStep>(ctx.compiler().module(src, "kv_cache_attention kernel"),
                                            std::move(operands), static_cast<int>(qs[0]), static_cast<int>(qs[1]),
-                                           static_cast<int>(ks[1]), heads, ks[0], static_cast<float>(scale),
+                                           static_cast<int>(ks[1]), heads, queries, ks[0], static_cast<float>(scale),
                                            fmt::format("kv_cache_attention {} over {}", ir::type_str(node->input(0).type()),
                                                        ir::type_str(node->input(1).type()))),
          ids, {out});
