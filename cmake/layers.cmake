@@ -70,7 +70,8 @@ foreach(layer IN LISTS TESSERA_LAYERS)
     target_link_libraries(tessera_${layer} PRIVATE tessera_warnings)
   endif()
 endforeach()
-target_include_directories(tessera_core PUBLIC ${PROJECT_SOURCE_DIR})
+target_include_directories(tessera_core PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+                                               $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_link_libraries(tessera_core PUBLIC fmt::fmt Threads::Threads)
 target_compile_definitions(tessera_core PUBLIC TESSERA_VERSION="${PROJECT_VERSION}")
 # The op definitions are reached from the IR through a weak reference (tessera/ir/op_registry.cpp), which

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite from a clean clone: installs dependencies, builds with warnings as errors and
-# runs every test, then builds once more with clang, AddressSanitizer + UndefinedBehaviorSanitizer and
+# runs every test, installs the build and builds examples/consumer against it, then builds once more with clang, AddressSanitizer + UndefinedBehaviorSanitizer and
 # libFuzzer coverage, runs each fuzz target for 30 s and the whole test suite again.
 #   bash scripts/test.sh            # everything
 #   TESSERA_SKIP_SANITIZE=1 bash scripts/test.sh   # without the sanitizer pass (faster local loop)
@@ -16,6 +16,9 @@ echo "== release build (-Werror) =="
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 (cd build && ctest -j "$jobs" --output-on-failure --timeout 600)
+
+echo "== install, and a consumer project built against it (find_package and pkg-config) =="
+bash scripts/check_install.sh build
 
 if [[ "${TESSERA_SKIP_SANITIZE:-0}" != 1 || "${TESSERA_SKIP_FUZZ:-0}" != 1 ]]; then
   # One clang build serves the fuzz targets and the sanitizer run: ASan + UBSan everywhere, with

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs a built tree into a fresh prefix, then builds and runs examples/consumer against it twice:
+# as a CMake project (find_package(Tessera), Tessera::tessera) and as one compiler command with
+# pkg-config (tessera.pc); and runs the installed CLI.
+#   bash scripts/check_install.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+prefix=$(mktemp -d /tmp/tessera-install.XXXXXX)
+work=$(mktemp -d /tmp/tessera-consumer.XXXXXX)
+trap 'rm -rf "$prefix" "$work"' EXIT
+cmake --install "$build" --prefix "$prefix" > /dev/null
+echo "installed into $prefix: $(find "$prefix" -name '*.a' | wc -l) libraries, $(find "$prefix" -name '*.h' | wc -l) headers"
+cmake -S examples/consumer -B "$work/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
+cmake --build "$work/cmake" > /dev/null
+echo "find_package(Tessera): $("$work/cmake/consumer")"
+pc_dir=$(dirname "$(find "$prefix" -name tessera.pc)")
+# shellcheck disable=SC2046  # pkg-config's flags are words
+c++ -std=c++20 -O1 examples/consumer/main.cpp -o "$work/consumer_pc" $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs tessera)
+echo "pkg-config tessera: $("$work/consumer_pc")"
+echo "installed CLI: $("$prefix/bin/tessera" --version)"
