@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "usage_errors.h"
 #include "tessera/backends/backend.h"
 #include "tessera/train/classifier.h"
 #include "tessera/train/limits.h"
@@ -51,26 +52,26 @@ Command add_train_command(CLI::App& root) {
   app->add_option("--batch-size", o.batch_size, "Examples per step")
       ->check(CLI::Range(int64_t{1}, train::kMaxBatchSize))
       ->capture_default_str();
-  app->add_option("--lr", o.lr, "Learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--lr", o.lr, "Learning rate")->check(positive_number())->capture_default_str();
   app->add_option("--optimizer", o.optimizer, "Optimizer")->check(CLI::IsMember({"adam", "adamw", "sgd", "radam"}))
       ->capture_default_str();
   app->add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app->add_option("--weight-decay", o.weight_decay, "Weight decay")->check(CLI::NonNegativeNumber)
+  app->add_option("--weight-decay", o.weight_decay, "Weight decay")->check(non_negative_number())
       ->capture_default_str();
   app->add_option("--schedule", o.schedule, "Learning-rate schedule")
       ->check(CLI::IsMember({"constant", "cosine", "step"}))->capture_default_str();
-  app->add_option("--warmup", o.warmup_steps, "Linear warm-up steps")->check(CLI::NonNegativeNumber)
+  app->add_option("--warmup", o.warmup_steps, "Linear warm-up steps")->check(non_negative_number())
       ->capture_default_str();
   app->add_option("--clip-norm", o.clip_norm, "Clip gradients to this global L2 norm (0: off)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(non_negative_number())->capture_default_str();
   app->add_option("--seed", o.seed, "Seed for initialisation and shuffling")->capture_default_str();
   app->add_option("--out", o.out_dir, "Output folder for checkpoint.safetensors, metrics.csv, curves.png "
                                       "(default: runs/MODEL)");
   app->add_option("--resume", o.resume, "Continue from this checkpoint")->check(CLI::ExistingFile);
   app->add_option("--train-limit", o.train_limit, "Use only the first N training examples (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   app->add_option("--test-limit", o.test_limit, "Use only the first N test examples (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   o.backend = "cpu";
   app->add_option("--backend,--device", o.backend, "Backend to run on (cpu, cuda, reference)")
       ->check(CLI::IsMember(backends::backend_names()))

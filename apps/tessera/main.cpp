@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "command.h"
+#include "usage_errors.h"
 #include "tessera/core/error.h"
 
 namespace {
@@ -58,7 +59,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "tessera: error: " << one_line(e.what()) << " (see 'tessera --help')\n";
+    std::cerr << "tessera: error: " << one_line(usage_error_message(app, e)) << "\n";
     return kExitUsage;
   }
 

@@ -73,6 +73,33 @@ TEST_F(CliTest, UnknownSubcommandOrOptionIsAUsageError) {
   EXPECT_TRUE(contains(run("inspect").err, "FILE is required"));
 }
 
+TEST_F(CliTest, MisspeltCommandsAndFlagsGetASuggestionAndTheirCommandsHelp) {
+  const CliResult sub = run("trian");
+  EXPECT_EQ(sub.exit_code, 2);
+  EXPECT_TRUE(contains(sub.err, "'trian': did you mean 'train'?")) << sub.err;
+  EXPECT_TRUE(contains(sub.err, "(see 'tessera --help')")) << sub.err;
+  const CliResult flag = run("train --epoch 3");
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_TRUE(contains(flag.err, "'--epoch': did you mean '--epochs'?")) << flag.err;
+  EXPECT_TRUE(contains(flag.err, "(see 'tessera train --help')")) << flag.err;
+  const CliResult nested = run("bench llm --promt-tokens 4");
+  EXPECT_TRUE(contains(nested.err, "did you mean '--prompt-tokens'?")) << nested.err;
+  EXPECT_TRUE(contains(nested.err, "(see 'tessera bench llm --help')")) << nested.err;
+  // Nothing close: no suggestion, still the command's help.
+  const CliResult far = run("train --zzzzzzzz");
+  EXPECT_FALSE(contains(far.err, "did you mean")) << far.err;
+  EXPECT_TRUE(contains(far.err, "(see 'tessera train --help')")) << far.err;
+}
+
+TEST_F(CliTest, RangeErrorsReadAsNumbers) {
+  for (const char* args : {"train --lr -1", "train --weight-decay -0.5", "train --lr abc"}) {
+    const CliResult r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_TRUE(contains(r.err, "must be")) << args << ": " << r.err;
+    EXPECT_LT(r.err.size(), 160u) << args << ": " << r.err;  // CLI11's own range printed DBL_MAX in full
+  }
+}
+
 TEST_F(CliTest, InspectSummarisesATracedGraph) {
   const ir::Graph g = sample_graph();
   write_file(path("g.tsr"), ir::print_graph(g));
