@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "command.h"
+#include "usage_errors.h"
 #include "tessera/core/error.h"
 #include "tessera/core/printable.h"
 #include "tessera/models/llm/hf_convert.h"
@@ -71,7 +72,7 @@ Command add_convert_command(CLI::App& root) {
                   "The model folder: config.json, model.safetensors (or model.safetensors.index.json and its shards), "
                   "tokenizer.json or vocab.json + merges.txt")
       ->required();
-  app->add_option("-o,--out", cli->out, "Output GGUF file (written atomically)")->required();
+  app->add_option("-o,--out", cli->out, "Output GGUF file (written atomically)")->required()->check(output_file());
   app->add_option("--type", cli->type,
                   "Type of the weight matrices: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k, or "
                   "llama-quantize's mixes q4_k_m q5_k_m (norms and biases stay f32)")

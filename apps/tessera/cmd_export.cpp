@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "command.h"
+#include "usage_errors.h"
 #include "file_io.h"
 #include "tessera/backends/backend.h"
 #include "tessera/io/stablehlo/bundle.h"
@@ -109,7 +110,7 @@ Command add_export_command(CLI::App& root) {
       ->capture_default_str();
   shlo->add_flag("--no-expected", cli->no_expected, "Skip computing Tessera's outputs (the reference backend)");
   shlo->add_flag("--quiet", cli->quiet, "Print nothing on success");
-  shlo->add_option("--out", cli->out_dir, "Output folder")->required();
+  shlo->add_option("--out", cli->out_dir, "Output folder")->required()->check(output_folder());
   return {app, [cli, shlo] {
             if (shlo->parsed()) return run_stablehlo(*cli);
             return kExitUsage;

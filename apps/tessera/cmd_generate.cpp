@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "usage_errors.h"
 #include "tessera/backends/backend.h"
 #include "tessera/core/error.h"
 #include "tessera/io/npy.h"
@@ -171,7 +172,8 @@ Command add_generate_command(CLI::App& root) {
   app->add_option("--cache-type", o->cache_type, "KV-cache dtype (llama.cpp's default is f16)")
       ->check(CLI::IsMember({"f32", "f16"}))
       ->capture_default_str();
-  app->add_option("--dump-logits", o->dump_logits, "Write the logits of every fed position as float32 .npy");
+  app->add_option("--dump-logits", o->dump_logits, "Write the logits of every fed position as float32 .npy")
+      ->check(output_file());
   app->add_flag("--json", o->json, "Print one JSON object at the end instead of streaming text");
   return {app, [o] { return run_generate(*o); }};
 }

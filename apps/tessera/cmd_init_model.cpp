@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "usage_errors.h"
 #include "tessera/core/error.h"
 #include "tessera/models/llm/random_model.h"
 
@@ -76,7 +77,7 @@ Command add_init_model_command(CLI::App& root) {
   app->add_option("--rope-base", s.rope_freq_base, "RoPE frequency base (llama)")->capture_default_str();
   app->add_option("--eps", s.norm_eps, "Normalisation epsilon")->capture_default_str();
   app->add_option("--name", s.name, "general.name (default: random-<arch>)");
-  app->add_option("-o,--out", cli->out, "Output GGUF file (written atomically)")->required();
+  app->add_option("-o,--out", cli->out, "Output GGUF file (written atomically)")->required()->check(output_file());
   app->add_flag("-q,--quiet", cli->quiet, "Print nothing on success");
   return {app, [cli] { return run_init_model(*cli); }};
 }

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "command.h"
+#include "usage_errors.h"
 #include "tessera/core/printable.h"
 #include "tessera/io/gguf/quantize_file.h"
 #include "tessera/quant/ggml_type.h"
@@ -60,7 +61,7 @@ Command add_quantize_command(CLI::App& root) {
   auto o = std::make_shared<QuantizeCliOptions>();
   CLI::App* app = root.add_subcommand("quantize", "Quantize a GGUF or safetensors model into a GGUF file");
   app->add_option("IN", o->in, "Input model (.gguf or .safetensors)")->required()->check(CLI::ExistingFile);
-  app->add_option("OUT", o->out, "Output GGUF file (written atomically)")->required();
+  app->add_option("OUT", o->out, "Output GGUF file (written atomically)")->required()->check(output_file());
   app->add_option("--type", o->type,
                   "Block type for the weight matrices: q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k f16 bf16 f32, or "
                   "llama-quantize's mixes q4_k_m q5_k_m")

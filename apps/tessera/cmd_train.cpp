@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "file_io.h"
 #include "usage_errors.h"
 #include "tessera/backends/backend.h"
 #include "tessera/train/classifier.h"
@@ -26,6 +27,7 @@ struct TrainCli {
 int run_train(TrainCli& cli) {
   train::TrainOptions& o = cli.options;
   if (o.out_dir.empty()) o.out_dir = "runs/" + o.model;
+  check_writable_folder(o.out_dir, /*create=*/true);  // before the data is read and the epochs run
   o.progress = !cli.quiet;
   o.compiled = !cli.eager;
   const train::TrainReport report = train::train_classifier(o, cli.quiet ? nullptr : stderr);

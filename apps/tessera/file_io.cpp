@@ -79,4 +79,17 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
   io::write_file_atomic(path, contents);
 }
 
+void check_writable_folder(const std::string& folder, bool create) {
+  const std::string dir = folder.empty() ? "." : folder;
+  std::error_code ec;
+  if (create) std::filesystem::create_directories(dir, ec);
+  if (ec) fail("cannot create the folder '{}': {}", dir, ec.message());
+  if (!std::filesystem::is_directory(dir, ec)) fail("cannot write into '{}': it is not an existing folder", dir);
+  std::string probe = dir + "/.tessera-write-test-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) fail("cannot write into the folder '{}': {}", dir, std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 }  // namespace tessera::cli

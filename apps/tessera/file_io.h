@@ -22,4 +22,9 @@ bool starts_with_bytes(const std::string& path, std::string_view magic);
 // previous file intact. "-" writes to standard output.
 void write_file_atomic(const std::string& path, std::string_view contents);
 
+// Throws naming the folder unless a new file can be made in it (probed with a temporary file that is
+// removed again), so that a command refuses an unwritable output before it starts its work. With
+// `create`, a missing folder and its parents are made first.
+void check_writable_folder(const std::string& folder, bool create);
+
 }  // namespace tessera::cli

@@ -1,6 +1,7 @@
 // tessera: the command-line front end. Parses the command line with CLI11, runs the chosen
 // subcommand and turns every failure into one line on stderr and a non-zero exit code.
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -76,6 +77,9 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const tessera::Error& e) {
+    std::cerr << "tessera: error: " << one_line(e.what()) << "\n";
+  } catch (const std::filesystem::filesystem_error& e) {
+    // The file system refused something (a full disk, a permission): the machine's state, not a bug.
     std::cerr << "tessera: error: " << one_line(e.what()) << "\n";
   } catch (const std::exception& e) {
     std::cerr << "tessera: internal error: " << one_line(e.what()) << "\n";

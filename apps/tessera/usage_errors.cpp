@@ -4,6 +4,11 @@
 #include <cstdlib>
 #include <fmt/format.h>
 
+#include <filesystem>
+
+#include "file_io.h"
+#include "tessera/core/error.h"
+
 namespace tessera::cli {
 
 namespace {
@@ -98,5 +103,33 @@ std::string usage_error_message(const CLI::App& root, const CLI::ParseError& err
 CLI::Validator positive_number() { return number_at_least(0.0, true, "a positive number"); }
 
 CLI::Validator non_negative_number() { return number_at_least(0.0, false, "zero or a positive number"); }
+
+CLI::Validator output_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (path == "-") return "";
+        try {
+          check_writable_folder(std::filesystem::path(path).parent_path().string(), false);
+        } catch (const Error& e) {
+          return e.what();
+        }
+        if (std::filesystem::is_directory(path)) return fmt::format("'{}' is a folder, not a file", path);
+        return "";
+      },
+      "FILE");
+}
+
+CLI::Validator output_folder() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        try {
+          check_writable_folder(path, true);
+        } catch (const Error& e) {
+          return e.what();
+        }
+        return "";
+      },
+      "DIR");
+}
 
 }  // namespace tessera::cli

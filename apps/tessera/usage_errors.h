@@ -19,4 +19,9 @@ std::string usage_error_message(const CLI::App& root, const CLI::ParseError& err
 CLI::Validator positive_number();
 CLI::Validator non_negative_number();
 
+// An output file whose folder exists and takes new files ("-" is standard output), and an output
+// folder that exists or can be made and takes new files: checked while parsing, before any work.
+CLI::Validator output_file();
+CLI::Validator output_folder();
+
 }  // namespace tessera::cli

@@ -100,6 +100,28 @@ TEST_F(CliTest, RangeErrorsReadAsNumbers) {
   }
 }
 
+TEST_F(CliTest, UnwritableOutputsAreRefusedBeforeAnyWork) {
+  const std::string model = "init-model --arch llama --dim 64 --layers 1 --heads 2 --ffn 64 --vocab 300";
+  const CliResult missing = run(model + " --out " + shell_quote(path("no/such/folder/m.gguf").string()));
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_TRUE(contains(missing.err, "it is not an existing folder")) << missing.err;
+  EXPECT_TRUE(contains(missing.err, "(see 'tessera init-model --help')")) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(path("no"))) << "a file output must not create folders";
+  const CliResult folder = run(model + " --out " + shell_quote(dir_.string()));
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_TRUE(contains(folder.err, "is a folder, not a file")) << folder.err;
+  // /proc takes no new files: refused while parsing, so nothing is trained or read first.
+  const CliResult train = run("train --epochs 1 --out /proc/tessera-test-run");
+  EXPECT_EQ(train.exit_code, 1) << train.err;
+  EXPECT_TRUE(contains(train.err, "cannot create the folder '/proc/tessera-test-run'")) << train.err;
+  EXPECT_FALSE(contains(train.err, "internal error")) << train.err;
+  EXPECT_FALSE(contains(train.err, "training")) << train.err;
+  write_file(path("in.gguf"), "GGUF");  // never read: the output is checked while parsing
+  const CliResult quantize = run("quantize in.gguf /proc/out.gguf --type q8_0");
+  EXPECT_EQ(quantize.exit_code, 2) << quantize.err;
+  EXPECT_TRUE(contains(quantize.err, "cannot write into the folder '/proc'")) << quantize.err;
+}
+
 TEST_F(CliTest, InspectSummarisesATracedGraph) {
   const ir::Graph g = sample_graph();
   write_file(path("g.tsr"), ir::print_graph(g));
