@@ -66,11 +66,13 @@ class CliTest : public ::testing::Test {
 
   std::filesystem::path path(const std::string& name) const { return dir_ / name; }
 
-  // `args` is passed to the shell as written (quote paths with shell_quote); `stdin_file` feeds stdin.
-  CliResult run(const std::string& args, const std::string& stdin_file = "") const {
+  // `args` is passed to the shell as written (quote paths with shell_quote); `stdin_file` feeds stdin;
+  // `env` (e.g. "TESSERA_CC=/x") goes before the program.
+  CliResult run(const std::string& args, const std::string& stdin_file = "", const std::string& env = "") const {
     const std::string out_file = (dir_ / "stdout.txt").string(), err_file = (dir_ / "stderr.txt").string();
-    std::string command = "cd " + shell_quote(dir_.string()) + " && " + shell_quote(cli_binary().string()) + " " +
-                          args + " >" + shell_quote(out_file) + " 2>" + shell_quote(err_file);
+    std::string command = "cd " + shell_quote(dir_.string()) + " && " + env + (env.empty() ? "" : " ") +
+                          shell_quote(cli_binary().string()) + " " + args + " >" + shell_quote(out_file) + " 2>" +
+                          shell_quote(err_file);
     command += stdin_file.empty() ? " </dev/null" : " <" + shell_quote(stdin_file);
     const int status = std::system(command.c_str());
     CliResult r;

@@ -122,6 +122,23 @@ TEST_F(CliTest, UnwritableOutputsAreRefusedBeforeAnyWork) {
   EXPECT_TRUE(contains(quantize.err, "cannot write into the folder '/proc'")) << quantize.err;
 }
 
+TEST_F(CliTest, WithoutACCompilerTheCpuBackendSaysSoOnceAndStillRuns) {
+  const CliResult devices = run("devices", "", "TESSERA_CC=/nonexistent/cc");
+  EXPECT_EQ(devices.exit_code, 0) << devices.err;
+  EXPECT_TRUE(contains(devices.out, "kernel compiler: none ('/nonexistent/cc' did not run; set TESSERA_CC)"))
+      << devices.out;
+  // Several graphs compile in one run; the note comes once and the command succeeds.
+  const CliResult bench = run("bench mlp_infer_b1 compile_mlp_step_cold --repeat 1 --seconds 0.05", "",
+                              "TESSERA_CC=/nonexistent/cc TESSERA_CACHE_DIR=" + shell_quote(path("cache").string()));
+  EXPECT_EQ(bench.exit_code, 0) << bench.err;
+  size_t notes = 0;
+  for (size_t at = bench.err.find("no C compiler"); at != std::string::npos; at = bench.err.find("no C compiler", at + 1)) {
+    ++notes;
+  }
+  EXPECT_EQ(notes, 1u) << bench.err;
+  EXPECT_TRUE(contains(bench.out, "mlp_infer_b1")) << bench.out;
+}
+
 TEST_F(CliTest, InspectSummarisesATracedGraph) {
   const ir::Graph g = sample_graph();
   write_file(path("g.tsr"), ir::print_graph(g));

@@ -191,4 +191,6 @@ CompileResult run_compiler(const CompilerCommand& command, const std::string& so
   return r;
 }
 
+bool compiler_available() { return !compiler_command().version.empty(); }
+
 }  // namespace tessera::backends::cpu

@@ -24,6 +24,10 @@ struct CompileResult {
   std::string messages;  // the compiler's stdout and stderr, or why it could not start
 };
 
+// Whether the compiler runs at all (it answered `--version`). Without one the CPU backend generates no
+// kernels: what they would compute runs on library and reference kernels (cpu_backend.cpp says so once).
+bool compiler_available();
+
 // Compiles `source_path` into the shared object `output_path`.
 CompileResult run_compiler(const CompilerCommand& command, const std::string& source_path,
                            const std::string& output_path);

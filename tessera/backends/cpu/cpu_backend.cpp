@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 
@@ -33,6 +34,17 @@ JitMode initial_jit_mode() {
   if (std::strcmp(env, "0") == 0 || std::strcmp(env, "off") == 0) return JitMode::off;
   if (std::strcmp(env, "1") == 0 || std::strcmp(env, "on") == 0) return JitMode::always;
   return JitMode::automatic;
+}
+
+// Said once per process: without a C compiler the CPU backend still runs every graph, more slowly.
+void notify_no_compiler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::fprintf(stderr,
+                 "tessera: note: no C compiler for generated kernels ('%s' did not run; set TESSERA_CC to one): the "
+                 "cpu backend runs those ops on its library and reference kernels, which is slower\n",
+                 compiler_command().program.front().c_str());
+  });
 }
 
 std::atomic<JitMode>& jit_slot() {
@@ -102,6 +114,10 @@ class CpuBackend final : public Backend {
     const common::CompileOptions selected = common::compile_options();
     LowerOptions options;
     options.jit = jit_mode();
+    if (options.jit != JitMode::off && !compiler_available()) {
+      notify_no_compiler();
+      options.jit = JitMode::off;
+    }
     options.fusion = selected.fusion;
     const common::GraphKey key = common::graph_key(graph, plan_settings(options, selected.passes));
     std::optional<CpuPlan> plan = plan_cache().find(key);
@@ -137,9 +153,11 @@ class CpuBackend final : public Backend {
 
 std::string CpuBackend::status() const {
   const CompilerCommand& cc = compiler_command();
+  const std::string compiler =
+      compiler_available() ? cc.version
+                           : fmt::format("none ('{}' did not run; set TESSERA_CC): no generated kernels", cc.program.front());
   return fmt::format("available: {} threads, {}, kernel compiler: {}", runtime::default_pool().size(),
-                     kernels::use_avx2() ? "AVX2/FMA kernels" : "portable kernels (no AVX2/FMA)",
-                     cc.version.empty() ? cc.text() : cc.version);
+                     kernels::use_avx2() ? "AVX2/FMA kernels" : "portable kernels (no AVX2/FMA)", compiler);
 }
 
 const CpuExecutable& as_cpu(const Executable& exe) {
