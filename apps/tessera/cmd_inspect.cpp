@@ -3,6 +3,7 @@
 // A GGUF model file (recognised by its magic) is summarised instead: metadata, tensors, types and
 // sizes; --tensor NAME shows one tensor and --dump OUT.npy writes its dequantized f32 values.
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -10,8 +11,10 @@
 
 #include "command.h"
 #include "file_io.h"
+#include "tessera/core/atomic_file.h"
 #include "tessera/core/printable.h"
 #include "tessera/io/gguf/gguf_summary.h"
+#include "tessera/io/safetensors_summary.h"
 #include "tessera/io/npy.h"
 #include "tessera/ir/graph.h"
 #include "tessera/ir/op_def.h"
@@ -31,6 +34,38 @@ struct InspectOptions {
 
 bool is_gguf_file(const std::string& path) {
   return starts_with_bytes(path, "GGUF");
+}
+
+// safetensors has no magic: the name says so, or the image begins with an 8-byte header length and "{".
+bool is_safetensors_file(const std::string& path) {
+  if (path.size() > 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0) return true;
+  std::ifstream in(path, std::ios::binary);
+  char head[9] = {};
+  return in.read(head, 9) && head[8] == '{' && head[6] == 0 && head[7] == 0;
+}
+
+int run_inspect_safetensors(const InspectOptions& options) {
+  if (options.verify || options.print || !options.dot_path.empty()) {
+    fail("{}: --dot, --verify and --print apply to IR graphs, not safetensors files", options.file);
+  }
+  if (!options.dump_path.empty() && options.tensor.empty()) fail("--dump needs --tensor NAME");
+  const MappedFile file(options.file);
+  const io::SafetensorsHeader header = io::read_safetensors_header(file.data(), file.size(), options.file);
+  if (options.tensor.empty()) {
+    std::cout << io::describe_safetensors(header, file.size());
+    return kExitOk;
+  }
+  const auto it = header.tensors.find(options.tensor);
+  if (it == header.tensors.end()) fail("{}: no tensor named '{}' ({} tensors)", options.file, options.tensor, header.tensors.size());
+  const Array values = io::safetensors_tensor(file.data(), it->second);
+  std::cout << io::describe_safetensors_tensor(it->first, it->second, values);
+  if (!options.dump_path.empty()) {
+    // NumPy has no bfloat16: 16-bit floats are written widened to f32.
+    const bool widen = values.dtype() == DType::bf16 || values.dtype() == DType::f16;
+    io::save_npy(options.dump_path, widen ? values.astype(DType::f32) : values);
+    std::cout << "dump: wrote " << options.dump_path << "\n";
+  }
+  return kExitOk;
 }
 
 int run_inspect_gguf(const InspectOptions& options) {
@@ -126,7 +161,8 @@ std::string summarize(const ir::Graph& graph) {
 }
 
 int run_inspect(const InspectOptions& options) {
-  // --tensor/--dump only make sense for GGUF, so the GGUF reader explains what is wrong with the file.
+  if (options.file != "-" && is_safetensors_file(options.file)) return run_inspect_safetensors(options);
+  // --tensor/--dump only make sense for model files, so the GGUF reader explains what is wrong with the file.
   if (is_gguf_file(options.file) || !options.tensor.empty() || !options.dump_path.empty()) {
     return run_inspect_gguf(options);
   }
@@ -160,16 +196,16 @@ int run_inspect(const InspectOptions& options) {
 
 Command add_inspect_command(CLI::App& root) {
   auto options = std::make_shared<InspectOptions>();
-  CLI::App* app = root.add_subcommand("inspect", "Summarise a graph in the IR text form (.tsr) or a GGUF model");
-  app->add_option("FILE", options->file, "Graph in the IR text form ('-' reads standard input) or a .gguf file")
+  CLI::App* app = root.add_subcommand("inspect", "Summarise a graph in the IR text form (.tsr), a GGUF model or a safetensors file");
+  app->add_option("FILE", options->file, "Graph in the IR text form ('-' reads standard input), a .gguf or a .safetensors file")
       ->required();
   app->add_option("--dot", options->dot_path, "Also write the graph as Graphviz DOT to this file ('-': stdout)")
       ->type_name("OUT.dot");
   app->add_flag("--verify", options->verify, "Check the graph's invariants (fails with exit code 1 if broken)");
   app->add_flag("--print", options->print, "Print the canonical IR text instead of the summary");
-  app->add_option("--tensor", options->tensor, "GGUF: show this tensor (type, shape, offset, value statistics)")
+  app->add_option("--tensor", options->tensor, "GGUF/safetensors: show this tensor (type, shape, offset, value statistics)")
       ->type_name("NAME");
-  app->add_option("--dump", options->dump_path, "GGUF: also write the --tensor's dequantized f32 values as .npy")
+  app->add_option("--dump", options->dump_path, "GGUF/safetensors: also write the --tensor's values as .npy (decoded to f32)")
       ->type_name("OUT.npy");
   return {app, [options] { return run_inspect(*options); }};
 }

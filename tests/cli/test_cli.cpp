@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "cli_runner.h"
+#include "tessera/io/safetensors.h"
 #include "test_util.h"
 
 using namespace tessera;
@@ -137,6 +138,37 @@ TEST_F(CliTest, WithoutACCompilerTheCpuBackendSaysSoOnceAndStillRuns) {
   }
   EXPECT_EQ(notes, 1u) << bench.err;
   EXPECT_TRUE(contains(bench.out, "mlp_infer_b1")) << bench.out;
+}
+
+TEST_F(CliTest, InspectReadsSafetensorsFiles) {
+  const Array w = Array::from_vector<float>({1.5f, -2.0f, 0.25f, 4.0f, 0.0f, -1.0f}, {2, 3});
+  const Array b = Array::from_vector<float>({0.5f, 0.5f}, {2}).astype(DType::bf16);
+  io::save_safetensors(path("ckpt.safetensors").string(), {{"model.w", w}, {"model.b", b}},
+                       {{"epoch", "3"}, {"model", "mlp"}});
+  const CliResult r = run("inspect ckpt.safetensors");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "safetensors: 2 tensors, 2 metadata entries")) << r.out;
+  EXPECT_TRUE(contains(r.out, "  epoch = 3\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "model.w")) << r.out;
+  EXPECT_TRUE(contains(r.out, "F32   [2, 3]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "BF16  [2]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "total: 8 values in 28 bytes")) << r.out;
+  const CliResult t = run("inspect ckpt.safetensors --tensor model.w --dump w.npy");
+  EXPECT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_TRUE(contains(t.out, "values  min -2, max 4, mean 0.458333")) << t.out;
+  EXPECT_TRUE(std::filesystem::exists(path("w.npy")));
+  // Found by content too, without the extension.
+  std::filesystem::copy_file(path("ckpt.safetensors"), path("weights.bin"));
+  EXPECT_TRUE(contains(run("inspect weights.bin").out, "safetensors: 2 tensors"));
+  const CliResult missing = run("inspect ckpt.safetensors --tensor model.x");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(contains(missing.err, "no tensor named 'model.x'")) << missing.err;
+  // A truncated file is refused naming it, never a crash.
+  const std::string bytes = read_file(path("ckpt.safetensors"));
+  write_file(path("cut.safetensors"), bytes.substr(0, bytes.size() - 5));
+  const CliResult cut = run("inspect cut.safetensors");
+  EXPECT_EQ(cut.exit_code, 1) << cut.err;
+  EXPECT_TRUE(contains(cut.err, "cut.safetensors")) << cut.err;
 }
 
 TEST_F(CliTest, InspectSummarisesATracedGraph) {

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "tessera/core/printable.h"
+#include "tessera/io/value_summary.h"
 
 namespace tessera::io::gguf {
 
@@ -77,30 +78,7 @@ std::string describe_tensor(const Reader& r, const TensorInfo& t) {
       fmt::format("tensor {}\n  type    {}\n  ne      {} (row-major shape {})\n  bytes   {}\n  offset  {}\n", printable(t.name),
                   quant::type_name(t.type), ne_str(t.ne), shape_str(t.shape()), t.nbytes, r.data_offset() + t.offset);
   if (!quant::type_traits(t.type).can_dequantize) return out + "  (Tessera cannot decode this type)\n";
-  const Array values = r.dequantize(t);
-  const float* v = values.data<const float>();
-  const int64_t n = values.numel();
-  if (n == 0) return out;
-  double sum = 0, sq = 0;
-  float lo = v[0], hi = v[0];
-  int64_t non_finite = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!std::isfinite(v[i])) {
-      ++non_finite;
-      continue;
-    }
-    lo = std::min(lo, v[i]);
-    hi = std::max(hi, v[i]);
-    sum += v[i];
-    sq += static_cast<double>(v[i]) * v[i];
-  }
-  const double count = static_cast<double>(std::max<int64_t>(1, n - non_finite));
-  out += fmt::format("  values  min {:.6g}, max {:.6g}, mean {:.6g}, rms {:.6g}", lo, hi, sum / count,
-                     std::sqrt(sq / count));
-  if (non_finite > 0) out += fmt::format(", {} non-finite", non_finite);
-  out += "\n  first  ";
-  for (int64_t i = 0; i < std::min<int64_t>(n, 8); ++i) out += fmt::format(" {:.6g}", v[i]);
-  return out + "\n";
+  return out + describe_values(r.dequantize(t));
 }
 
 }  // namespace tessera::io::gguf
