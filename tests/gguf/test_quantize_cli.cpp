@@ -176,7 +176,11 @@ TEST(QuantizeCli, ErrorsAreOneLineWithExitCodes) {
   EXPECT_NE(r.out.find("unknown tensor type 'q9_9'"), std::string::npos) << r.out;
   r = run_cli("quantize '" + in + "' '" + dir.file("o.gguf") + "'");
   EXPECT_EQ(r.code, 2) << r.out;  // --type is required
-  r = run_cli("inspect '" + in + "' --tensor x");
+  r = run_cli("inspect '" + in + "' --tensor x");  // safetensors are inspected too
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("no tensor named 'x'"), std::string::npos) << r.out;
+  write_bytes(dir.file("notes.txt"), "not a model\n");
+  r = run_cli("inspect '" + dir.file("notes.txt") + "' --tensor x");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("not a GGUF file"), std::string::npos) << r.out;
   write_bytes(dir.file("trunc.gguf"), std::string("GGUF\x03\x00\x00\x00\x01", 9));
