@@ -3,6 +3,7 @@
 // A GGUF model file (recognised by its magic) is summarised instead: metadata, tensors, types and
 // sizes; --tensor NAME shows one tensor and --dump OUT.npy writes its dequantized f32 values.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -39,6 +40,8 @@ bool is_gguf_file(const std::string& path) {
 // safetensors has no magic: the name says so, or the image begins with an 8-byte header length and "{".
 bool is_safetensors_file(const std::string& path) {
   if (path.size() > 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0) return true;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;  // opening a FIFO would wait for a writer
   std::ifstream in(path, std::ios::binary);
   char head[9] = {};
   return in.read(head, 9) && head[8] == '{' && head[6] == 0 && head[7] == 0;
