@@ -197,6 +197,22 @@ bool lower_scatter_add(Lowering& L, const ir::NodePtr& node) {
   return true;
 }
 
+// A tensor seen along an op's "axis" attribute: `outer` blocks of `size` slabs of `slice_bytes` each.
+struct SlabGeometry {
+  int64_t outer = 1, size = 0, slice_bytes = 0;
+};
+
+SlabGeometry slabs_along_axis(const ir::Node& node) {
+  const ir::Value& x = node.input(0);
+  const auto axis = static_cast<size_t>(normalize_axis(node.attrs().get_int("axis"), x.rank(), node.op_name().c_str()));
+  SlabGeometry g;
+  g.size = x.shape()[axis];
+  g.slice_bytes = static_cast<int64_t>(dtype_size(x.dtype()));
+  for (size_t d = 0; d < axis; ++d) g.outer *= x.shape()[d];
+  for (size_t d = axis + 1; d < x.shape().size(); ++d) g.slice_bytes *= x.shape()[d];
+  return g;
+}
+
 // The widest move unit (16, 8, 4, 2 or 1 bytes) that divides the slice and every operand's offset.
 int64_t move_unit(int64_t slice_bytes, std::initializer_list<int64_t> offsets) {
   int64_t unit = 16;
@@ -292,19 +308,14 @@ bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
   const int32_t src = L.packed(L.value(node->input(2)));
   const int32_t out = L.produce(ir::Value(node, 0));
   L.allow_in_place(out, x, {x, idx, src});
-  const auto axis =
-      static_cast<size_t>(normalize_axis(node->attrs().get_int("axis"), node->input(0).rank(), "index_copy"));
-  const Shape& shape = node->input(0).shape();
-  int64_t outer = 1, slice_bytes = static_cast<int64_t>(dtype_size(node->input(0).dtype()));
-  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
-  for (size_t d = axis + 1; d < shape.size(); ++d) slice_bytes *= shape[d];
-  const int64_t unit = move_unit(slice_bytes, {L.operand(src).byte_offset, L.operand(out).byte_offset});
+  const SlabGeometry g = slabs_along_axis(*node);
+  const int64_t unit = move_unit(g.slice_bytes, {L.operand(src).byte_offset, L.operand(out).byte_offset});
   const std::string src_text =
       fmt::format("#define UNIT {}\n#define POS_T {}\n", unit_type(unit), index_type(*node)) + kIndexCopySource;
   Context& ctx = lowering_context();
   L.emit(std::make_unique<IndexCopyStep>(ctx.compiler().module(src_text, "index_copy kernel"), L.operand(x),
-                                         L.operand(idx), L.operand(src), L.operand(out), outer, shape[axis],
-                                         node->input(1).shape()[0], slice_bytes / unit, unit, ctx.multiprocessors()),
+                                         L.operand(idx), L.operand(src), L.operand(out), g.outer, g.size,
+                                         node->input(1).shape()[0], g.slice_bytes / unit, unit, ctx.multiprocessors()),
          {x, idx, src}, {out});
   return true;
 }
@@ -365,22 +376,17 @@ bool lower_index_select(Lowering& L, const ir::NodePtr& node) {
   if (!claim_index_select(*node)) return false;
   const int32_t x = L.packed(L.value(node->input(0))), idx = L.packed(L.value(node->input(1)));
   const int32_t out = L.produce(ir::Value(node, 0));
-  const auto axis =
-      static_cast<size_t>(normalize_axis(node->attrs().get_int("axis"), node->input(0).rank(), "index_select"));
-  const Shape& shape = node->input(0).shape();
-  int64_t outer = 1, slice_bytes = static_cast<int64_t>(dtype_size(node->input(0).dtype()));
-  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
-  for (size_t d = axis + 1; d < shape.size(); ++d) slice_bytes *= shape[d];
-  const int64_t unit = move_unit(slice_bytes, {L.operand(x).byte_offset, L.operand(out).byte_offset});
+  const SlabGeometry g = slabs_along_axis(*node);
+  const int64_t unit = move_unit(g.slice_bytes, {L.operand(x).byte_offset, L.operand(out).byte_offset});
   const std::string src =
       fmt::format("#define UNIT {}\n#define POS_T {}\n", unit_type(unit), index_type(*node)) + kIndexSelectSource;
   Context& ctx = lowering_context();
   const int64_t m = node->input(1).shape()[0];
   L.emit(std::make_unique<SliceKernelStep>(ctx.compiler().module(src, "index_select kernel"), "tsr_index_select",
                                            std::vector<Operand>{L.operand(x), L.operand(idx), L.operand(out)},
-                                           std::array<long long, 4>{outer, shape[axis], m, slice_bytes / unit},
+                                           std::array<long long, 4>{g.outer, g.size, m, g.slice_bytes / unit},
                                            ctx.multiprocessors(),
-                                           fmt::format("index_select {} slices of {} bytes", m, slice_bytes)),
+                                           fmt::format("index_select {} slices of {} bytes", m, g.slice_bytes)),
          {x, idx}, {out});
   return true;
 }
