@@ -11,7 +11,8 @@
 
 namespace tessera {
 
-enum class DType : uint8_t { f32, f64, f16, bf16, i8, i32, i64, u8, boolean };
+// bool_ is the spelling NumPy and PyTorch users guess (torch.bool, np.bool_); boolean is the same dtype.
+enum class DType : uint8_t { f32, f64, f16, bf16, i8, i32, i64, u8, boolean, bool_ = boolean };
 
 inline constexpr DType kAllDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8,
                                        DType::i32, DType::i64, DType::u8,  DType::boolean};

@@ -22,8 +22,8 @@ Adam::Adam(std::vector<Tensor*> params, AdamOptions options, const char* what)
     : Optimizer(std::move(params), options.lr), opt_(validated(options, what)) {}
 Adam::Adam(nn::Module& model, AdamOptions options, const char* what)
     : Optimizer(model, options.lr), opt_(validated(options, what)) {}
-AdamW::AdamW(std::vector<Tensor*> params, AdamOptions options) : Adam(std::move(params), options, "adamw") {}
-AdamW::AdamW(nn::Module& model, AdamOptions options) : Adam(model, options, "adamw") {}
+AdamW::AdamW(std::vector<Tensor*> params, AdamWOptions options) : Adam(std::move(params), options.adam(), "adamw") {}
+AdamW::AdamW(nn::Module& model, AdamWOptions options) : Adam(model, options.adam(), "adamw") {}
 
 void Adam::update_moments(size_t i, const Tensor& grad) {
   Tensor& m = state(i, "exp_avg");

@@ -30,10 +30,20 @@ class Adam : public Optimizer {
   AdamOptions opt_;
 };
 
+// AdamW's options: Adam's, with PyTorch's default decoupled weight decay of 0.01.
+struct AdamWOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.01;
+  AdamOptions adam() const { return {lr, beta1, beta2, eps, weight_decay}; }
+};
+
 class AdamW : public Adam {
  public:
-  AdamW(std::vector<Tensor*> params, AdamOptions options);
-  AdamW(nn::Module& model, AdamOptions options);
+  AdamW(std::vector<Tensor*> params, AdamWOptions options = {});
+  AdamW(nn::Module& model, AdamWOptions options = {});
   std::string name() const override { return "adamw"; }
 
  protected:

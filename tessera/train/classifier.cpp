@@ -57,7 +57,10 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainOptions& o, nn::Modu
         model, optim::SGDOptions{.lr = o.lr, .momentum = o.momentum, .weight_decay = o.weight_decay});
   }
   optim::AdamOptions a{.lr = o.lr, .weight_decay = o.weight_decay};
-  if (o.optimizer == "adamw") return std::make_unique<optim::AdamW>(model, a);
+  // --weight-decay is given explicitly (default 0) for every optimiser, AdamW included.
+  if (o.optimizer == "adamw") {
+    return std::make_unique<optim::AdamW>(model, optim::AdamWOptions{.lr = o.lr, .weight_decay = o.weight_decay});
+  }
   if (o.optimizer == "radam") return std::make_unique<optim::RAdam>(model, a);
   return std::make_unique<optim::Adam>(model, a);
 }

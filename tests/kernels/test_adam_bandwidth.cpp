@@ -41,7 +41,7 @@ void check_against_optimizer(bool decoupled, double weight_decay) {
   opts.weight_decay = weight_decay;
   std::unique_ptr<optim::Optimizer> opt;
   if (decoupled) {
-    opt = std::make_unique<optim::AdamW>(ptrs, opts);
+    opt = std::make_unique<optim::AdamW>(ptrs, optim::AdamWOptions{.lr = opts.lr, .weight_decay = opts.weight_decay});
   } else {
     opt = std::make_unique<optim::Adam>(ptrs, opts);
   }

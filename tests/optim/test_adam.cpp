@@ -44,8 +44,18 @@ TEST(AdamW, DecoupledWeightDecay) {
 TEST(AdamW, WithoutDecayEqualsAdam) {
   Tensor a = param_from(kStart), b = param_from(kStart);
   optim::Adam adam({&a}, {.lr = 0.02});
-  optim::AdamW adamw({&b}, {.lr = 0.02});
+  optim::AdamW adamw({&b}, {.lr = 0.02, .weight_decay = 0.0});
   EXPECT_EQ(run_steps(adam, a, 3), run_steps(adamw, b, 3));
+}
+
+TEST(AdamW, DefaultWeightDecayIsPyTorchs) {
+  // torch.optim.AdamW(weight_decay=0.01) unless told otherwise; Adam's stays 0.
+  EXPECT_EQ(optim::AdamWOptions{}.weight_decay, 0.01);
+  EXPECT_EQ(optim::AdamOptions{}.weight_decay, 0.0);
+  Tensor p = param_from(kStart);
+  optim::AdamW opt({&p}, {.lr = 0.05, .beta1 = 0.85, .eps = 1e-3});
+  AdamRef ref{.kind = AdamKind::AdamW, .lr = 0.05, .beta1 = 0.85, .eps = 1e-3, .weight_decay = 0.01};
+  expect_vec_near(run_steps(opt, p, 3), ref.run(kStart, 3), 1e-12);
 }
 
 TEST(RAdam, BothBranchesOfTheRectification) {

@@ -65,7 +65,7 @@ TEST(Convergence, Adam) {
 }
 TEST(Convergence, AdamW) {
   expect_converges("adamw", [](nn::Module& m) {
-    return std::make_unique<optim::AdamW>(m, optim::AdamOptions{.lr = 0.05, .weight_decay = 1e-2});
+    return std::make_unique<optim::AdamW>(m, optim::AdamWOptions{.lr = 0.05, .weight_decay = 1e-2});
   });
 }
 TEST(Convergence, RAdam) {

@@ -29,7 +29,7 @@ std::vector<Named> all_optimizers() {
       {"adamw",
        [](Tensor* p) {
          return std::make_unique<optim::AdamW>(std::vector<Tensor*>{p},
-                                               optim::AdamOptions{.lr = 0.05, .weight_decay = 0.1});
+                                               optim::AdamWOptions{.lr = 0.05, .weight_decay = 0.1});
        }},
       {"radam",
        [](Tensor* p) {

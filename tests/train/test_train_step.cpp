@@ -75,7 +75,7 @@ TEST(CompiledTrainStep, AdamMatchesEager) {
 
 TEST(CompiledTrainStep, AdamWWithClippingMatchesEager) {
   expect_compiled_matches_eager(
-      [](nn::Module& m) { return std::make_unique<optim::AdamW>(m, optim::AdamOptions{.weight_decay = 0.1}); }, 0.5);
+      [](nn::Module& m) { return std::make_unique<optim::AdamW>(m, optim::AdamWOptions{.weight_decay = 0.1}); }, 0.5);
 }
 
 TEST(CompiledTrainStep, RAdamMatchesEagerAcrossTheRectificationThreshold) {
