@@ -12,8 +12,8 @@ class ResidualBlock : public nn::Module {
  public:
   ResidualBlock(int64_t width, ops::Generator& gen) {
     norm = register_module("norm", std::make_shared<nn::LayerNorm>(Shape{width}));
-    fc1 = register_module("fc1", std::make_shared<nn::Linear>(width, 4 * width, true, &gen));
-    fc2 = register_module("fc2", std::make_shared<nn::Linear>(4 * width, width, true, &gen));
+    fc1 = register_module("fc1", std::make_shared<nn::Linear>(width, 4 * width, true, gen));
+    fc2 = register_module("fc2", std::make_shared<nn::Linear>(4 * width, width, true, gen));
     gate = nn::init::zeros({1});
     register_parameter("gate", &gate);
   }
@@ -29,10 +29,10 @@ int main(int argc, char** argv) {
   const int64_t steps = argc > 1 ? std::stoll(argv[1]) : 300;
   ops::Generator gen(42);
   nn::Sequential model;
-  model.add(std::make_shared<nn::Linear>(1, 32, true, &gen))
+  model.add(std::make_shared<nn::Linear>(1, 32, true, gen))
       .add(std::make_shared<ResidualBlock>(32, gen))
       .add(std::make_shared<ResidualBlock>(32, gen))
-      .add(std::make_shared<nn::Linear>(32, 1, true, &gen));
+      .add(std::make_shared<nn::Linear>(32, 1, true, gen));
   std::printf("%s%lld parameters\n", model.summary().c_str(), static_cast<long long>(model.num_parameters()));
 
   optim::AdamW opt(model, {.lr = 3e-3, .weight_decay = 1e-4});

@@ -14,8 +14,7 @@ TESSERA_FUZZ_TARGET(safetensors) {
     FUZZ_CHECK(tessera::fuzz::is_short_plain_message(e.what()));
     return 0;
   }
-  std::vector<std::pair<std::string, tessera::Array>> tensors(file.tensors.begin(), file.tensors.end());
-  const std::string bytes = tessera::io::serialize_safetensors(tensors, file.metadata);
+  const std::string bytes = tessera::io::serialize_safetensors(file.tensors, file.metadata);
   const tessera::io::SafetensorsFile again = tessera::io::load_safetensors_from_memory(
       reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "round trip");
   FUZZ_CHECK(again.metadata == file.metadata && again.tensors.size() == file.tensors.size());

@@ -29,11 +29,11 @@ int main() {
   ops::Generator gen(0);
   auto make_model = [&] {
     auto m = std::make_shared<nn::Sequential>();
-    m->add(std::make_shared<nn::Linear>(2, 64, true, &gen));
-    m->add(nn::ReLU());
-    m->add(std::make_shared<nn::Linear>(64, 64, true, &gen));
-    m->add(nn::ReLU());
-    m->add(std::make_shared<nn::Linear>(64, 2, true, &gen));
+    m->add(std::make_shared<nn::Linear>(2, 64, true, gen));
+    m->add(std::make_shared<nn::ReLU>());
+    m->add(std::make_shared<nn::Linear>(64, 64, true, gen));
+    m->add(std::make_shared<nn::ReLU>());
+    m->add(std::make_shared<nn::Linear>(64, 2, true, gen));
     return m;
   };
   auto model = make_model();

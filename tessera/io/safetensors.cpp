@@ -46,14 +46,12 @@ struct PlannedTensor {
 };
 
 // Validates the inputs and returns the padded JSON header and the tensors in file order.
-std::string plan_file(const std::vector<std::pair<std::string, Array>>& tensors,
-                      const std::map<std::string, std::string>& metadata, std::vector<PlannedTensor>* planned) {
-  std::map<std::string, const Array*> by_name;
+std::string plan_file(const StateDict& tensors, const std::map<std::string, std::string>& metadata,
+                      std::vector<PlannedTensor>* planned) {
   for (const auto& [name, array] : tensors) {
     TESSERA_CHECK(name != kMetadataKey, "save_safetensors: '{}' is reserved for metadata and cannot name a tensor",
                   kMetadataKey);
     TESSERA_CHECK(array.defined(), "save_safetensors: tensor '{}' is an undefined array", name);
-    TESSERA_CHECK(by_name.emplace(name, &array).second, "save_safetensors: duplicate tensor name '{}'", name);
   }
   std::string header = "{";
   if (!metadata.empty()) {
@@ -67,9 +65,9 @@ std::string plan_file(const std::vector<std::pair<std::string, Array>>& tensors,
     header += "}";
   }
   uint64_t offset = 0;
-  for (const auto& [name, array] : by_name) {
+  for (const auto& [name, array] : tensors) {
     if (header.size() > 1) header += ",";
-    Array c = array->contiguous();
+    Array c = array.contiguous();
     const uint64_t end = offset + c.nbytes();
     std::string shape;
     for (size_t i = 0; i < c.shape().size(); ++i) shape += (i ? "," : "") + std::to_string(c.shape()[i]);
@@ -288,8 +286,7 @@ DType parse_safetensors_dtype(const std::string& name, const std::string& what) 
   fail("{}: unknown or unsupported dtype '{}' (expected one of {})", what, printable(name, 48), kDTypeList);
 }
 
-std::string serialize_safetensors(const std::vector<std::pair<std::string, Array>>& tensors,
-                                  const std::map<std::string, std::string>& metadata) {
+std::string serialize_safetensors(const StateDict& tensors, const std::map<std::string, std::string>& metadata) {
   std::vector<PlannedTensor> planned;
   const std::string header = plan_file(tensors, metadata, &planned);
   std::string out = length_prefix(header.size()) + header;
@@ -297,7 +294,7 @@ std::string serialize_safetensors(const std::vector<std::pair<std::string, Array
   return out;
 }
 
-void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Array>>& tensors,
+void save_safetensors(const std::string& path, const StateDict& tensors,
                       const std::map<std::string, std::string>& metadata) {
   std::vector<PlannedTensor> planned;
   const std::string header = plan_file(tensors, metadata, &planned);
@@ -363,7 +360,9 @@ SafetensorsFile load_safetensors_from_memory(const uint8_t* data, size_t size, c
   return out;
 }
 
-SafetensorsFile load_safetensors(const std::string& path) {
+StateDict load_safetensors(const std::string& path) { return load_safetensors_with_metadata(path).tensors; }
+
+SafetensorsFile load_safetensors_with_metadata(const std::string& path) {
   MappedFile file(path);
   return load_safetensors_from_memory(file.data(), file.size(), fmt::format("safetensors file '{}'", path));
 }

@@ -12,24 +12,28 @@
 #include <vector>
 
 #include "tessera/core/array.h"
+#include "tessera/core/state_dict.h"
 
 namespace tessera::io {
 
+// A whole file: its tensors and the string pairs of its header's "__metadata__".
 struct SafetensorsFile {
-  std::map<std::string, Array> tensors;
+  StateDict tensors;
   std::map<std::string, std::string> metadata;
 };
 
-// Writes the tensors (in sorted-name order, any strides) atomically. The header is padded with spaces
-// to a multiple of 8 bytes so the data section starts 8-byte aligned. Names must be unique, valid
-// UTF-8 and not "__metadata__".
-void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Array>>& tensors,
+// Writes the tensors (in sorted-name order, any strides) atomically, as safetensors' save_file. The
+// header is padded with spaces to a multiple of 8 bytes so the data section starts 8-byte aligned.
+// Names must be valid UTF-8 and not "__metadata__".
+void save_safetensors(const std::string& path, const StateDict& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 // The exact bytes save_safetensors writes.
-std::string serialize_safetensors(const std::vector<std::pair<std::string, Array>>& tensors,
-                                  const std::map<std::string, std::string>& metadata = {});
+std::string serialize_safetensors(const StateDict& tensors, const std::map<std::string, std::string>& metadata = {});
 
-SafetensorsFile load_safetensors(const std::string& path);
+// The tensors of a file, as safetensors' load_file: what Module::load_state_dict takes.
+StateDict load_safetensors(const std::string& path);
+// The tensors and the header metadata, from one read of the file.
+SafetensorsFile load_safetensors_with_metadata(const std::string& path);
 
 // The tensors of a safetensors image without their data: dtype, shape and where each one's bytes lie,
 // validated exactly as load_safetensors validates them (load_safetensors is this plus the copies).

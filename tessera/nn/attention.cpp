@@ -8,18 +8,17 @@
 
 namespace tessera::nn {
 
-MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, bool with_bias, ops::Generator* gen)
+MultiheadAttention::MultiheadAttention(int64_t embed_dim, int64_t num_heads, bool with_bias, ops::Generator& gen)
     : embed_dim_(embed_dim), heads_(num_heads) {
   TESSERA_CHECK(num_heads > 0 && embed_dim % num_heads == 0,
                 "MultiheadAttention: embed_dim {} is not divisible by num_heads {}", embed_dim, num_heads);
-  ops::Generator& g = gen ? *gen : ops::default_generator();
-  in_proj_weight = init::xavier_uniform({3 * embed_dim, embed_dim}, g);
+  in_proj_weight = init::xavier_uniform({3 * embed_dim, embed_dim}, gen);
   register_parameter("in_proj_weight", &in_proj_weight);
   if (with_bias) {
     in_proj_bias = init::zeros({3 * embed_dim});
     register_parameter("in_proj_bias", &in_proj_bias);
   }
-  out_proj = register_module("out_proj", std::make_shared<Linear>(embed_dim, embed_dim, with_bias, &g));
+  out_proj = register_module("out_proj", std::make_shared<Linear>(embed_dim, embed_dim, with_bias, gen));
 }
 
 Tensor MultiheadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask,

@@ -9,12 +9,9 @@
 namespace tessera::nn {
 
 namespace {
-ops::Generator& gen_or_default(ops::Generator* gen) { return gen ? *gen : ops::default_generator(); }
-
 // PyTorch's conv initialisation: kaiming_uniform(a = sqrt(5)) weights, U(+-1/sqrt(fan_in)) bias.
-void init_conv(Tensor& weight, Tensor& bias, const Shape& shape, bool with_bias, ops::Generator* gen,
+void init_conv(Tensor& weight, Tensor& bias, const Shape& shape, bool with_bias, ops::Generator& g,
                const std::function<void(const std::string&, Tensor*)>& reg) {
-  ops::Generator& g = gen_or_default(gen);
   weight = init::kaiming_uniform(shape, g, std::sqrt(5.0));
   reg("weight", &weight);
   if (with_bias) {
@@ -31,7 +28,7 @@ void check_channels(int64_t in, int64_t out, int64_t groups, const char* what) {
 }  // namespace
 
 Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, int64_t padding,
-               int64_t dilation, int64_t groups, bool with_bias, ops::Generator* gen)
+               int64_t dilation, int64_t groups, bool with_bias, ops::Generator& gen)
     : stride_(stride), padding_(padding), dilation_(dilation), groups_(groups) {
   check_channels(in_channels, out_channels, groups, "Conv1d");
   init_conv(weight, bias, {out_channels, in_channels / groups, kernel}, with_bias, gen,
@@ -49,7 +46,7 @@ std::string Conv1d::name() const {
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
                std::array<int64_t, 2> padding, std::array<int64_t, 2> dilation, int64_t groups, bool with_bias,
-               ops::Generator* gen)
+               ops::Generator& gen)
     : stride_(stride), padding_(padding), dilation_(dilation), groups_(groups) {
   check_channels(in_channels, out_channels, groups, "Conv2d");
   init_conv(weight, bias, {out_channels, in_channels / groups, kernel[0], kernel[1]}, with_bias, gen,
@@ -66,17 +63,16 @@ std::string Conv2d::name() const {
 ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel,
                                  std::array<int64_t, 2> stride, std::array<int64_t, 2> padding,
                                  std::array<int64_t, 2> output_padding, int64_t groups, bool with_bias,
-                                 ops::Generator* gen)
+                                 ops::Generator& gen)
     : stride_(stride), padding_(padding), output_padding_(output_padding), groups_(groups) {
   check_channels(in_channels, out_channels, groups, "ConvTranspose2d");
   // Weight [in, out/groups, kh, kw]; PyTorch computes fan_in from dimension 1 here as well.
-  ops::Generator& g = gen_or_default(gen);
   const Shape shape{in_channels, out_channels / groups, kernel[0], kernel[1]};
-  weight = init::kaiming_uniform(shape, g, std::sqrt(5.0));
+  weight = init::kaiming_uniform(shape, gen, std::sqrt(5.0));
   register_parameter("weight", &weight);
   if (with_bias) {
     const double bound = 1.0 / std::sqrt(static_cast<double>(init::fan_in(shape)));
-    bias = init::uniform({out_channels}, -bound, bound, g);
+    bias = init::uniform({out_channels}, -bound, bound, gen);
     register_parameter("bias", &bias);
   }
 }

@@ -10,7 +10,7 @@ namespace tessera::nn {
 class Conv1d : public Module {
  public:
   Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride = 1, int64_t padding = 0,
-         int64_t dilation = 1, int64_t groups = 1, bool bias = true, ops::Generator* gen = nullptr);
+         int64_t dilation = 1, int64_t groups = 1, bool bias = true, ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
   Tensor weight, bias;
@@ -23,7 +23,7 @@ class Conv2d : public Module {
  public:
   Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {1, 1},
          std::array<int64_t, 2> padding = {0, 0}, std::array<int64_t, 2> dilation = {1, 1}, int64_t groups = 1,
-         bool bias = true, ops::Generator* gen = nullptr);
+         bool bias = true, ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
   Tensor weight, bias;
@@ -38,7 +38,7 @@ class ConvTranspose2d : public Module {
   ConvTranspose2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel,
                   std::array<int64_t, 2> stride = {1, 1}, std::array<int64_t, 2> padding = {0, 0},
                   std::array<int64_t, 2> output_padding = {0, 0}, int64_t groups = 1, bool bias = true,
-                  ops::Generator* gen = nullptr);
+                  ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
   Tensor weight, bias;

@@ -1,5 +1,7 @@
 #pragma once
-// Basic layers: Linear, Embedding, Dropout, Flatten, Sequential and the activation modules.
+// Basic layers: Linear, Embedding, Dropout, Flatten, Sequential and Lambda (activations: activation.h).
+// Every module is a class built with std::make_shared<nn::X>(...), as Sequential and register_module
+// hold modules by shared_ptr.
 #include <functional>
 #include <memory>
 #include <vector>
@@ -13,7 +15,7 @@ namespace tessera::nn {
 // y = x W^T + b with W [out, in]; PyTorch's default initialisation.
 class Linear : public Module {
  public:
-  Linear(int64_t in_features, int64_t out_features, bool bias = true, ops::Generator* gen = nullptr);
+  Linear(int64_t in_features, int64_t out_features, bool bias = true, ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
   Tensor weight, bias;
@@ -24,7 +26,7 @@ class Linear : public Module {
 
 class Embedding : public Module {
  public:
-  Embedding(int64_t num_embeddings, int64_t dim, ops::Generator* gen = nullptr);
+  Embedding(int64_t num_embeddings, int64_t dim, ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& indices) override;
   std::string name() const override;
   Tensor weight;
@@ -32,13 +34,13 @@ class Embedding : public Module {
 
 class Dropout : public Module {
  public:
-  explicit Dropout(double p = 0.5, ops::Generator* gen = nullptr);
+  explicit Dropout(double p = 0.5, ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
 
  private:
   double p_;
-  ops::Generator* gen_;
+  ops::Generator* gen_;  // the caller's generator, which outlives the module
 };
 
 class Flatten : public Module {
@@ -77,15 +79,5 @@ class Lambda : public Module {
   std::string name_;
   std::function<Tensor(const Tensor&)> fn_;
 };
-
-std::shared_ptr<Module> ReLU();
-std::shared_ptr<Module> GELU(bool tanh_approximation = false);
-std::shared_ptr<Module> Tanh();
-std::shared_ptr<Module> Sigmoid();
-std::shared_ptr<Module> SiLU();
-std::shared_ptr<Module> LeakyReLU(double negative_slope = 0.01);
-std::shared_ptr<Module> ELU(double alpha = 1.0);
-std::shared_ptr<Module> Softmax(int64_t axis = -1);
-std::shared_ptr<Module> LogSoftmax(int64_t axis = -1);
 
 }  // namespace tessera::nn

@@ -127,57 +127,85 @@ void Module::zero_grad() {
   for (auto& [n, p] : named_parameters()) p->zero_grad();
 }
 
-std::map<std::string, Array> Module::state_dict() {
+StateDict Module::state_dict() {
   std::vector<Tensor> all;
   auto params = named_parameters();
   auto buffers = named_buffers();
   for (auto& [n, p] : params) all.push_back(*p);
   for (auto& [n, b] : buffers) all.push_back(*b);
   tessera::eval(all);
-  std::map<std::string, Array> out;
+  StateDict out;
   for (auto& [n, p] : params) out[n] = p->array();
   for (auto& [n, b] : buffers) out[n] = b->array();
   return out;
 }
 
-void Module::load_state_dict(const std::map<std::string, Array>& state, bool strict) {
-  // Validate every entry first so that a failed load leaves the module as it was.
-  struct Pending {
-    Tensor* slot;
-    const Array* data;
-    bool is_param;
-  };
-  std::vector<Pending> pending;
-  std::set<std::string> used;
-  auto check = [&](const std::string& n, Tensor* slot, bool is_param) {
-    auto it = state.find(n);
-    if (it == state.end()) {
-      TESSERA_CHECK(!strict, "load_state_dict: '{}' ({}) is missing from the checkpoint", n, ir::type_str(slot->type()));
-      return;
-    }
-    used.insert(n);
-    const Array& a = it->second;
-    TESSERA_CHECK(a.shape() == slot->shape(), "load_state_dict: '{}' has shape {} in the checkpoint but {} in the model", n,
-                  shape_str(a.shape()), shape_str(slot->shape()));
-    TESSERA_CHECK(a.dtype() == slot->dtype() || (is_floating(a.dtype()) && is_floating(slot->dtype())),
-                  "load_state_dict: '{}' is {} in the checkpoint but {} in the model", n, dtype_name(a.dtype()),
-                  dtype_name(slot->dtype()));
-    pending.push_back({slot, &a, is_param});
-  };
-  for (auto& [n, p] : named_parameters()) check(n, p, true);
-  for (auto& [n, b] : named_buffers()) check(n, b, false);
-  if (strict) {
-    for (const auto& [n, a] : state) {
-      TESSERA_CHECK(used.count(n), "load_state_dict: the checkpoint has '{}' ({}{}) which the model does not", n,
-                    dtype_name(a.dtype()), shape_str(a.shape()));
-    }
+namespace {
+
+// "'0.weight' f32[4, 3], '0.bias' f32[4] and 3 more": the first few names with their types.
+template <class TypeOf>
+std::string name_list(const std::vector<std::string>& names, const TypeOf& type_of) {
+  constexpr size_t kShown = 5;
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < kShown; ++i) {
+    out += fmt::format("{}'{}' {}", i ? ", " : "", names[i], type_of(names[i]));
   }
-  for (const Pending& p : pending) {
-    const Array& a = *p.data;
+  if (names.size() > kShown) out += fmt::format(" and {} more", names.size() - kShown);
+  return out;
+}
+
+}  // namespace
+
+IncompatibleKeys Module::load_state_dict(const StateDict& state, bool strict) {
+  std::map<std::string, Tensor*> slots;
+  for (auto& [n, p] : named_parameters()) slots[n] = p;
+  for (auto& [n, b] : named_buffers()) slots[n] = b;
+  IncompatibleKeys keys;
+  for (const auto& [n, slot] : slots) {
+    if (!state.count(n)) keys.missing_keys.push_back(n);
+  }
+  for (const auto& [n, a] : state) {
+    if (!slots.count(n)) keys.unexpected_keys.push_back(n);
+  }
+  if (strict && !keys.empty()) {
+    std::string message = "load_state_dict: the state dict does not match the module";
+    if (!keys.missing_keys.empty()) {
+      message += fmt::format("; missing from the state dict: {}", name_list(keys.missing_keys, [&](const std::string& n) {
+                               return ir::type_str(slots.at(n)->type());
+                             }));
+    }
+    if (!keys.unexpected_keys.empty()) {
+      message += fmt::format("; unexpected (the module has no such tensor): {}",
+                             name_list(keys.unexpected_keys, [&](const std::string& n) {
+                               const Array& a = state.at(n);
+                               return dtype_name(a.dtype()) + shape_str(a.shape());
+                             }));
+    }
+    const std::string hint = explain_key_differences(keys);
+    if (!hint.empty()) message += ". " + hint;
+    throw Error(message);
+  }
+  // Validate every pairing first so that a failed load leaves the module as it was.
+  for (const auto& [n, slot] : slots) {
+    auto it = state.find(n);
+    if (it == state.end()) continue;
+    const Array& a = it->second;
+    const Tensor& t = *slot;
+    TESSERA_CHECK(a.shape() == t.shape(), "load_state_dict: '{}' has shape {} in the state dict but {} in the module", n,
+                  shape_str(a.shape()), shape_str(t.shape()));
+    TESSERA_CHECK(a.dtype() == t.dtype() || (is_floating(a.dtype()) && is_floating(t.dtype())),
+                  "load_state_dict: '{}' is {} in the state dict but {} in the module", n, dtype_name(a.dtype()),
+                  dtype_name(t.dtype()));
+  }
+  for (auto& [n, slot] : slots) {
+    auto it = state.find(n);
+    if (it == state.end()) continue;
+    Tensor& t = *slot;
     // Written into the registered leaves (PyTorch copies too), so compiled functions see the values.
-    *p.slot = Tensor::from_array(a.dtype() == p.slot->dtype() ? a : a.astype(p.slot->dtype()));
+    t = Tensor::from_array(it->second.dtype() == t.dtype() ? it->second : it->second.astype(t.dtype()));
   }
   commit();
+  return keys;
 }
 
 void Module::summarize(const std::string& prefix, int depth, std::string& out) const {

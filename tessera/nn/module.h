@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "tessera/api/tensor.h"
+#include "tessera/core/state_dict.h"
+#include "tessera/nn/incompatible_keys.h"
 
 namespace tessera::nn {
 
@@ -46,11 +48,13 @@ class Module {
   void requires_grad(bool on = true);
   void zero_grad();
 
-  // Parameters and buffers by dotted name, as concrete arrays.
-  std::map<std::string, Array> state_dict();
-  // Loads arrays by name. strict: every entry must match a parameter/buffer and vice versa. Shape and
-  // dtype mismatches are errors naming the tensor and both shapes.
-  void load_state_dict(const std::map<std::string, Array>& state, bool strict = true);
+  // Parameters and buffers by dotted name, as concrete arrays (what io::save_safetensors takes).
+  StateDict state_dict();
+  // Loads arrays by name and returns the names that did not pair up, as PyTorch does. strict: any such
+  // name is an error that lists them and says which prefix, if any, one side has and the other lacks.
+  // Shape and dtype mismatches are errors in both modes, naming the tensor and both types. Everything
+  // is checked first: a failed load leaves the module as it was.
+  IncompatibleKeys load_state_dict(const StateDict& state, bool strict = true);
 
   // A readable tree: each submodule with its parameter shapes.
   std::string summary() const;

@@ -1,5 +1,6 @@
 #pragma once
 // tessera::nn — modules with named parameters.
+#include "tessera/nn/activation.h"
 #include "tessera/nn/attention.h"
 #include "tessera/nn/conv.h"
 #include "tessera/nn/init.h"

@@ -26,16 +26,30 @@ class Generator {
   uint64_t offset_ = 0;
 };
 
+// The generator every draw uses when none is passed (PyTorch's default generator); seed 0 at start.
 Generator& default_generator();
-void manual_seed(uint64_t seed);  // resets the default generator
+// Reseeds the default generator and rewinds its counter, as torch.manual_seed.
+void manual_seed(uint64_t seed);
 
-Tensor uniform(const Shape& shape, double low, double high, Generator& gen, DType dtype = DType::f32);
-Tensor normal(const Shape& shape, double mean, double stddev, Generator& gen, DType dtype = DType::f32);
+// Every draw takes its generator by reference, after the distribution's parameters and before the
+// dtype; left out, it is default_generator().
+
+// Standard normal (mean 0, stddev 1) and uniform [0, 1) numbers, as torch.randn / torch.rand.
+Tensor randn(const Shape& shape, Generator& gen = default_generator(), DType dtype = DType::f32);
+Tensor randn(const Shape& shape, DType dtype);
+Tensor rand(const Shape& shape, Generator& gen = default_generator(), DType dtype = DType::f32);
+Tensor rand(const Shape& shape, DType dtype);
+
+Tensor uniform(const Shape& shape, double low, double high, Generator& gen = default_generator(),
+               DType dtype = DType::f32);
+Tensor normal(const Shape& shape, double mean, double stddev, Generator& gen = default_generator(),
+              DType dtype = DType::f32);
 // 1 with probability p (elementwise, p broadcast to the result), else 0, in p's dtype.
-Tensor bernoulli(const Tensor& p, Generator& gen);
+Tensor bernoulli(const Tensor& p, Generator& gen = default_generator());
 // Integers uniformly in [low, high).
-Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator& gen, DType dtype = DType::i64);
+Tensor randint(int64_t low, int64_t high, const Shape& shape, Generator& gen = default_generator(),
+               DType dtype = DType::i64);
 // A random permutation of 0..n-1 (i64).
-Tensor permutation(int64_t n, Generator& gen);
+Tensor permutation(int64_t n, Generator& gen = default_generator());
 
 }  // namespace tessera::ops

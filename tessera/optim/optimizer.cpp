@@ -74,8 +74,8 @@ void Optimizer::zero_grad() {
   for (Tensor* p : params_) p->zero_grad();
 }
 
-std::map<std::string, Array> Optimizer::state_dict() const {
-  std::map<std::string, Array> out;
+StateDict Optimizer::state_dict() const {
+  StateDict out;
   for (size_t i = 0; i < params_.size(); ++i) {
     for (const auto& [slot, t] : state_[i]) out[names_[i] + "." + slot] = t.array();
   }
@@ -86,7 +86,7 @@ std::map<std::string, std::string> Optimizer::state_metadata() const {
   return {{"optimizer", name()}, {"step", std::to_string(steps_)}, {"lr", fmt::format("{}", lr_)}};
 }
 
-void Optimizer::load_state_dict(const std::map<std::string, Array>& state,
+void Optimizer::load_state_dict(const StateDict& state,
                                 const std::map<std::string, std::string>& metadata) {
   auto it = metadata.find("optimizer");
   TESSERA_CHECK(it != metadata.end() && it->second == name(), "{}: checkpoint holds state of optimizer '{}'", name(),

@@ -38,12 +38,12 @@ class Optimizer {
   virtual std::string name() const = 0;
 
   // Optimiser state for checkpoints: "<param name>.<slot>" -> array, plus "step" in the metadata map.
-  std::map<std::string, Array> state_dict() const;
+  StateDict state_dict() const;
   std::map<std::string, std::string> state_metadata() const;
   // Restores state saved by state_dict (errors name the missing or mis-shaped entry). Everything is
   // validated first: a failed load leaves the optimiser as it was. The step count must be a plain
   // decimal integer in [0, kMaxStepCount] (parse_int_strict).
-  void load_state_dict(const std::map<std::string, Array>& state, const std::map<std::string, std::string>& metadata);
+  void load_state_dict(const StateDict& state, const std::map<std::string, std::string>& metadata);
 
  protected:
   // Returns the new value of parameter i given its gradient; may read/write state(i, "slot").

@@ -18,10 +18,10 @@ int64_t checkpoint_epoch(const std::string& path, const std::map<std::string, st
 
 void save_checkpoint(const std::string& path, nn::Module& model, const optim::Optimizer* optimizer,
                      std::map<std::string, std::string> metadata) {
-  std::vector<std::pair<std::string, Array>> tensors;
-  for (auto& [name, a] : model.state_dict()) tensors.emplace_back("model." + name, a);
+  StateDict tensors;
+  for (auto& [name, a] : model.state_dict()) tensors.emplace("model." + name, a);
   if (optimizer) {
-    for (auto& [name, a] : optimizer->state_dict()) tensors.emplace_back("optim." + name, a);
+    for (auto& [name, a] : optimizer->state_dict()) tensors.emplace("optim." + name, a);
     for (auto& [k, v] : optimizer->state_metadata()) metadata["optim." + k] = v;
   }
   metadata["format"] = kFormat;
@@ -29,7 +29,7 @@ void save_checkpoint(const std::string& path, nn::Module& model, const optim::Op
 }
 
 std::map<std::string, std::string> read_checkpoint_metadata(const std::string& path) {
-  auto file = io::load_safetensors(path);
+  auto file = io::load_safetensors_with_metadata(path);
   auto it = file.metadata.find("format");
   TESSERA_CHECK(it != file.metadata.end() && it->second == kFormat,
                 "checkpoint {}: not a Tessera training checkpoint (metadata 'format' is '{}', expected '{}')", path,
@@ -38,12 +38,12 @@ std::map<std::string, std::string> read_checkpoint_metadata(const std::string& p
 }
 
 CheckpointInfo load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer* optimizer) {
-  io::SafetensorsFile file = io::load_safetensors(path);
+  io::SafetensorsFile file = io::load_safetensors_with_metadata(path);
   auto fmt_it = file.metadata.find("format");
   TESSERA_CHECK(fmt_it != file.metadata.end() && fmt_it->second == kFormat,
                 "checkpoint {}: not a Tessera training checkpoint (metadata 'format' is '{}', expected '{}')", path,
                 fmt_it == file.metadata.end() ? std::string("missing") : fmt_it->second, kFormat);
-  std::map<std::string, Array> model_state, optim_state;
+  StateDict model_state, optim_state;
   for (auto& [name, a] : file.tensors) {
     if (name.rfind("model.", 0) == 0) {
       model_state[name.substr(6)] = a;

@@ -79,9 +79,9 @@ TEST(Compile, CapturedParametersAreReadAtEveryCall) {
   for (backends::Backend* backend : {&backends::reference_backend(), &backends::cpu_backend()}) {
     ops::Generator gen(5);
     auto model = std::make_shared<nn::Sequential>();
-    model->add(std::make_shared<nn::Linear>(3, 4, true, &gen));
+    model->add(std::make_shared<nn::Linear>(3, 4, true, gen));
     model->add(std::make_shared<nn::BatchNorm>(4));
-    model->add(std::make_shared<nn::Linear>(4, 1, true, &gen));
+    model->add(std::make_shared<nn::Linear>(4, 1, true, gen));
     optim::SGD opt(*model, {.lr = 0.5});
     const Tensor x = Tensor::from_vector<float>({1, -2, 3, 0.5f, 1, -1}, {2, 3});
     // Evaluation mode reads BatchNorm's running statistics, which training steps move.
@@ -108,7 +108,7 @@ TEST(Compile, CapturedParametersAreReadAtEveryCall) {
 // overwritten in place.
 TEST(Compile, ParameterUpdatesKeepTheLeaf) {
   ops::Generator gen(1);
-  nn::Linear fc(2, 2, true, &gen);
+  nn::Linear fc(2, 2, true, gen);
   const ir::Node* leaf = fc.weight.value().node().get();
   optim::Adam opt(fc, {.lr = 0.1});
   ops::sum(fc(Tensor::from_vector<float>({1, 2}, {1, 2}))).backward();

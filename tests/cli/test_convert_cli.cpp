@@ -39,20 +39,20 @@ void write_llama_folder(const std::filesystem::path& dir) {
     for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = offset + normal(rng);
     return a.astype(DType::bf16);
   };
-  std::vector<std::pair<std::string, Array>> t{{"model.embed_tokens.weight", random({vocab, d})},
-                                               {"model.norm.weight", random({d}, 1.0f)},
-                                               {"lm_head.weight", random({vocab, d})}};
+  StateDict t{{"model.embed_tokens.weight", random({vocab, d})},
+              {"model.norm.weight", random({d}, 1.0f)},
+              {"lm_head.weight", random({vocab, d})}};
   for (int i = 0; i < 2; ++i) {
     const std::string l = "model.layers." + std::to_string(i) + ".";
-    t.emplace_back(l + "input_layernorm.weight", random({d}, 1.0f));
-    t.emplace_back(l + "self_attn.q_proj.weight", random({heads * hd, d}));
-    t.emplace_back(l + "self_attn.k_proj.weight", random({kv * hd, d}));
-    t.emplace_back(l + "self_attn.v_proj.weight", random({kv * hd, d}));
-    t.emplace_back(l + "self_attn.o_proj.weight", random({d, heads * hd}));
-    t.emplace_back(l + "post_attention_layernorm.weight", random({d}, 1.0f));
-    t.emplace_back(l + "mlp.gate_proj.weight", random({ff, d}));
-    t.emplace_back(l + "mlp.up_proj.weight", random({ff, d}));
-    t.emplace_back(l + "mlp.down_proj.weight", random({d, ff}));
+    t.emplace(l + "input_layernorm.weight", random({d}, 1.0f));
+    t.emplace(l + "self_attn.q_proj.weight", random({heads * hd, d}));
+    t.emplace(l + "self_attn.k_proj.weight", random({kv * hd, d}));
+    t.emplace(l + "self_attn.v_proj.weight", random({kv * hd, d}));
+    t.emplace(l + "self_attn.o_proj.weight", random({d, heads * hd}));
+    t.emplace(l + "post_attention_layernorm.weight", random({d}, 1.0f));
+    t.emplace(l + "mlp.gate_proj.weight", random({ff, d}));
+    t.emplace(l + "mlp.up_proj.weight", random({ff, d}));
+    t.emplace(l + "mlp.down_proj.weight", random({d, ff}));
   }
   io::save_safetensors((dir / "model.safetensors").string(), t);
 

@@ -28,7 +28,7 @@ bool any_origin_contains(const ir::Graph& g, const std::string& fragment) {
 TEST(NodeOrigin, ModulesAndCompositeOpsNameTheNodesTheyBuild) {
   ops::Generator gen(1);
   auto model = std::make_shared<nn::Sequential>();
-  model->add(std::make_shared<nn::Linear>(4, 3, true, &gen));
+  model->add(std::make_shared<nn::Linear>(4, 3, true, gen));
   const Tensor x = Tensor::placeholder("x", DType::f32, {2, 4});
   const Tensor y = (*model)(x);
   // "Sequential > Linear(in_features=4, ...) '0'": the module's description and its registered name.
@@ -48,7 +48,7 @@ TEST(NodeOrigin, ModulesAndCompositeOpsNameTheNodesTheyBuild) {
 
 TEST(NodeOrigin, GradientNodesNameTheNodeTheyDifferentiate) {
   ops::Generator gen(1);
-  nn::Linear fc(4, 3, true, &gen);
+  nn::Linear fc(4, 3, true, gen);
   auto f = [&](const std::vector<Tensor>& a) { return ops::sum(ops::square(fc(a[0]))); };
   const ir::Graph g = trace(grad(f), {{DType::f32, {2, 4}}});
   EXPECT_TRUE(any_origin_contains(g, "gradient of")) << ir::print_graph(g);

@@ -162,7 +162,7 @@ TEST(CpuSharedEpilogue, OneProductTakesTheAddTheOtherFeedsIt) {
 // one tensor feeds several products.
 TEST(CpuSharedEpilogue, MultiheadAttentionGradientCompiles) {
   ops::Generator gen(3);
-  nn::MultiheadAttention mha(8, 2, true, &gen);
+  nn::MultiheadAttention mha(8, 2, true, gen);
   const Array q = random_array({2, 3, 8}, 1, -1, 1, DType::f32), k = random_array({2, 4, 8}, 2, -1, 1, DType::f32),
               v = random_array({2, 4, 8}, 3, -1, 1, DType::f32);
   auto f = [&](const std::vector<Tensor>& a) {

@@ -41,7 +41,8 @@ train::TrainOptions small_run(const std::filesystem::path& out, int64_t epochs) 
 
 // Every tensor of two checkpoints bit for bit; a difference reports its largest size.
 void expect_identical_checkpoints(const std::filesystem::path& pa, const std::filesystem::path& pb) {
-  const io::SafetensorsFile a = io::load_safetensors(pa.string()), b = io::load_safetensors(pb.string());
+  const io::SafetensorsFile a = io::load_safetensors_with_metadata(pa.string()),
+                            b = io::load_safetensors_with_metadata(pb.string());
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
   ASSERT_EQ(a.tensors.size(), 24u);  // the MLP's 8 tensors and Adam's 16
   for (const auto& [name, arr] : a.tensors) {

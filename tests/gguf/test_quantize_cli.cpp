@@ -46,7 +46,7 @@ bool cli_built() {
 
 // A small HF-style checkpoint: 2-D weights, 1-D norms and biases, a row length that is not a multiple
 // of 256, and an odd one that is not a multiple of 32.
-std::vector<std::pair<std::string, Array>> small_checkpoint() {
+StateDict small_checkpoint() {
   auto rnd = [](Shape shape, uint64_t seed) { return random_array(shape, seed, -0.5, 0.5, DType::f32); };
   return {{"model.embed_tokens.weight", rnd({16, 256}, 1)},
           {"model.layers.0.mlp.down_proj.weight", rnd({8, 96}, 2)},

@@ -15,7 +15,7 @@ std::string fixture() {
 }  // namespace
 
 TEST(TorchInterop, LoadsEveryDtypeWrittenByTorch) {
-  const io::SafetensorsFile f = io::load_safetensors(fixture());
+  const io::SafetensorsFile f = io::load_safetensors_with_metadata(fixture());
   EXPECT_EQ(f.metadata.at("producer").rfind("torch ", 0), 0u);
   const std::pair<const char*, DType> dtypes[] = {{"f32", DType::f32}, {"f64", DType::f64}, {"f16", DType::f16},
                                                   {"bf16", DType::bf16}, {"i8", DType::i8},   {"i32", DType::i32},

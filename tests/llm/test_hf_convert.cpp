@@ -76,18 +76,18 @@ Array random_f32(std::mt19937& rng, const Shape& shape, float scale, float offse
 // the files hold, decoded to f32.
 Tensors save_weights(const std::string& dir, const Tensors& t, DType dtype, bool sharded) {
   Tensors held;
-  std::vector<std::pair<std::string, Array>> all;
+  StateDict all;
   for (const auto& [name, a] : t) {
     const Array stored = a.astype(dtype);
     held[name] = stored.astype(DType::f32);
-    all.emplace_back(name, stored);
+    all.emplace(name, stored);
   }
   if (!sharded) {
     io::save_safetensors(dir + "/model.safetensors", all);
     return held;
   }
-  std::vector<std::pair<std::string, Array>> first(all.begin(), all.begin() + all.size() / 2),
-      second(all.begin() + all.size() / 2, all.end());
+  const auto middle = std::next(all.begin(), static_cast<std::ptrdiff_t>(all.size() / 2));
+  const StateDict first(all.begin(), middle), second(middle, all.end());
   io::save_safetensors(dir + "/model-00001-of-00002.safetensors", first);
   io::save_safetensors(dir + "/model-00002-of-00002.safetensors", second);
   json map = json::object();
@@ -912,7 +912,7 @@ TEST(HfConvert, ErrorsNameTheFileTheKeyOrTensorAndWriteNothing) {
     write_json(dir + "/config.json", llama_config({}));
     write_spm_tokenizer(dir);
     Tensors t = llama_tensors({});
-    std::vector<std::pair<std::string, Array>> all(t.begin(), t.end());
+    StateDict all = t;
     for (auto& [n, a] : all) {
       if (n == "model.norm.weight") a = a.astype(DType::i32);
     }

@@ -78,7 +78,7 @@ void randomize_in_bias(nn::MultiheadAttention& mha, uint64_t seed) {
 
 TEST(MultiheadAttention, ParametersFollowPyTorchNames) {
   ops::Generator gen(1);
-  nn::MultiheadAttention mha(8, 2, true, &gen);
+  nn::MultiheadAttention mha(8, 2, true, gen);
   std::vector<std::string> names;
   for (const auto& [n, p] : mha.named_parameters()) names.push_back(n);
   EXPECT_EQ(names, (std::vector<std::string>{"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"}));
@@ -88,13 +88,13 @@ TEST(MultiheadAttention, ParametersFollowPyTorchNames) {
   // xavier_uniform over [3E, E].
   const double bound = std::sqrt(6.0 / (24.0 + 8.0));
   for (double v : values(mha.in_proj_weight)) EXPECT_LE(std::abs(v), bound);
-  nn::MultiheadAttention no_bias(8, 2, false, &gen);
+  nn::MultiheadAttention no_bias(8, 2, false, gen);
   EXPECT_EQ(no_bias.named_parameters().size(), 2u);
 }
 
 TEST(MultiheadAttention, OneHeadMatchesManualComputation) {
   ops::Generator gen(2);
-  nn::MultiheadAttention mha(4, 1, true, &gen);
+  nn::MultiheadAttention mha(4, 1, true, gen);
   randomize_in_bias(mha, 61);
   const Tensor x = random_tensor({2, 3, 4}, 62);
   const Tensor y = mha(x);  // self-attention
@@ -104,7 +104,7 @@ TEST(MultiheadAttention, OneHeadMatchesManualComputation) {
 
 TEST(MultiheadAttention, SeveralHeadsWithSeparateKeysAndValues) {
   ops::Generator gen(3);
-  nn::MultiheadAttention mha(6, 3, true, &gen);
+  nn::MultiheadAttention mha(6, 3, true, gen);
   randomize_in_bias(mha, 63);
   const Tensor q = random_tensor({2, 4, 6}, 64), k = random_tensor({2, 5, 6}, 65), v = random_tensor({2, 5, 6}, 66);
   const Tensor y = mha.forward(q, k, v);
@@ -114,7 +114,7 @@ TEST(MultiheadAttention, SeveralHeadsWithSeparateKeysAndValues) {
 
 TEST(MultiheadAttention, CausalMaskAndBooleanMaskAgree) {
   ops::Generator gen(4);
-  nn::MultiheadAttention mha(4, 2, true, &gen);
+  nn::MultiheadAttention mha(4, 2, true, gen);
   const Tensor x = random_tensor({1, 4, 4}, 67);
   const Tensor causal = mha.forward(x, x, x, {}, true);
   expect_values_near(values(causal), mha_reference(mha, values(x), values(x), values(x), 1, 4, 4, 4, 2, true), 1e-5);
@@ -128,7 +128,7 @@ TEST(MultiheadAttention, CausalMaskAndBooleanMaskAgree) {
 
 TEST(MultiheadAttention, GradientsReachEveryParameter) {
   ops::Generator gen(5);
-  nn::MultiheadAttention mha(4, 2, true, &gen);
+  nn::MultiheadAttention mha(4, 2, true, gen);
   ops::sum(ops::square(mha(random_tensor({2, 3, 4}, 68)))).backward();
   for (const auto& [n, p] : mha.named_parameters()) {
     ASSERT_TRUE(p->grad().defined()) << n;

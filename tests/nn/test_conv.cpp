@@ -75,7 +75,7 @@ std::vector<double> conv2d_reference(const std::vector<double>& x, const std::ve
 TEST(Conv1d, MatchesDirectCrossCorrelation) {
   ops::Generator gen(21);
   // 4 -> 6 channels in 2 groups, kernel 3, stride 2, padding 1, dilation 2.
-  nn::Conv1d conv(4, 6, 3, 2, 1, 2, 2, true, &gen);
+  nn::Conv1d conv(4, 6, 3, 2, 1, 2, 2, true, gen);
   expect_shape(conv.weight, {6, 2, 3});
   expect_shape(conv.bias, {6});
   const Tensor x = random_tensor({2, 4, 9}, 31);
@@ -88,7 +88,7 @@ TEST(Conv1d, MatchesDirectCrossCorrelation) {
 
 TEST(Conv1d, WithoutBias) {
   ops::Generator gen(22);
-  nn::Conv1d conv(2, 3, 2, 1, 0, 1, 1, false, &gen);
+  nn::Conv1d conv(2, 3, 2, 1, 0, 1, 1, false, gen);
   EXPECT_FALSE(conv.bias.defined());
   EXPECT_EQ(conv.named_parameters().size(), 1u);
   const Tensor x = random_tensor({1, 2, 5}, 32);
@@ -99,7 +99,7 @@ TEST(Conv1d, WithoutBias) {
 TEST(Conv2d, MatchesDirectCrossCorrelation) {
   ops::Generator gen(23);
   const Conv2dGeometry g{2, 4, 7, 6, 6, 3, 2, {2, 1}, {1, 0}, {1, 2}, 2};
-  nn::Conv2d conv(4, 6, {3, 2}, g.stride, g.pad, g.dil, 2, true, &gen);
+  nn::Conv2d conv(4, 6, {3, 2}, g.stride, g.pad, g.dil, 2, true, gen);
   expect_shape(conv.weight, {6, 2, 3, 2});
   const Tensor x = random_tensor({2, 4, 7, 6}, 33);
   const Tensor y = conv(x);
@@ -109,7 +109,7 @@ TEST(Conv2d, MatchesDirectCrossCorrelation) {
 
 TEST(Conv2d, DefaultsAreStrideOneNoPadding) {
   ops::Generator gen(24);
-  nn::Conv2d conv(1, 2, {3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, true, &gen);
+  nn::Conv2d conv(1, 2, {3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, true, gen);
   const Tensor x = random_tensor({1, 1, 5, 5}, 34);
   const Conv2dGeometry g{1, 1, 5, 5, 2, 3, 3, {1, 1}, {0, 0}, {1, 1}, 1};
   expect_shape(conv(x), {1, 2, 3, 3});
@@ -128,7 +128,7 @@ TEST(ConvTranspose2d, ScattersEachInputThroughTheKernel) {
   ops::Generator gen(25);
   const int64_t n = 2, cin = 4, cout = 6, groups = 2, h = 3, w = 4, kh = 3, kw = 2;
   const std::array<int64_t, 2> stride{2, 3}, pad{1, 0}, out_pad{1, 2};
-  nn::ConvTranspose2d conv(cin, cout, {kh, kw}, stride, pad, out_pad, groups, true, &gen);
+  nn::ConvTranspose2d conv(cin, cout, {kh, kw}, stride, pad, out_pad, groups, true, gen);
   expect_shape(conv.weight, {cin, cout / groups, kh, kw});
   expect_shape(conv.bias, {cout});
   const Tensor x = random_tensor({n, cin, h, w}, 36);

@@ -47,7 +47,7 @@ void expect_normal(const std::vector<double>& v, double stddev, const std::strin
 
 TEST(Init, LinearDefaultIsUniformWithBoundOneOverSqrtFanIn) {
   ops::Generator gen(1);
-  nn::Linear fc(400, 60, true, &gen);
+  nn::Linear fc(400, 60, true, gen);
   const double bound = 1.0 / std::sqrt(400.0);
   expect_uniform(values(fc.weight), bound, "Linear weight");
   const Stats b = stats_of(values(fc.bias));
@@ -57,11 +57,11 @@ TEST(Init, LinearDefaultIsUniformWithBoundOneOverSqrtFanIn) {
 
 TEST(Init, ConvDefaultUsesFanInOverTheKernel) {
   ops::Generator gen(2);
-  nn::Conv2d conv(8, 64, {3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, true, &gen);
+  nn::Conv2d conv(8, 64, {3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, true, gen);
   const double bound = 1.0 / std::sqrt(8.0 * 9.0);
   expect_uniform(values(conv.weight), bound, "Conv2d weight");
   EXPECT_LE(stats_of(values(conv.bias)).max_abs, bound);
-  nn::Conv1d conv1(6, 50, 5, 1, 0, 1, 2, true, &gen);  // groups 2: fan_in = 3 * 5
+  nn::Conv1d conv1(6, 50, 5, 1, 0, 1, 2, true, gen);  // groups 2: fan_in = 3 * 5
   expect_uniform(values(conv1.weight), 1.0 / std::sqrt(15.0), "Conv1d weight");
 }
 

@@ -29,7 +29,7 @@ std::vector<double> linear_reference(const std::vector<double>& x, const std::ve
 
 TEST(Linear, ForwardIsXTimesWeightTransposedPlusBias) {
   ops::Generator gen(7);
-  nn::Linear fc(3, 4, true, &gen);
+  nn::Linear fc(3, 4, true, gen);
   expect_shape(fc.weight, {4, 3});
   expect_shape(fc.bias, {4});
   const Tensor x = random_tensor({5, 3}, 1);
@@ -41,7 +41,7 @@ TEST(Linear, ForwardIsXTimesWeightTransposedPlusBias) {
 
 TEST(Linear, AppliesToEveryLeadingAxis) {
   ops::Generator gen(8);
-  nn::Linear fc(4, 2, true, &gen);
+  nn::Linear fc(4, 2, true, gen);
   const Tensor x = random_tensor({2, 3, 4}, 2);
   const Tensor y = fc(x);
   expect_shape(y, {2, 3, 2});
@@ -54,7 +54,7 @@ TEST(Linear, AppliesToEveryLeadingAxis) {
 
 TEST(Linear, WithoutBiasHasOnlyAWeight) {
   ops::Generator gen(9);
-  nn::Linear fc(3, 2, false, &gen);
+  nn::Linear fc(3, 2, false, gen);
   EXPECT_FALSE(fc.bias.defined());
   const auto params = fc.named_parameters();
   ASSERT_EQ(params.size(), 1u);
@@ -73,7 +73,7 @@ TEST(Linear, RejectsBadSizesAndInputs) {
 
 TEST(Linear, GradientsReachWeightAndBias) {
   ops::Generator gen(10);
-  nn::Linear fc(3, 2, true, &gen);
+  nn::Linear fc(3, 2, true, gen);
   const Tensor x = random_tensor({4, 3}, 6);
   ops::sum(fc(x)).backward();
   // d/dW sum(x W^T + b) = column sums of x for every output row; d/db = number of rows.
@@ -92,7 +92,7 @@ TEST(Linear, GradientsReachWeightAndBias) {
 
 TEST(Embedding, PicksRowsOfTheWeight) {
   ops::Generator gen(11);
-  nn::Embedding emb(5, 3, &gen);
+  nn::Embedding emb(5, 3, gen);
   expect_shape(emb.weight, {5, 3});
   const Tensor idx = Tensor::from_vector<int64_t>({4, 0, 2, 4, 1, 3}, {2, 3});
   const Tensor y = emb(idx);
@@ -103,7 +103,7 @@ TEST(Embedding, PicksRowsOfTheWeight) {
     for (size_t c = 0; c < 3; ++c) EXPECT_EQ(got[r * 3 + c], w[static_cast<size_t>(rows[r]) * 3 + c]);
   }
   // Default initialisation is N(0, 1).
-  nn::Embedding big(1000, 20, &gen);
+  nn::Embedding big(1000, 20, gen);
   const std::vector<double> bw = values(big.weight);
   double mean = 0, sq = 0;
   for (double v : bw) mean += v;
@@ -120,7 +120,7 @@ TEST(Embedding, OutOfRangeIndexIsAnError) {
 
 TEST(Dropout, IsTheIdentityInEvalMode) {
   ops::Generator gen(12);
-  nn::Dropout drop(0.5, &gen);
+  nn::Dropout drop(0.5, gen);
   drop.eval();
   const Tensor x = random_tensor({4, 8}, 7);
   EXPECT_EQ(values(drop(x)), values(x));
@@ -128,7 +128,7 @@ TEST(Dropout, IsTheIdentityInEvalMode) {
 
 TEST(Dropout, ZeroesAboutPAndScalesTheRestInTraining) {
   ops::Generator gen(13);
-  nn::Dropout drop(0.25, &gen);
+  nn::Dropout drop(0.25, gen);
   EXPECT_TRUE(drop.is_training());
   const Tensor x = random_tensor({100, 100}, 8, DType::f32, 0.5, 1.5);  // no zeros in the input
   const std::vector<double> in = values(x), out = values(drop(x));
@@ -176,9 +176,9 @@ TEST(Flatten, MergesTheGivenAxes) {
 
 TEST(Sequential, RunsItsLayersInOrder) {
   ops::Generator gen(14);
-  auto fc1 = std::make_shared<nn::Linear>(3, 4, true, &gen);
-  auto fc2 = std::make_shared<nn::Linear>(4, 2, true, &gen);
-  nn::Sequential seq({fc1, nn::ReLU(), fc2});
+  auto fc1 = std::make_shared<nn::Linear>(3, 4, true, gen);
+  auto fc2 = std::make_shared<nn::Linear>(4, 2, true, gen);
+  nn::Sequential seq({fc1, std::make_shared<nn::ReLU>(), fc2});
   EXPECT_EQ(seq.size(), 3u);
   EXPECT_EQ(&seq[0], fc1.get());
   EXPECT_EQ(&seq[2], fc2.get());
@@ -201,7 +201,7 @@ TEST(Sequential, AddChainsAndEmptyIsIdentity) {
   nn::Sequential seq;
   const Tensor x = random_tensor({2, 2}, 13);
   EXPECT_EQ(values(seq(x)), values(x));
-  seq.add(nn::Tanh()).add(nn::Sigmoid());
+  seq.add(std::make_shared<nn::Tanh>()).add(std::make_shared<nn::Sigmoid>());
   EXPECT_EQ(seq.size(), 2u);
   const std::vector<double> xv = values(x), got = values(seq(x));
   for (size_t i = 0; i < xv.size(); ++i) EXPECT_NEAR(got[i], 1.0 / (1.0 + std::exp(-std::tanh(xv[i]))), 1e-6);
@@ -216,18 +216,18 @@ TEST(Activations, MatchTheirFormulas) {
     double (*fn)(double);
   };
   const std::vector<Case> cases{
-      {nn::ReLU(), "ReLU", [](double v) { return v > 0 ? v : 0.0; }},
-      {nn::GELU(), "GELU", [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); }},
-      {nn::GELU(true), "GELU(tanh)",
+      {std::make_shared<nn::ReLU>(), "ReLU", [](double v) { return v > 0 ? v : 0.0; }},
+      {std::make_shared<nn::GELU>(), "GELU", [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); }},
+      {std::make_shared<nn::GELU>(true), "GELU(tanh)",
        [](double v) {
          return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
        }},
-      {nn::Tanh(), "Tanh", [](double v) { return std::tanh(v); }},
-      {nn::Sigmoid(), "Sigmoid", [](double v) { return 1.0 / (1.0 + std::exp(-v)); }},
-      {nn::SiLU(), "SiLU", [](double v) { return v / (1.0 + std::exp(-v)); }},
-      {nn::LeakyReLU(0.2), "LeakyReLU(0.2)", [](double v) { return v > 0 ? v : 0.2 * v; }},
-      {nn::LeakyReLU(), "LeakyReLU(0.01)", [](double v) { return v > 0 ? v : 0.01 * v; }},
-      {nn::ELU(0.5), "ELU(0.5)", [](double v) { return v > 0 ? v : 0.5 * (std::exp(v) - 1.0); }},
+      {std::make_shared<nn::Tanh>(), "Tanh", [](double v) { return std::tanh(v); }},
+      {std::make_shared<nn::Sigmoid>(), "Sigmoid", [](double v) { return 1.0 / (1.0 + std::exp(-v)); }},
+      {std::make_shared<nn::SiLU>(), "SiLU", [](double v) { return v / (1.0 + std::exp(-v)); }},
+      {std::make_shared<nn::LeakyReLU>(0.2), "LeakyReLU(0.2)", [](double v) { return v > 0 ? v : 0.2 * v; }},
+      {std::make_shared<nn::LeakyReLU>(), "LeakyReLU(0.01)", [](double v) { return v > 0 ? v : 0.01 * v; }},
+      {std::make_shared<nn::ELU>(0.5), "ELU(0.5)", [](double v) { return v > 0 ? v : 0.5 * (std::exp(v) - 1.0); }},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(c.module->name(), c.name);
@@ -255,11 +255,11 @@ TEST(Activations, SoftmaxAndLogSoftmaxAlongTheirAxis) {
     }
     return out;
   };
-  expect_values_near(values((*nn::Softmax())(x)), softmax_ref(1), 1e-12, "softmax(-1)");
-  expect_values_near(values((*nn::Softmax(0))(x)), softmax_ref(0), 1e-12, "softmax(0)");
+  expect_values_near(values((*std::make_shared<nn::Softmax>())(x)), softmax_ref(1), 1e-12, "softmax(-1)");
+  expect_values_near(values((*std::make_shared<nn::Softmax>(0))(x)), softmax_ref(0), 1e-12, "softmax(0)");
   std::vector<double> log_ref = softmax_ref(1);
   for (double& v : log_ref) v = std::log(v);
-  expect_values_near(values((*nn::LogSoftmax())(x)), log_ref, 1e-12, "log_softmax");
+  expect_values_near(values((*std::make_shared<nn::LogSoftmax>())(x)), log_ref, 1e-12, "log_softmax");
 }
 
 TEST(Activations, LambdaWrapsAnyFunction) {

@@ -18,8 +18,8 @@ class Net : public nn::Module {
     register_buffer("calls", &calls);
     body = register_module(
         "body", std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-                    std::make_shared<nn::Linear>(3, 4, true, &gen), nn::ReLU(),
-                    std::make_shared<nn::Dropout>(0.5, &gen), std::make_shared<nn::Linear>(4, 2, true, &gen)}));
+                    std::make_shared<nn::Linear>(3, 4, true, gen), std::make_shared<nn::ReLU>(),
+                    std::make_shared<nn::Dropout>(0.5, gen), std::make_shared<nn::Linear>(4, 2, true, gen)}));
     norm = register_module("norm", std::make_shared<nn::BatchNorm1d>(2));
   }
   Tensor forward(const Tensor& x) override {
@@ -44,7 +44,7 @@ std::vector<std::string> names_of(const std::vector<std::pair<std::string, Tenso
 TEST(Module, SequentialParameterNamesAreDottedAndOrdered) {
   ops::Generator gen(1);
   nn::Sequential seq(
-      {std::make_shared<nn::Linear>(3, 4, true, &gen), nn::ReLU(), std::make_shared<nn::Linear>(4, 2, false, &gen)});
+      {std::make_shared<nn::Linear>(3, 4, true, gen), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(4, 2, false, gen)});
   EXPECT_EQ(names_of(seq.named_parameters()), (std::vector<std::string>{"0.weight", "0.bias", "2.weight"}));
   const auto params = seq.parameters();
   ASSERT_EQ(params.size(), 3u);
@@ -146,7 +146,7 @@ TEST(Module, StateDictRoundTripReproducesTheModel) {
 
 TEST(Module, StateDictHoldsEvaluatedLazyValues) {
   ops::Generator gen(8);
-  nn::Linear fc(2, 2, true, &gen);
+  nn::Linear fc(2, 2, true, gen);
   fc.weight = fc.weight * 0.0 + 3.0;  // a lazy, unevaluated value
   const auto state = fc.state_dict();
   EXPECT_EQ(state.at("weight").to_f64(), (std::vector<double>{3, 3, 3, 3}));
@@ -199,7 +199,7 @@ TEST(Module, NonStrictLoadSkipsMissingAndExtraButNotMisshaped) {
 
 TEST(Module, LoadCastsBetweenFloatingDtypes) {
   ops::Generator gen(15);
-  nn::Linear fc(2, 3, true, &gen);
+  nn::Linear fc(2, 3, true, gen);
   std::map<std::string, Array> state{{"weight", Array::full(DType::f64, {3, 2}, 0.25)},
                                      {"bias", Array::full(DType::f16, {3}, -1.0)}};
   fc.load_state_dict(state);
@@ -219,7 +219,7 @@ TEST(Module, ZeroGradClearsEveryGradient) {
 
 TEST(Module, MaterializeCutsHistoryAndKeepsValues) {
   ops::Generator gen(17);
-  nn::Linear fc(2, 2, true, &gen);
+  nn::Linear fc(2, 2, true, gen);
   const std::vector<double> w = values(fc.weight);
   fc.weight = fc.weight * 2.0;
   EXPECT_FALSE(fc.weight.value().node()->is_leaf());
@@ -232,7 +232,7 @@ TEST(Module, MaterializeCutsHistoryAndKeepsValues) {
 
 TEST(Module, RequiresGradToggles) {
   ops::Generator gen(18);
-  nn::Linear fc(2, 2, true, &gen);
+  nn::Linear fc(2, 2, true, gen);
   fc.requires_grad(false);
   for (Tensor* p : fc.parameters()) EXPECT_FALSE(p->requires_grad());
   fc.requires_grad(true);

@@ -97,7 +97,7 @@ TEST(Adam, OptionErrorsNameTheOptimizer) {
 
 TEST(Adam, WorksThroughAModuleAndMaterialisesBuffers) {
   ops::Generator gen(3);
-  nn::Sequential model({std::make_shared<nn::Linear>(3, 4, true, &gen), std::make_shared<nn::BatchNorm1d>(4)});
+  nn::Sequential model({std::make_shared<nn::Linear>(3, 4, true, gen), std::make_shared<nn::BatchNorm1d>(4)});
   optim::Adam opt(model, {.lr = 0.01});
   ASSERT_EQ(opt.params().size(), 4u);
   const Tensor x = Tensor::from_array(random_array({6, 3}, 5, -1, 1, DType::f32));

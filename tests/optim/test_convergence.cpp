@@ -34,7 +34,7 @@ double train(nn::Module& model, optim::Optimizer& opt, const Problem& pb, int st
 void expect_converges(const std::string& name,
                       const std::function<std::unique_ptr<optim::Optimizer>(nn::Module&)>& make) {
   ops::Generator gen(3);
-  nn::Linear model(3, 1, true, &gen);
+  nn::Linear model(3, 1, true, gen);
   auto opt = make(model);
   const Problem pb = regression_problem();
   double first = 0;

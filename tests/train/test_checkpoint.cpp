@@ -15,8 +15,8 @@ namespace {
 std::shared_ptr<nn::Sequential> tiny_model(uint64_t seed, int64_t hidden = 4) {
   ops::Generator gen(seed);
   return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Linear>(3, hidden, true, &gen), std::make_shared<nn::BatchNorm1d>(hidden), nn::ReLU(),
-      std::make_shared<nn::Linear>(hidden, 2, true, &gen)});
+      std::make_shared<nn::Linear>(3, hidden, true, gen), std::make_shared<nn::BatchNorm1d>(hidden), std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::Linear>(hidden, 2, true, gen)});
 }
 
 void train_steps(nn::Module& model, optim::Optimizer& opt, int steps, uint64_t data_seed) {
@@ -35,7 +35,7 @@ bool same_bytes(const Array& a, const Array& b) {
   return std::memcmp(ca.raw_data(), cb.raw_data(), ca.nbytes()) == 0;
 }
 
-void expect_same_state(const std::map<std::string, Array>& a, const std::map<std::string, Array>& b,
+void expect_same_state(const StateDict& a, const StateDict& b,
                        const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (const auto& [name, arr] : a) {
@@ -84,7 +84,7 @@ TEST(Checkpoint, FileLayoutIsPlainSafetensors) {
   train_steps(*model, opt, 1, 300);
   const std::string path = dir / "ckpt.safetensors";
   train::save_checkpoint(path, *model, &opt, {{"epoch", "1"}});
-  const io::SafetensorsFile file = io::load_safetensors(path);
+  const io::SafetensorsFile file = io::load_safetensors_with_metadata(path);
   for (const char* name :
        {"model.0.weight", "model.0.bias", "model.1.weight", "model.1.running_mean", "model.1.running_var",
         "model.3.weight", "optim.0.weight.momentum_buffer", "optim.3.bias.momentum_buffer"}) {
@@ -129,24 +129,24 @@ TEST(Checkpoint, MissingAndUnexpectedTensors) {
   auto model = tiny_model(7);
   const std::string path = dir / "ckpt.safetensors";
   train::save_checkpoint(path, *model, nullptr, {{"epoch", "1"}});
-  io::SafetensorsFile file = io::load_safetensors(path);
+  io::SafetensorsFile file = io::load_safetensors_with_metadata(path);
 
-  std::vector<std::pair<std::string, Array>> without;
+  StateDict without;
   for (auto& [n, a] : file.tensors) {
-    if (n != "model.3.bias") without.emplace_back(n, a);
+    if (n != "model.3.bias") without.emplace(n, a);
   }
   const std::string missing = dir / "missing.safetensors";
   io::save_safetensors(missing, without, file.metadata);
   EXPECT_TESSERA_ERROR(train::load_checkpoint(missing, *model, nullptr), missing, "'3.bias'", "f32[2]", "missing");
 
-  std::vector<std::pair<std::string, Array>> with_extra(file.tensors.begin(), file.tensors.end());
-  with_extra.emplace_back("model.9.weight", Array::zeros(DType::f32, {1}));
+  StateDict with_extra = file.tensors;
+  with_extra.emplace("model.9.weight", Array::zeros(DType::f32, {1}));
   const std::string extra = dir / "extra.safetensors";
   io::save_safetensors(extra, with_extra, file.metadata);
   EXPECT_TESSERA_ERROR(train::load_checkpoint(extra, *model, nullptr), extra, "'9.weight'");
 
-  std::vector<std::pair<std::string, Array>> stray(file.tensors.begin(), file.tensors.end());
-  stray.emplace_back("junk", Array::zeros(DType::f32, {1}));
+  StateDict stray = file.tensors;
+  stray.emplace("junk", Array::zeros(DType::f32, {1}));
   const std::string junk = dir / "junk.safetensors";
   io::save_safetensors(junk, stray, file.metadata);
   EXPECT_TESSERA_ERROR(train::load_checkpoint(junk, *model, nullptr), junk, "'junk'");
@@ -171,8 +171,8 @@ TEST(Checkpoint, MisshapedOptimizerState) {
   const std::string path = dir / "ckpt.safetensors";
   train::save_checkpoint(path, *small, &opt, {});
   // Same model shapes, but the optimiser state file has one slot reshaped.
-  io::SafetensorsFile file = io::load_safetensors(path);
-  std::vector<std::pair<std::string, Array>> tensors(file.tensors.begin(), file.tensors.end());
+  io::SafetensorsFile file = io::load_safetensors_with_metadata(path);
+  StateDict tensors = file.tensors;
   for (auto& [n, a] : tensors) {
     if (n == "optim.0.bias.exp_avg") a = Array::zeros(DType::f32, {2, 2});
   }

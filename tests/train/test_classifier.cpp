@@ -36,7 +36,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 void expect_identical_files(const std::string& a, const std::string& b) {
-  const io::SafetensorsFile fa = io::load_safetensors(a), fb = io::load_safetensors(b);
+  const io::SafetensorsFile fa = io::load_safetensors_with_metadata(a), fb = io::load_safetensors_with_metadata(b);
   ASSERT_EQ(fa.tensors.size(), fb.tensors.size());
   int model_tensors = 0, optim_tensors = 0;
   for (const auto& [name, arr] : fa.tensors) {
@@ -87,8 +87,8 @@ TEST(TrainClassifier, ResumeIsBitIdentical) {
   EXPECT_EQ(csv[1], lines_of(read_file(dir / "split/metrics.csv"))[1]);
   EXPECT_EQ(csv[2].substr(0, 2), "2,");
   // The second epoch changed the weights, so the comparison above is not vacuous.
-  const io::SafetensorsFile after_one = io::load_safetensors(dir / "split/checkpoint.safetensors");
-  const io::SafetensorsFile after_two = io::load_safetensors(dir / "straight/checkpoint.safetensors");
+  const io::SafetensorsFile after_one = io::load_safetensors_with_metadata(dir / "split/checkpoint.safetensors");
+  const io::SafetensorsFile after_two = io::load_safetensors_with_metadata(dir / "straight/checkpoint.safetensors");
   const Array w1 = after_one.tensors.at("model.1.weight").contiguous(),
               w2 = after_two.tensors.at("model.1.weight").contiguous();
   EXPECT_NE(std::memcmp(w1.raw_data(), w2.raw_data(), w1.nbytes()), 0);
@@ -337,10 +337,10 @@ TEST(TrainClassifier, ResumeFromACheckpointWithoutMetricsReadsTheCsvTolerantly) 
   o.test_limit = 0;
   train::train_classifier(o, nullptr);
   const std::string checkpoint = dir / "run/checkpoint.safetensors";
-  io::SafetensorsFile file = io::load_safetensors(checkpoint);
+  io::SafetensorsFile file = io::load_safetensors_with_metadata(checkpoint);
   std::map<std::string, std::string> meta = file.metadata;
   meta.erase("metrics");
-  std::vector<std::pair<std::string, Array>> tensors(file.tensors.begin(), file.tensors.end());
+  const StateDict& tensors = file.tensors;
   const std::string old_style = dir / "old/checkpoint.safetensors";
   std::filesystem::create_directories(dir.path() / "old");
   io::save_safetensors(old_style, tensors, meta);

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s OUT.safetensors\n", argv[0]);
     return 2;
   }
-  std::vector<std::pair<std::string, Array>> tensors;
+  StateDict tensors;
   for (DType dt : kAllDTypes) {
     const Shape shape = dt == DType::f32 ? Shape{2, 3, 4} : Shape{3, 5};
     std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
@@ -21,9 +21,9 @@ int main(int argc, char** argv) {
     if (dt == DType::u8) {
       for (double& x : v) x = x + 3.0;
     }
-    tensors.emplace_back(std::string("t_") + dtype_name(dt), Array::from_vector(v, shape).astype(dt));
+    tensors.emplace(std::string("t_") + dtype_name(dt), Array::from_vector(v, shape).astype(dt));
   }
-  tensors.emplace_back("scalar", Array::scalar(1.25, DType::f32));
+  tensors.emplace("scalar", Array::scalar(1.25, DType::f32));
   io::save_safetensors(argv[1], tensors, {{"producer", "tessera"}, {"pattern", "i*0.5-3"}});
   return 0;
 }

@@ -342,7 +342,7 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
     }
     keep_alive = reader;
   } else {
-    auto st = std::make_shared<SafetensorsFile>(load_safetensors(in));
+    auto st = std::make_shared<SafetensorsFile>(load_safetensors_with_metadata(in));
     for (const auto& [key, value] : st->metadata) writer.set(key, Value::string(value));
     for (const auto& [name, array] : st->tensors) {
       const Array& c = array;  // load_safetensors returns packed arrays

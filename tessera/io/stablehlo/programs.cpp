@@ -30,10 +30,10 @@ class TransformerBlock : public nn::Module {
  public:
   TransformerBlock(int64_t embed, int64_t heads, ops::Generator& gen) {
     norm1 = register_module("norm1", std::make_shared<nn::LayerNorm>(Shape{embed}));
-    attn = register_module("attn", std::make_shared<nn::MultiheadAttention>(embed, heads, true, &gen));
+    attn = register_module("attn", std::make_shared<nn::MultiheadAttention>(embed, heads, true, gen));
     norm2 = register_module("norm2", std::make_shared<nn::LayerNorm>(Shape{embed}));
-    fc1 = register_module("fc1", std::make_shared<nn::Linear>(embed, 4 * embed, true, &gen));
-    fc2 = register_module("fc2", std::make_shared<nn::Linear>(4 * embed, embed, true, &gen));
+    fc1 = register_module("fc1", std::make_shared<nn::Linear>(embed, 4 * embed, true, gen));
+    fc2 = register_module("fc2", std::make_shared<nn::Linear>(4 * embed, embed, true, gen));
   }
   Tensor forward(const Tensor& x) override {
     const Tensor h = x + attn->forward((*norm1)(x));
