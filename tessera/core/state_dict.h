@@ -10,6 +10,7 @@
 
 namespace tessera {
 
+// Tensor name (dotted, as Module::named_parameters gives it) -> its value.
 using StateDict = std::map<std::string, Array>;
 
 }  // namespace tessera

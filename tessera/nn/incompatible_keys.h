@@ -8,10 +8,11 @@
 
 namespace tessera::nn {
 
+// The names of one load that did not pair up, each list sorted.
 struct IncompatibleKeys {
   std::vector<std::string> missing_keys;     // in the module, not in the state dict
   std::vector<std::string> unexpected_keys;  // in the state dict, not in the module
-  bool empty() const { return missing_keys.empty() && unexpected_keys.empty(); }
+  bool empty() const { return missing_keys.empty() && unexpected_keys.empty(); }  // every name paired up
 };
 
 // A sentence naming a prefix that turns unexpected names into missing ones (or back), with an example

@@ -34,14 +34,17 @@ void manual_seed(uint64_t seed);
 // Every draw takes its generator by reference, after the distribution's parameters and before the
 // dtype; left out, it is default_generator().
 
-// Standard normal (mean 0, stddev 1) and uniform [0, 1) numbers, as torch.randn / torch.rand.
+// Standard normal numbers (mean 0, stddev 1), as torch.randn.
 Tensor randn(const Shape& shape, Generator& gen = default_generator(), DType dtype = DType::f32);
 Tensor randn(const Shape& shape, DType dtype);
+// Uniform numbers in [0, 1), as torch.rand.
 Tensor rand(const Shape& shape, Generator& gen = default_generator(), DType dtype = DType::f32);
 Tensor rand(const Shape& shape, DType dtype);
 
+// Uniform numbers in [low, high).
 Tensor uniform(const Shape& shape, double low, double high, Generator& gen = default_generator(),
                DType dtype = DType::f32);
+// Normal numbers of that mean and standard deviation.
 Tensor normal(const Shape& shape, double mean, double stddev, Generator& gen = default_generator(),
               DType dtype = DType::f32);
 // 1 with probability p (elementwise, p broadcast to the result), else 0, in p's dtype.

@@ -159,11 +159,11 @@ TEST(Module, LoadStateDictErrorsNameTheTensorAndShapes) {
 
   std::map<std::string, Array> missing = good;
   missing.erase("body.3.weight");
-  EXPECT_TESSERA_ERROR(b.load_state_dict(missing), "load_state_dict", "'body.3.weight'", "f32[2, 4]", "missing");
+  EXPECT_TESSERA_ERROR(b.load_state_dict(missing), "load_state_dict", "missing from the state dict: 'body.3.weight' f32[2, 4]");
 
   std::map<std::string, Array> extra = good;
   extra["body.9.weight"] = Array::zeros(DType::f32, {2, 2});
-  EXPECT_TESSERA_ERROR(b.load_state_dict(extra), "load_state_dict", "'body.9.weight'", "f32[2, 2]", "does not");
+  EXPECT_TESSERA_ERROR(b.load_state_dict(extra), "load_state_dict", "unexpected", "'body.9.weight' f32[2, 2]");
 
   std::map<std::string, Array> misshaped = good;
   misshaped["body.0.weight"] = Array::zeros(DType::f32, {3, 4});
@@ -190,7 +190,9 @@ TEST(Module, NonStrictLoadSkipsMissingAndExtraButNotMisshaped) {
   const std::map<std::string, Array> b_before = b.state_dict();
   std::map<std::string, Array> partial{{"scale", Array::full(DType::f32, {1}, 4.0)},
                                        {"unknown", Array::zeros(DType::f32, {7})}};
-  b.load_state_dict(partial, false);
+  const nn::IncompatibleKeys keys = b.load_state_dict(partial, false);
+  EXPECT_EQ(keys.unexpected_keys, (std::vector<std::string>{"unknown"}));
+  EXPECT_EQ(keys.missing_keys.size(), b.state_dict().size() - 1);  // all but "scale"
   EXPECT_EQ(values(b.scale), (std::vector<double>{4.0}));
   EXPECT_TRUE(bytes_equal(b.state_dict().at("body.0.weight"), b_before.at("body.0.weight")));
   partial["body.0.bias"] = Array::zeros(DType::f32, {5});
