@@ -19,9 +19,12 @@ int main(int argc, char** argv) {
   ops::Generator gen(/*seed=*/0);
   nn::Sequential model;
   model.add(std::make_shared<nn::Flatten>())
-      .add(std::make_shared<nn::Linear>(784, 1024, true, gen)).add(std::make_shared<nn::ReLU>())
-      .add(std::make_shared<nn::Linear>(1024, 512, true, gen)).add(std::make_shared<nn::ReLU>())
-      .add(std::make_shared<nn::Linear>(512, 256, true, gen)).add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(784, 1024, true, gen))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(1024, 512, true, gen))
+      .add(std::make_shared<nn::ReLU>())
+      .add(std::make_shared<nn::Linear>(512, 256, true, gen))
+      .add(std::make_shared<nn::ReLU>())
       .add(std::make_shared<nn::Linear>(256, 10, true, gen));
   optim::Adam opt(model, {.lr = 1e-3});
 

@@ -360,7 +360,9 @@ SafetensorsFile load_safetensors_from_memory(const uint8_t* data, size_t size, c
   return out;
 }
 
-StateDict load_safetensors(const std::string& path) { return load_safetensors_with_metadata(path).tensors; }
+StateDict load_safetensors(const std::string& path) {
+  return load_safetensors_with_metadata(path).tensors;
+}
 
 SafetensorsFile load_safetensors_with_metadata(const std::string& path) {
   MappedFile file(path);

@@ -19,7 +19,8 @@ SiLU::SiLU() : Lambda("SiLU", [](const Tensor& x) { return ops::silu(x); }) {}
 LeakyReLU::LeakyReLU(double slope)
     : Lambda(fmt::format("LeakyReLU({})", slope), [slope](const Tensor& x) { return ops::leaky_relu(x, slope); }) {}
 
-ELU::ELU(double alpha) : Lambda(fmt::format("ELU({})", alpha), [alpha](const Tensor& x) { return ops::elu(x, alpha); }) {}
+ELU::ELU(double alpha)
+    : Lambda(fmt::format("ELU({})", alpha), [alpha](const Tensor& x) { return ops::elu(x, alpha); }) {}
 
 Softmax::Softmax(int64_t axis) : Lambda("Softmax", [axis](const Tensor& x) { return ops::softmax(x, axis); }) {}
 

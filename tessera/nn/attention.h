@@ -6,7 +6,8 @@ namespace tessera::nn {
 
 class MultiheadAttention : public Module {
  public:
-  MultiheadAttention(int64_t embed_dim, int64_t num_heads, bool bias = true, ops::Generator& gen = ops::default_generator());
+  MultiheadAttention(int64_t embed_dim, int64_t num_heads, bool bias = true,
+                     ops::Generator& gen = ops::default_generator());
   // query [N, L, E], key/value [N, S, E] -> [N, L, E]. mask as in ops::scaled_dot_product_attention.
   Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& mask = {},
                  bool is_causal = false);

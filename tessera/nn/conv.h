@@ -21,9 +21,10 @@ class Conv1d : public Module {
 
 class Conv2d : public Module {
  public:
-  Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {1, 1},
-         std::array<int64_t, 2> padding = {0, 0}, std::array<int64_t, 2> dilation = {1, 1}, int64_t groups = 1,
-         bool bias = true, ops::Generator& gen = ops::default_generator());
+  Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel,
+         std::array<int64_t, 2> stride = {1, 1}, std::array<int64_t, 2> padding = {0, 0},
+         std::array<int64_t, 2> dilation = {1, 1}, int64_t groups = 1, bool bias = true,
+         ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
   Tensor weight, bias;

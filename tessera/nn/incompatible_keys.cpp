@@ -1,8 +1,8 @@
 #include "tessera/nn/incompatible_keys.h"
 
-#include <map>
-
 #include <fmt/format.h>
+
+#include <map>
 
 namespace tessera::nn {
 

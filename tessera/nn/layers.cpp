@@ -40,7 +40,9 @@ Dropout::Dropout(double p, ops::Generator& gen) : p_(p), gen_(&gen) {
   TESSERA_CHECK(p >= 0.0 && p <= 1.0, "Dropout: p must be in [0, 1], got {}", p);
 }
 
-Tensor Dropout::forward(const Tensor& x) { return ops::dropout(x, p_, is_training(), *gen_); }
+Tensor Dropout::forward(const Tensor& x) {
+  return ops::dropout(x, p_, is_training(), *gen_);
+}
 std::string Dropout::name() const { return fmt::format("Dropout(p={})", p_); }
 
 Tensor Flatten::forward(const Tensor& x) { return ops::flatten(x, start_, end_); }

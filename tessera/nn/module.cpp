@@ -170,9 +170,9 @@ IncompatibleKeys Module::load_state_dict(const StateDict& state, bool strict) {
   if (strict && !keys.empty()) {
     std::string message = "load_state_dict: the state dict does not match the module";
     if (!keys.missing_keys.empty()) {
-      message += fmt::format("; missing from the state dict: {}", name_list(keys.missing_keys, [&](const std::string& n) {
-                               return ir::type_str(slots.at(n)->type());
-                             }));
+      message += fmt::format(
+          "; missing from the state dict: {}",
+          name_list(keys.missing_keys, [&](const std::string& n) { return ir::type_str(slots.at(n)->type()); }));
     }
     if (!keys.unexpected_keys.empty()) {
       message += fmt::format("; unexpected (the module has no such tensor): {}",
@@ -191,8 +191,8 @@ IncompatibleKeys Module::load_state_dict(const StateDict& state, bool strict) {
     if (it == state.end()) continue;
     const Array& a = it->second;
     const Tensor& t = *slot;
-    TESSERA_CHECK(a.shape() == t.shape(), "load_state_dict: '{}' has shape {} in the state dict but {} in the module", n,
-                  shape_str(a.shape()), shape_str(t.shape()));
+    TESSERA_CHECK(a.shape() == t.shape(), "load_state_dict: '{}' has shape {} in the state dict but {} in the module",
+                  n, shape_str(a.shape()), shape_str(t.shape()));
     TESSERA_CHECK(a.dtype() == t.dtype() || (is_floating(a.dtype()) && is_floating(t.dtype())),
                   "load_state_dict: '{}' is {} in the state dict but {} in the module", n, dtype_name(a.dtype()),
                   dtype_name(t.dtype()));

@@ -240,10 +240,18 @@ void manual_seed(uint64_t seed) {
   default_generator() = Generator(seed);
 }
 
-Tensor randn(const Shape& shape, Generator& gen, DType dtype) { return normal(shape, 0.0, 1.0, gen, dtype); }
-Tensor randn(const Shape& shape, DType dtype) { return randn(shape, default_generator(), dtype); }
-Tensor rand(const Shape& shape, Generator& gen, DType dtype) { return uniform(shape, 0.0, 1.0, gen, dtype); }
-Tensor rand(const Shape& shape, DType dtype) { return rand(shape, default_generator(), dtype); }
+Tensor randn(const Shape& shape, Generator& gen, DType dtype) {
+  return normal(shape, 0.0, 1.0, gen, dtype);
+}
+Tensor randn(const Shape& shape, DType dtype) {
+  return randn(shape, default_generator(), dtype);
+}
+Tensor rand(const Shape& shape, Generator& gen, DType dtype) {
+  return uniform(shape, 0.0, 1.0, gen, dtype);
+}
+Tensor rand(const Shape& shape, DType dtype) {
+  return rand(shape, default_generator(), dtype);
+}
 
 Tensor uniform(const Shape& shape, double low, double high, Generator& gen, DType dtype) {
   return draw("uniform", {}, Attrs{{"shape", shape}, {"dtype", dtype}, {"low", low}, {"high", high}}, gen);

@@ -86,8 +86,7 @@ std::map<std::string, std::string> Optimizer::state_metadata() const {
   return {{"optimizer", name()}, {"step", std::to_string(steps_)}, {"lr", fmt::format("{}", lr_)}};
 }
 
-void Optimizer::load_state_dict(const StateDict& state,
-                                const std::map<std::string, std::string>& metadata) {
+void Optimizer::load_state_dict(const StateDict& state, const std::map<std::string, std::string>& metadata) {
   auto it = metadata.find("optimizer");
   TESSERA_CHECK(it != metadata.end() && it->second == name(), "{}: checkpoint holds state of optimizer '{}'", name(),
                 it == metadata.end() ? std::string("none") : it->second);

@@ -67,13 +67,13 @@ TEST(Init, ConvDefaultUsesFanInOverTheKernel) {
 
 TEST(Init, SameSeedSameWeightsDifferentSeedDifferent) {
   ops::Generator g1(42), g2(42), g3(43);
-  nn::Linear a(5, 4, true, &g1), b(5, 4, true, &g2), c(5, 4, true, &g3);
+  nn::Linear a(5, 4, true, g1), b(5, 4, true, g2), c(5, 4, true, g3);
   EXPECT_EQ(values(a.weight), values(b.weight));
   EXPECT_EQ(values(a.bias), values(b.bias));
   EXPECT_NE(values(a.weight), values(c.weight));
   EXPECT_NE(values(a.bias), values(c.bias));
   // Successive layers from one generator differ from each other.
-  nn::Linear d(5, 4, true, &g1);
+  nn::Linear d(5, 4, true, g1);
   EXPECT_NE(values(a.weight), values(d.weight));
   // The default generator is reseeded by manual_seed.
   ops::manual_seed(5);

@@ -148,7 +148,7 @@ TEST(Dropout, ZeroesAboutPAndScalesTheRestInTraining) {
 
 TEST(Dropout, SameSeedSameMask) {
   ops::Generator g1(99), g2(99);
-  nn::Dropout a(0.5, &g1), b(0.5, &g2);
+  nn::Dropout a(0.5, g1), b(0.5, g2);
   const Tensor x = random_tensor({64}, 9, DType::f32, 1.0, 2.0);
   EXPECT_EQ(values(a(x)), values(b(x)));
 }
@@ -217,7 +217,8 @@ TEST(Activations, MatchTheirFormulas) {
   };
   const std::vector<Case> cases{
       {std::make_shared<nn::ReLU>(), "ReLU", [](double v) { return v > 0 ? v : 0.0; }},
-      {std::make_shared<nn::GELU>(), "GELU", [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); }},
+      {std::make_shared<nn::GELU>(), "GELU",
+       [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); }},
       {std::make_shared<nn::GELU>(true), "GELU(tanh)",
        [](double v) {
          return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));

@@ -43,8 +43,8 @@ std::vector<std::string> names_of(const std::vector<std::pair<std::string, Tenso
 
 TEST(Module, SequentialParameterNamesAreDottedAndOrdered) {
   ops::Generator gen(1);
-  nn::Sequential seq(
-      {std::make_shared<nn::Linear>(3, 4, true, gen), std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(4, 2, false, gen)});
+  nn::Sequential seq({std::make_shared<nn::Linear>(3, 4, true, gen), std::make_shared<nn::ReLU>(),
+                      std::make_shared<nn::Linear>(4, 2, false, gen)});
   EXPECT_EQ(names_of(seq.named_parameters()), (std::vector<std::string>{"0.weight", "0.bias", "2.weight"}));
   const auto params = seq.parameters();
   ASSERT_EQ(params.size(), 3u);
@@ -159,7 +159,8 @@ TEST(Module, LoadStateDictErrorsNameTheTensorAndShapes) {
 
   std::map<std::string, Array> missing = good;
   missing.erase("body.3.weight");
-  EXPECT_TESSERA_ERROR(b.load_state_dict(missing), "load_state_dict", "missing from the state dict: 'body.3.weight' f32[2, 4]");
+  EXPECT_TESSERA_ERROR(b.load_state_dict(missing), "load_state_dict",
+                       "missing from the state dict: 'body.3.weight' f32[2, 4]");
 
   std::map<std::string, Array> extra = good;
   extra["body.9.weight"] = Array::zeros(DType::f32, {2, 2});

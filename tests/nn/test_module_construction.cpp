@@ -16,8 +16,9 @@ TEST(ModuleConstruction, ActivationsAreModuleClasses) {
   static_assert(all_modules<nn::ReLU, nn::GELU, nn::Tanh, nn::Sigmoid, nn::SiLU, nn::LeakyReLU, nn::ELU, nn::Softmax,
                             nn::LogSoftmax>);
   nn::Sequential seq({std::make_shared<nn::ReLU>(), std::make_shared<nn::GELU>(true), std::make_shared<nn::Tanh>(),
-                      std::make_shared<nn::Sigmoid>(), std::make_shared<nn::SiLU>(), std::make_shared<nn::LeakyReLU>(0.2),
-                      std::make_shared<nn::ELU>(), std::make_shared<nn::Softmax>(0), std::make_shared<nn::LogSoftmax>()});
+                      std::make_shared<nn::Sigmoid>(), std::make_shared<nn::SiLU>(),
+                      std::make_shared<nn::LeakyReLU>(0.2), std::make_shared<nn::ELU>(),
+                      std::make_shared<nn::Softmax>(0), std::make_shared<nn::LogSoftmax>()});
   std::vector<std::string> names;
   for (const auto& [n, child] : seq.named_children()) names.push_back(child->name());
   EXPECT_EQ(names, (std::vector<std::string>{"ReLU", "GELU(tanh)", "Tanh", "Sigmoid", "SiLU", "LeakyReLU(0.2)",
@@ -39,6 +40,7 @@ TEST(ModuleConstruction, LayersAndActivationsMixInOneSequential) {
   EXPECT_EQ(y.shape(), (Shape{4, 2}));
   auto& fc1 = static_cast<nn::Linear&>((*model)[1]);
   auto& fc2 = static_cast<nn::Linear&>((*model)[4]);
-  const Tensor want = ops::linear(ops::relu(ops::linear(ops::flatten(x, 1, -1), fc1.weight, fc1.bias)), fc2.weight, fc2.bias);
+  const Tensor want =
+      ops::linear(ops::relu(ops::linear(ops::flatten(x, 1, -1), fc1.weight, fc1.bias)), fc2.weight, fc2.bias);
   expect_values_near(values(y), values(want), 1e-6, "sequential");
 }

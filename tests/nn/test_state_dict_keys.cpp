@@ -46,8 +46,8 @@ TEST(StateDictKeys, NonStrictReturnsMissingAndUnexpectedSorted) {
 TEST(StateDictKeys, StrictErrorNamesAPrefixTheStateDictAdds) {
   auto a = two_layers(5), b = two_layers(6);
   const StateDict prefixed = with_prefix(a->state_dict(), "model.");
-  EXPECT_TESSERA_ERROR(b->load_state_dict(prefixed), "missing from the state dict: '0.bias' f32[4]",
-                       "unexpected", "'model.0.bias' f32[4]", "4 of the state dict's names",
+  EXPECT_TESSERA_ERROR(b->load_state_dict(prefixed), "missing from the state dict: '0.bias' f32[4]", "unexpected",
+                       "'model.0.bias' f32[4]", "4 of the state dict's names",
                        "prefix 'model.' (e.g. 'model.0.bias' for '0.bias')", "strip it");
   // Non-strict, nothing pairs up and nothing is loaded.
   const auto before = b->state_dict();

@@ -8,7 +8,9 @@ using namespace tessera;
 using namespace tessera::test;
 
 namespace {
-std::vector<double> values(const Tensor& t) { return t.array().to_f64(); }
+std::vector<double> values(const Tensor& t) {
+  return t.array().to_f64();
+}
 }  // namespace
 
 TEST(DefaultGenerator, ManualSeedRepeatsRandnAndRand) {

@@ -138,7 +138,7 @@ TEST(OptimizerState, LoadErrors) {
 
 TEST(OptimizerState, ModuleOptimizerUsesParameterNames) {
   ops::Generator g1(1), g2(1);
-  nn::Linear a(2, 3, true, &g1), b(2, 3, true, &g2);
+  nn::Linear a(2, 3, true, g1), b(2, 3, true, g2);
   optim::SGD opt_a(a, {.lr = 0.1, .momentum = 0.9});
   const Tensor x = Tensor::from_array(random_array({4, 2}, 2, -1, 1, DType::f32));
   ops::sum(a(x)).backward();

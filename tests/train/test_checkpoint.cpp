@@ -15,8 +15,8 @@ namespace {
 std::shared_ptr<nn::Sequential> tiny_model(uint64_t seed, int64_t hidden = 4) {
   ops::Generator gen(seed);
   return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
-      std::make_shared<nn::Linear>(3, hidden, true, gen), std::make_shared<nn::BatchNorm1d>(hidden), std::make_shared<nn::ReLU>(),
-      std::make_shared<nn::Linear>(hidden, 2, true, gen)});
+      std::make_shared<nn::Linear>(3, hidden, true, gen), std::make_shared<nn::BatchNorm1d>(hidden),
+      std::make_shared<nn::ReLU>(), std::make_shared<nn::Linear>(hidden, 2, true, gen)});
 }
 
 void train_steps(nn::Module& model, optim::Optimizer& opt, int steps, uint64_t data_seed) {
@@ -35,8 +35,7 @@ bool same_bytes(const Array& a, const Array& b) {
   return std::memcmp(ca.raw_data(), cb.raw_data(), ca.nbytes()) == 0;
 }
 
-void expect_same_state(const StateDict& a, const StateDict& b,
-                       const std::string& what) {
+void expect_same_state(const StateDict& a, const StateDict& b, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (const auto& [name, arr] : a) {
     ASSERT_EQ(b.count(name), 1u) << what << ": " << name;
