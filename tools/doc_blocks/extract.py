@@ -5,21 +5,9 @@
 
 writes DIR/<file>.cpp per Markdown file (only when its text changes, so an untouched page does not
 rebuild) and prints one block name per line, "<file>:<line of the opening fence>", which CMake turns
-into one ctest each (cmake/doc_blocks.cmake). The conventions, also in tools/doc_blocks/README.md:
-
-- A block that defines `int main(` is a whole program and compiles as written.
-- Any other block is a fragment: its lines become the body of `int main()`, after
-  `using namespace tessera;`, and it passes when it returns normally (or returns 0).
-- Either way, `#include` lines are moved to the top of the file, which always includes
-  "tessera/tessera.h" and <iostream>, and each block lives in a namespace of its own, so blocks of
-  one page cannot see each other.
-- Setup a fragment needs but a reader does not (a batch of data, say) goes in an HTML comment right
-  before the fence, which Markdown does not show:
-      <!-- doc-block prelude
-      Tensor images = ops::rand({64, 784});
-      -->
-  Its lines run first, inside the same main().
-- `#line` directives point compiler errors and assertion messages at the Markdown file and line.
+into one ctest each (cmake/doc_blocks.cmake). How a block becomes C++ (whole programs, fragments,
+preludes, #include lines) is described in tools/doc_blocks/README.md; `#line` directives point compiler
+errors at the Markdown file and line.
 """
 import argparse
 import os
