@@ -3,7 +3,7 @@
 # block is a ctest of its own named after its file and line. The program is built by the test
 # docs.blocks.build, so a block that stops compiling fails that test (and with it every block's).
 set(TESSERA_DOC_PAGES README.md docs/getting-started.md docs/for-pytorch-users.md)
-set(doc_blocks_dir ${CMAKE_BINARY_DIR}/doc_blocks)
+set(doc_blocks_dir ${CMAKE_BINARY_DIR}/doc_pages)  # not doc_blocks: that is the program
 set(doc_page_paths "")
 foreach(page ${TESSERA_DOC_PAGES})
   list(APPEND doc_page_paths ${PROJECT_SOURCE_DIR}/${page})

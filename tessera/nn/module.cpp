@@ -185,17 +185,27 @@ IncompatibleKeys Module::load_state_dict(const StateDict& state, bool strict) {
     if (!hint.empty()) message += ". " + hint;
     throw Error(message);
   }
-  // Validate every pairing first so that a failed load leaves the module as it was.
-  for (const auto& [n, slot] : slots) {
+  // Validate every pairing first so that a failed load leaves the module as it was. Mismatches are
+  // listed together, in registration order, as PyTorch lists its size mismatches.
+  std::vector<std::string> mismatches;
+  auto validate = [&](const std::string& n, const Tensor& t) {
     auto it = state.find(n);
-    if (it == state.end()) continue;
+    if (it == state.end()) return;
     const Array& a = it->second;
-    const Tensor& t = *slot;
-    TESSERA_CHECK(a.shape() == t.shape(), "load_state_dict: '{}' has shape {} in the state dict but {} in the module",
-                  n, shape_str(a.shape()), shape_str(t.shape()));
-    TESSERA_CHECK(a.dtype() == t.dtype() || (is_floating(a.dtype()) && is_floating(t.dtype())),
-                  "load_state_dict: '{}' is {} in the state dict but {} in the module", n, dtype_name(a.dtype()),
-                  dtype_name(t.dtype()));
+    if (a.shape() != t.shape()) {
+      mismatches.push_back(fmt::format("'{}' has shape {} in the state dict but {} in the module", n,
+                                       shape_str(a.shape()), shape_str(t.shape())));
+    } else if (a.dtype() != t.dtype() && !(is_floating(a.dtype()) && is_floating(t.dtype()))) {
+      mismatches.push_back(fmt::format("'{}' is {} in the state dict but {} in the module", n, dtype_name(a.dtype()),
+                                       dtype_name(t.dtype())));
+    }
+  };
+  for (auto& [n, p] : named_parameters()) validate(n, *p);
+  for (auto& [n, b] : named_buffers()) validate(n, *b);
+  if (!mismatches.empty()) {
+    std::string message = "load_state_dict: " + mismatches[0];
+    for (size_t i = 1; i < mismatches.size(); ++i) message += "; " + mismatches[i];
+    throw Error(message);
   }
   for (auto& [n, slot] : slots) {
     auto it = state.find(n);

@@ -99,3 +99,21 @@ TEST(StateDictKeys, ShapeMismatchNamesTheTensorAndBothShapesInBothModes) {
                          "[2, 4] in the module");
   }
 }
+
+TEST(StateDictKeys, EveryMismatchIsListedInRegistrationOrder) {
+  auto a = two_layers(13), b = two_layers(14);
+  StateDict state = a->state_dict();
+  state["2.bias"] = Array::zeros(DType::f32, {3});
+  state["0.weight"] = Array::zeros(DType::i32, {4, 3});
+  try {
+    b->load_state_dict(state);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    const size_t first = m.find("'0.weight' is i32 in the state dict but f32 in the module");
+    const size_t second = m.find("'2.bias' has shape [3] in the state dict but [2] in the module");
+    ASSERT_NE(first, std::string::npos) << m;
+    ASSERT_NE(second, std::string::npos) << m;
+    EXPECT_LT(first, second) << m;
+  }
+}
