@@ -10,6 +10,7 @@
 
 namespace tessera {
 
+// A lazy value: a handle to a node of the graph, with PyTorch-style autograd on leaves.
 class Tensor {
  public:
   Tensor() = default;

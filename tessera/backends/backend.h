@@ -25,10 +25,12 @@ struct Alias {
   bool operator==(const Alias& o) const { return output == o.output && input == o.input; }
 };
 
+// What a compile may assume beyond the graph: outputs written into inputs (aliases).
 struct CompileSpec {
   std::vector<Alias> aliases;
 };
 
+// A compiled graph, ready to run on its backend's device.
 class Executable {
  public:
   virtual ~Executable() = default;
@@ -50,6 +52,7 @@ class Executable {
   std::vector<Alias> aliases_;
 };
 
+// Compiles whole graphs for one kind of device (reference, cpu, cuda, ...).
 class Backend {
  public:
   virtual ~Backend() = default;

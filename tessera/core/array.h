@@ -15,6 +15,7 @@
 
 namespace tessera {
 
+// The aligned bytes behind one or more arrays on one device, owned here or kept alive by an owner.
 class Storage {
  public:
   explicit Storage(size_t nbytes, Device& device = host_device());
@@ -37,6 +38,7 @@ class Storage {
   std::shared_ptr<const void> owner_;  // set for external memory
 };
 
+// Concrete data: dtype, shape and strides over a shared Storage; views share it.
 class Array {
  public:
   Array() = default;  // undefined: no storage

@@ -13,6 +13,7 @@ namespace tessera {
 enum class DeviceType : uint8_t { cpu, cuda, vulkan };
 const char* device_type_name(DeviceType t);
 
+// How much memory a device has handed out, now and at most.
 struct DeviceMemoryStats {
   int64_t in_use = 0;     // bytes handed out and not yet returned
   int64_t reserved = 0;   // bytes the device's pool holds (in use or cached)
@@ -21,6 +22,7 @@ struct DeviceMemoryStats {
   int64_t allocations = 0;  // allocate() calls so far, from the pool or the driver (0: not counted)
 };
 
+// One place memory lives (the host, a GPU): it allocates, copies and orders work.
 class Device {
  public:
   virtual ~Device() = default;

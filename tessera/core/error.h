@@ -8,6 +8,7 @@
 
 namespace tessera {
 
+// Every error Tessera reports to its caller: a message that names what was wrong and where.
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message) : std::runtime_error(message) {}

@@ -13,6 +13,7 @@ namespace tessera::data {
 
 enum class CsvHeader { detect, present, absent };  // detect: a header iff the first row has a non-number
 
+// A parsed CSV file: its column names (if any) and its rows of numbers.
 struct CsvTable {
   Array values;                      // f64 [rows, columns]
   std::vector<std::string> columns;  // names from the header, else "0", "1", ...
@@ -24,6 +25,7 @@ CsvTable read_csv(const std::string& path, CsvHeader header = CsvHeader::detect,
 CsvTable parse_csv(std::string_view text, const std::string& what, CsvHeader header = CsvHeader::detect,
                    char delimiter = ',');
 
+// How to read a CSV file as a dataset: header, delimiter, which column is the label, dtypes.
 struct CsvOptions {
   CsvHeader header = CsvHeader::detect;
   char delimiter = ',';
@@ -33,6 +35,7 @@ struct CsvOptions {
   DType feature_dtype = DType::f32;  // any floating dtype
 };
 
+// A CSV file as a TensorDataset, with its column names.
 struct CsvDataset {
   TensorDataset dataset;                   // features [rows, columns - 1], targets [rows]
   std::vector<std::string> feature_names;  // in column order, the label column removed

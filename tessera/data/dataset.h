@@ -13,11 +13,13 @@
 
 namespace tessera::data {
 
+// Examples stacked along a new leading axis.
 struct Batch {
   Array inputs;   // [B, ...example input shape]
   Array targets;  // [B, ...example target shape]
 };
 
+// Examples by index: what a DataLoader batches.
 class Dataset {
  public:
   virtual ~Dataset() = default;
@@ -62,6 +64,7 @@ uint64_t splitmix64_next(uint64_t& state);
 // bounded draws (rejection sampling); identical on every platform.
 std::vector<int64_t> shuffled_indices(int64_t n, uint64_t seed);
 
+// Batches of a dataset in order or in a per-epoch shuffle; iterable with a range for.
 class DataLoader {
  public:
   DataLoader(std::shared_ptr<Dataset> dataset, int64_t batch_size, bool shuffle = false, uint64_t seed = 0,
@@ -77,6 +80,7 @@ class DataLoader {
   Batch batch(int64_t i) const;  // i in [0, num_batches()); the last may be short unless drop_last
   const Dataset& dataset() const { return *dataset_; }
 
+  // Walks the batches of one epoch.
   class Iterator {
    public:
     using value_type = Batch;

@@ -16,10 +16,12 @@ Array read_png(const std::string& path, int channels = 0);
 // Encodes [C, H, W] (C = 1 or 3) or [H, W]: floating values in [0, 1] (clamped) or u8, atomically.
 void write_png(const std::string& path, const Array& image);
 
+// How many channels the images of an image folder are read with.
 struct ImageFolderOptions {
   int channels = 0;  // 0: as stored in the first image (every image must then agree), 1 or 3: convert
 };
 
+// A decoded image folder: its examples, class names (index = label) and files.
 struct ImageFolder {
   TensorDataset dataset;             // inputs f32 [N, C, H, W], targets i64 [N]
   std::vector<std::string> classes;  // label -> sub-folder name

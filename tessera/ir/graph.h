@@ -10,6 +10,7 @@
 
 namespace tessera::ir {
 
+// A computation with named inputs and outputs: the unit that passes rewrite and backends compile.
 class Graph {
  public:
   Graph() = default;

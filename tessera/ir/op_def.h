@@ -21,6 +21,7 @@ enum OpTrait : uint32_t {
   kRandom = 1u << 6,    // draws random numbers: never merged or folded
 };
 
+// One attribute an op takes: its name and kind.
 struct AttrSpec {
   std::string name;
   AttrKind kind;
@@ -47,6 +48,7 @@ using ReferenceFn = std::function<std::vector<Array>(const std::vector<Array>& i
                                                      const std::vector<TensorType>& outputs)>;
 using DecomposeFn = std::function<std::vector<Value>(const std::vector<Value>& inputs, const Attrs& attrs)>;
 
+// One op, declared once: attributes, inference, gradient, traits, reference and decomposition.
 struct OpDef {
   std::string name;
   int min_inputs = 0;
@@ -61,6 +63,7 @@ struct OpDef {
   bool has(OpTrait t) const { return (traits & t) != 0; }
 };
 
+// Every op by name; ops:: functions and the parser look ops up here.
 class OpRegistry {
  public:
   static OpRegistry& instance();  // every op family registered on first use

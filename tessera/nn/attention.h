@@ -4,6 +4,7 @@
 
 namespace tessera::nn {
 
+// Scaled dot-product attention over num_heads heads with input and output projections.
 class MultiheadAttention : public Module {
  public:
   MultiheadAttention(int64_t embed_dim, int64_t num_heads, bool bias = true,

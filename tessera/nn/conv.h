@@ -7,6 +7,7 @@
 
 namespace tessera::nn {
 
+// 1-D convolution over [N, C, L], as PyTorch's nn.Conv1d.
 class Conv1d : public Module {
  public:
   Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride = 1, int64_t padding = 0,
@@ -19,6 +20,7 @@ class Conv1d : public Module {
   int64_t stride_, padding_, dilation_, groups_;
 };
 
+// 2-D convolution over [N, C, H, W], as PyTorch's nn.Conv2d.
 class Conv2d : public Module {
  public:
   Conv2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel,
@@ -34,6 +36,7 @@ class Conv2d : public Module {
   int64_t groups_;
 };
 
+// The transpose (gradient) of a 2-D convolution, as PyTorch's nn.ConvTranspose2d.
 class ConvTranspose2d : public Module {
  public:
   ConvTranspose2d(int64_t in_channels, int64_t out_channels, std::array<int64_t, 2> kernel,
@@ -63,6 +66,7 @@ class MaxPool2d : public Module {
   bool ceil_mode_;
 };
 
+// Average pooling over windows of [N, C, H, W].
 class AvgPool2d : public Module {
  public:
   explicit AvgPool2d(std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {0, 0},
@@ -76,6 +80,7 @@ class AvgPool2d : public Module {
   bool ceil_mode_;
 };
 
+// Average pooling to a fixed output size, whatever the input size.
 class AdaptiveAvgPool2d : public Module {
  public:
   explicit AdaptiveAvgPool2d(std::array<int64_t, 2> output_size) : size_(output_size) {}

@@ -24,6 +24,7 @@ class Linear : public Module {
   int64_t in_, out_;
 };
 
+// A table of num_embeddings vectors of size dim, looked up by integer index.
 class Embedding : public Module {
  public:
   Embedding(int64_t num_embeddings, int64_t dim, ops::Generator& gen = ops::default_generator());
@@ -32,6 +33,7 @@ class Embedding : public Module {
   Tensor weight;
 };
 
+// Zeroes elements with probability p in training (scaling the rest by 1 / (1 - p)); identity in eval.
 class Dropout : public Module {
  public:
   explicit Dropout(double p = 0.5, ops::Generator& gen = ops::default_generator());
@@ -43,6 +45,7 @@ class Dropout : public Module {
   ops::Generator* gen_;  // the caller's generator, which outlives the module
 };
 
+// Merges axes start_axis..end_axis into one.
 class Flatten : public Module {
  public:
   explicit Flatten(int64_t start_axis = 1, int64_t end_axis = -1) : start_(start_axis), end_(end_axis) {}
@@ -58,11 +61,11 @@ class Sequential : public Module {
  public:
   Sequential() = default;
   explicit Sequential(std::vector<std::shared_ptr<Module>> layers);
-  Sequential& add(std::shared_ptr<Module> layer);
+  Sequential& add(std::shared_ptr<Module> layer);  // appends, named by position
   Tensor forward(const Tensor& x) override;
   std::string name() const override { return "Sequential"; }
-  size_t size() const { return layers_.size(); }
-  Module& operator[](size_t i) { return *layers_.at(i); }
+  size_t size() const { return layers_.size(); }           // how many layers
+  Module& operator[](size_t i) { return *layers_.at(i); }  // layer i; throws past the end
 
  private:
   std::vector<std::shared_ptr<Module>> layers_;

@@ -15,6 +15,7 @@
 
 namespace tessera::nn {
 
+// The base of every layer and model: parameters, buffers and children by name.
 class Module {
  public:
   Module() = default;
@@ -27,26 +28,26 @@ class Module {
   // Calls forward inside an origin scope naming this module, so that errors about the nodes it builds
   // point back to it (ir/origin.h).
   Tensor operator()(const Tensor& x);
-  virtual std::string name() const { return "Module"; }
+  virtual std::string name() const { return "Module"; }  // the type with its sizes, as summary() prints it
   // "Linear 'fc1'": the module's type and the name its parent registered it under.
   std::string origin_label() const;
 
   // Recursively, with dotted names ("0.weight", "encoder.norm.bias") in registration order.
   std::vector<std::pair<std::string, Tensor*>> named_parameters();
-  std::vector<std::pair<std::string, Tensor*>> named_buffers();
-  std::vector<Tensor*> parameters();
-  std::vector<std::pair<std::string, Module*>> named_children() const;
+  std::vector<std::pair<std::string, Tensor*>> named_buffers();         // saved and loaded, not trained
+  std::vector<Tensor*> parameters();                                    // named_parameters() without names
+  std::vector<std::pair<std::string, Module*>> named_children() const;  // direct submodules
   int64_t num_parameters();  // total element count
 
-  void train(bool on = true);
-  void eval() { train(false); }
-  bool is_training() const { return training_; }
+  void train(bool on = true);                     // training mode, recursively
+  void eval() { train(false); }                   // inference mode
+  bool is_training() const { return training_; }  // the mode train() / eval() set
 
   // Casts every floating parameter and buffer (dtype moves; the CPU is the only device for now).
   void to(DType dtype);
   // Marks every parameter as requiring gradients (set at registration; needed after manual swaps).
   void requires_grad(bool on = true);
-  void zero_grad();
+  void zero_grad();  // clears every parameter's gradient
 
   // Parameters and buffers by dotted name, as concrete arrays (what io::save_safetensors takes).
   StateDict state_dict();
@@ -69,13 +70,14 @@ class Module {
  protected:
   // Registers a member tensor; parameters become leaves that require gradients.
   void register_parameter(const std::string& name, Tensor* slot);
-  void register_buffer(const std::string& name, Tensor* slot);
+  void register_buffer(const std::string& name, Tensor* slot);  // state that is saved but not trained
+  // Registers a child by name (its tensors become "<name>.<tensor>") and returns it.
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_child(name, module);
     return module;
   }
-  void add_child(const std::string& name, std::shared_ptr<Module> module);
+  void add_child(const std::string& name, std::shared_ptr<Module> module);  // register_module without the type
 
  private:
   void collect(const std::string& prefix, bool buffers, std::vector<std::pair<std::string, Tensor*>>& out);

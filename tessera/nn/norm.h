@@ -7,6 +7,7 @@
 
 namespace tessera::nn {
 
+// Batch normalisation over axis 1 with running statistics, as PyTorch's BatchNorm1d/2d.
 class BatchNorm : public Module {
  public:
   // Normalises axis 1 of [N, C] (BatchNorm1d) or [N, C, H, W] (BatchNorm2d) inputs.
@@ -22,6 +23,7 @@ class BatchNorm : public Module {
 using BatchNorm1d = BatchNorm;
 using BatchNorm2d = BatchNorm;
 
+// Normalises over the trailing normalized_shape axes, with an optional affine transform.
 class LayerNorm : public Module {
  public:
   explicit LayerNorm(Shape normalized_shape, double eps = 1e-5, bool affine = true);
@@ -47,6 +49,7 @@ class RMSNorm : public Module {
   std::optional<double> eps_;
 };
 
+// Normalises each of num_groups channel groups, as PyTorch's nn.GroupNorm.
 class GroupNorm : public Module {
  public:
   GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);

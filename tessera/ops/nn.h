@@ -12,6 +12,7 @@ enum class Reduction { None, Mean, Sum };
 Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
 
+// cross_entropy's options, as PyTorch's keyword arguments.
 struct CrossEntropyOptions {
   Reduction reduction = Reduction::Mean;
   int64_t ignore_index = -100;   // targets equal to this contribute nothing (and are not counted)

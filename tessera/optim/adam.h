@@ -4,6 +4,7 @@
 
 namespace tessera::optim {
 
+// Adam's hyperparameters, PyTorch's defaults.
 struct AdamOptions {
   double lr = 1e-3;
   double beta1 = 0.9;
@@ -12,6 +13,7 @@ struct AdamOptions {
   double weight_decay = 0.0;  // Adam/RAdam: L2 added to the gradient; AdamW: decoupled decay
 };
 
+// Adam (Kingma & Ba), as PyTorch's torch.optim.Adam.
 class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor*> params, AdamOptions options);
@@ -40,6 +42,7 @@ struct AdamWOptions {
   AdamOptions adam() const { return {lr, beta1, beta2, eps, weight_decay}; }
 };
 
+// Adam with decoupled weight decay (Loshchilov & Hutter), as PyTorch's torch.optim.AdamW.
 class AdamW : public Adam {
  public:
   AdamW(std::vector<Tensor*> params, AdamWOptions options = {});
@@ -50,6 +53,7 @@ class AdamW : public Adam {
   Tensor update(size_t i, const Tensor& param, const Tensor& grad) override;
 };
 
+// Rectified Adam (Liu et al.), as PyTorch's torch.optim.RAdam.
 class RAdam : public Adam {
  public:
   RAdam(std::vector<Tensor*> params, AdamOptions options) : Adam(std::move(params), options, "radam") {}

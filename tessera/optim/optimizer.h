@@ -15,6 +15,7 @@ class CompiledTrainStep;
 
 namespace tessera::optim {
 
+// The base of every optimiser: its parameters, learning rate, step count and per-parameter state.
 class Optimizer {
  public:
   Optimizer(std::vector<Tensor*> params, double lr);

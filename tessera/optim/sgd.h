@@ -3,6 +3,7 @@
 
 namespace tessera::optim {
 
+// SGD's hyperparameters, PyTorch's defaults.
 struct SGDOptions {
   double lr = 0.01;
   double momentum = 0.0;

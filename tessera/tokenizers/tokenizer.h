@@ -13,11 +13,13 @@
 
 namespace tessera::tokenizers {
 
+// Whether encode() adds BOS/EOS and matches special tokens written in the text.
 struct EncodeOptions {
   bool add_special = true;     // BOS / EOS where the vocabulary asks for them (add_bos_token, add_eos_token)
   bool parse_special = false;  // match control tokens such as <|endoftext|> written in the text
 };
 
+// How decode() renders special tokens, BOS/EOS and spaces.
 struct DecodeOptions {
   bool render_special = true;   // control and unknown tokens print as their text ("<s>"); else as nothing
   bool strip_bos_eos = false;   // drop a leading BOS and a trailing EOS the vocabulary adds
@@ -28,6 +30,7 @@ struct DecodeOptions {
 
 class PreTokenizerRegex;
 
+// Text to token ids and back, for one model's vocabulary.
 class Tokenizer {
  public:
   static Tokenizer from_gguf(const io::gguf::Reader& file);

@@ -10,6 +10,7 @@
 
 namespace tessera::train {
 
+// What load_checkpoint read besides the tensors.
 struct CheckpointInfo {
   std::map<std::string, std::string> metadata;  // everything from the header, incl. "epoch" and "step"
   int64_t epoch = 0;                            // completed epochs

@@ -18,6 +18,7 @@ namespace tessera::train {
 // Builds the scalar loss of the model on a batch (x, y).
 using LossFn = std::function<Tensor(nn::Module& model, const Tensor& x, const Tensor& y)>;
 
+// One compiled graph per batch type for a whole training step.
 class CompiledTrainStep {
  public:
   // clip_norm > 0 clips the gradients to that global L2 norm inside the graph.

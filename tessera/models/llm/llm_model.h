@@ -11,6 +11,7 @@
 
 namespace tessera::models::llm {
 
+// A Llama-family or GPT-2 model read from a GGUF file, run as Tessera graphs.
 class LlmModel {
  public:
   // Opens, validates and maps the file; throws naming the file and what is wrong with it.

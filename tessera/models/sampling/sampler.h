@@ -11,6 +11,7 @@
 
 namespace tessera::models::sampling {
 
+// The sampler's settings, with llama.cpp's defaults.
 struct SamplingParams {
   float temperature = 0.8f;  // 0: greedy
   int top_k = 40;            // <= 0: off
@@ -24,6 +25,7 @@ struct SamplingParams {
   void validate() const;
 };
 
+// Picks each next token from a model's logits.
 class Sampler {
  public:
   explicit Sampler(const SamplingParams& params);
