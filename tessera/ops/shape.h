@@ -11,12 +11,13 @@
 namespace tessera::ops {
 
 Tensor reshape(const Tensor& x, const Shape& shape);  // one dimension may be -1
+// Merges axes start_axis..end_axis into one.
 Tensor flatten(const Tensor& x, int64_t start_axis = 0, int64_t end_axis = -1);
-Tensor permute(const Tensor& x, const std::vector<int64_t>& axes);
-Tensor transpose(const Tensor& x, int64_t a = -2, int64_t b = -1);
-Tensor broadcast_to(const Tensor& x, const Shape& shape);
+Tensor permute(const Tensor& x, const std::vector<int64_t>& axes);  // result axis i is x's axis axes[i]
+Tensor transpose(const Tensor& x, int64_t a = -2, int64_t b = -1);  // swaps axes a and b
+Tensor broadcast_to(const Tensor& x, const Shape& shape);  // repeats size-1 and missing leading axes up to `shape`
 Tensor squeeze(const Tensor& x, const std::vector<int64_t>& axes = {});  // empty: all size-1 axes
-Tensor unsqueeze(const Tensor& x, int64_t axis);
+Tensor unsqueeze(const Tensor& x, int64_t axis);                         // inserts a size-1 axis at `axis`
 // Bounds for slice where Python leaves one out: kEnd is past the last element and kBegin before the
 // first, so x[start:] is slice(x, axis, start, kEnd), x[::-1] is slice(x, axis, kEnd, kBegin, -1) and
 // x[:stop] is slice(x, axis, kBegin, stop) (0 does as well there). Indices clamp as in Python.
