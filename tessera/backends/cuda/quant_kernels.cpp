@@ -473,12 +473,17 @@ int matvec_warps_per_row(GgmlType type, int64_t n, int64_t k, int multiprocessor
     return forced;
   }
   const int64_t groups = k / group_of(type), unroll = group_of(type) == 32 ? 2 : 4;
-  // Enough blocks for 8 per multiprocessor, while every lane still gets a whole unrolled batch (for
-  // blocks of 32 values, four: measured on an H200 over a 1B Llama's decode step, Q4_0 ran 583 tokens/s
-  // with one warp per row against 554 with up to four, bf16 772 with this rule against 723 with one).
+  // Measured on an H200 over whole decode steps (tokens/s with one warps-per-row for every product):
+  // rows of a byte or more per value (bf16, Q8_0) and 2048 or more values ran best with two warps per
+  // row (bf16 790 against 743 with one; Q8_0 536 against 493), 4-bit rows with one (Q4_0 577 against
+  // 547), and short rows with one. Short products then take more warps per row while the grid has
+  // fewer than three blocks per multiprocessor and every lane still gets whole unrolled batches (four
+  // for blocks of 32 values).
+  const quant::TypeTraits& t = quant::type_traits(type);
+  const bool wide_values = t.type_size >= t.block_size;  // at least a byte per value
   const int64_t batches = group_of(type) == 32 ? 4 : 1;
-  int wpr = 1;
-  while (wpr < kMatvecWarps && n * wpr / kMatvecWarps < int64_t{8} * multiprocessors &&
+  int wpr = wide_values && k >= 2048 ? 2 : 1;
+  while (wpr < kMatvecWarps && n * wpr / kMatvecWarps < int64_t{3} * multiprocessors &&
          groups >= int64_t{32} * (2 * wpr) * unroll * batches) {
     wpr *= 2;
   }
