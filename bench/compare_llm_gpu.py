@@ -178,6 +178,7 @@ def main():
     ap.add_argument("--types", default="bf16,q4_0,q8_0,q4_k_m")
     ap.add_argument("--skip-torch", action="store_true")
     ap.add_argument("--skip-compile", action="store_true", help="no torch.compile peer (it takes a minute)")
+    ap.add_argument("--make-models-only", action="store_true", help="write the models into --models and stop")
     ap.add_argument("--json")
     args = ap.parse_args()
     os.makedirs(args.models, exist_ok=True)
@@ -185,6 +186,8 @@ def main():
     paths = {f"llama1b-{t}": make_model(args.tessera, args.models, f"llama1b-{t}", "llama", LLAMA, t)
              for t in args.types.split(",")}
     paths["gpt2s-bf16"] = make_model(args.tessera, args.models, "gpt2s-bf16", "gpt2", GPT2, "bf16")
+    if args.make_models_only:
+        return
     for name, path in paths.items():
         r = tessera_bench(args.tessera, path, args.prompt, args.gen, args.repeat)
         results.setdefault(name, {})["tessera"] = r

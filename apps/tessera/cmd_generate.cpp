@@ -77,7 +77,9 @@ int run_generate(const GenerateCliOptions& o) {
     std::cerr << "tessera generate: error: " << e.what() << "\n";
     return kExitUsage;
   }
-  const models::llm::LlmModel model = models::llm::LlmModel::load(o.model);
+  backends::Backend& backend = o.device.empty() ? backends::default_backend() : backends::backend_by_name(o.device);
+  const models::llm::LlmModel model =
+      models::llm::LlmModel::load(o.model, models::llm::LoadOptions::for_device(backend.device()));
   const tokenizers::Tokenizer tok = tokenizers::Tokenizer::from_gguf(model.file());
   std::vector<int64_t> prompt;
   try {  // ids that are no numbers, past the vocabulary or the context: the command line is wrong
@@ -103,7 +105,6 @@ int run_generate(const GenerateCliOptions& o) {
                              o.n, prompt.size(), o.ctx > 0 ? "context (--ctx)" : "model's context", ctx);
     return kExitUsage;
   }
-  backends::Backend& backend = o.device.empty() ? backends::default_backend() : backends::backend_by_name(o.device);
   models::llm::Decoder decoder(model, backend, ctx, o.cache_type == "f16" ? DType::f16 : DType::f32);
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,fuzz,profile,train,bench,llm,llmbench]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,fuzz,profile,train,bench,llm,llmbench,matvec]
 #   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
@@ -83,6 +83,27 @@ if want llmbench; then
   TESSERA_CUDA_PROFILE=1 timeout 120 .device/bin/tessera bench llm -m "$models/gpt2s-bf16.gguf" --device cuda \
     -p 16 -n 16 -r 1 --cache-type f16 > /dev/null 2> "$out/profile_gpt2_decode.txt"
   awk '/gpt2_decode/{c++} c==2' "$out/profile_gpt2_decode.txt" | head -n 40
+fi
+if want matvec; then
+  # Decode rates of the 1B-shape models under forced matvec launch shapes (quant_kernels.cpp's
+  # TESSERA_CUDA_MATVEC_UNROLL / _WPR / _XSHARED; "0 0 0" is what the backend picks): which shape reads the
+  # weights fastest.
+  models=/tmp/tessera-llm-models
+  python3 bench/compare_llm_gpu.py --tessera .device/bin/tessera --models "$models" --types bf16,q4_0 --make-models-only
+  for m in ${MATVEC_MODELS:-llama1b-bf16 llama1b-q4_0 gpt2s-bf16}; do
+    for shape in ${MATVEC_SHAPES:-"0 0 0" "0 0 1" "8 0 0" "0 1 0" "0 2 0" "4 1 0" "8 1 0" "8 2 0" "8 1 1" "2 1 0"}; do
+      set -- $shape
+      rate=$(TESSERA_CUDA_MATVEC_UNROLL=$1 TESSERA_CUDA_MATVEC_WPR=$2 TESSERA_CUDA_MATVEC_XSHARED=$3 timeout 120 .device/bin/tessera bench llm \
+        -m "$models/$m.gguf" --device cuda -p 16 -n 128 -r 3 --cache-type f16 --json 2>>"$out/matvec_errors.txt" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["decode_tokens_per_s"])' 2>&1 | tail -n 1)
+      echo "matvec $m unroll=$1 wpr=$2 xshared=$3: decode $rate tok/s" | tee -a "$out/matvec_sweep.txt"
+    done
+    # The same without programmatic dependent launch (launch.h), for its share of the step.
+    rate=$(TESSERA_CUDA_PDL=0 timeout 120 .device/bin/tessera bench llm -m "$models/$m.gguf" --device cuda -p 16 \
+      -n 128 -r 3 --cache-type f16 --json 2>>"$out/matvec_errors.txt" |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["decode_tokens_per_s"])' 2>&1 | tail -n 1)
+    echo "matvec $m without PDL: decode $rate tok/s" | tee -a "$out/matvec_sweep.txt"
+  done
 fi
 if want bench; then
   timeout "${BENCH_TIMEOUT:-300}" .device/bin/tessera bench --backend cuda --repeat 5 --seconds 0.3 --json \

@@ -61,12 +61,14 @@ LlmBenchResult run_llm_bench(const LlmBenchOptions& o, const std::function<void(
   LlmBenchResult r;
   r.file_bytes = static_cast<int64_t>(std::filesystem::file_size(o.model));
   const auto t0 = Clock::now();
-  const models::llm::LlmModel model = models::llm::LlmModel::load(o.model);
+  backends::Backend& backend = backends::backend_by_name(o.backend);
+  const models::llm::LlmModel model =
+      models::llm::LlmModel::load(o.model, models::llm::LoadOptions::for_device(backend.device()));
   const std::vector<int64_t> prompt = prompt_for(tokenizers::Tokenizer::from_gguf(model.file()), o.prompt_tokens);
   const int64_t ctx = o.ctx > 0 ? o.ctx : o.prompt_tokens + o.gen_tokens;
   TESSERA_CHECK(o.prompt_tokens + o.gen_tokens <= ctx,
                 "bench llm: -p {} plus -n {} tokens do not fit a context of {}", o.prompt_tokens, o.gen_tokens, ctx);
-  models::llm::Decoder decoder(model, backends::backend_by_name(o.backend), ctx, o.cache_f16 ? DType::f16 : DType::f32);
+  models::llm::Decoder decoder(model, backend, ctx, o.cache_f16 ? DType::f16 : DType::f32);
   r.load_s = since(t0);
 
   // One run: the prompt in one batch, then n greedy steps. The warm-up (run -1) compiles both graphs.

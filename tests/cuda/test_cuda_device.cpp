@@ -64,7 +64,7 @@ TEST(CudaCompiler, RejectedSourceIsSavedAndTheLogShown) {
   setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
   NvrtcCompiler compiler(gpu().compute_capability());
   try {
-    compiler.module("extern \"C\" __global__ void k() { undefined_thing(); }", "a broken kernel");
+    compiler.module("extern \"C\" __global__ void k() { TSR_GRID_PROLOGUE(); undefined_thing(); }", "a broken kernel");
     FAIL() << "NVRTC accepted broken source";
   } catch (const Error& e) {
     const std::string msg = e.what();
@@ -82,7 +82,7 @@ TEST(CudaCompiler, SecondCompilerLoadsFromTheDiskCache) {
   const std::string dir = testing::TempDir() + "/tessera-cuda-cache-hits";
   std::filesystem::remove_all(dir);
   setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
-  const std::string src = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] += 1.0f; }";
+  const std::string src = "extern \"C\" __global__ void k(float* x) { TSR_GRID_PROLOGUE(); x[threadIdx.x] += 1.0f; }";
   NvrtcCompiler first(gpu().compute_capability());
   first.module(src, "k");
   EXPECT_EQ(first.stats().compiled, 1);

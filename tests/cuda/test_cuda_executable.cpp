@@ -6,6 +6,8 @@
 #include "tessera/api/transforms.h"
 #include "tessera/backends/backend.h"
 #include "tessera/backends/cuda/executable.h"
+#include "tessera/backends/cuda/nvrtc_compiler.h"
+#include "tessera/core/error.h"
 #include "tessera/backends/verify.h"
 #include "tessera/ops/ops.h"
 #include "test_util.h"
@@ -115,6 +117,26 @@ TEST(CudaExecutable, OutOfRangeIndicesAreReportedNotFollowed) {
   // The flag was cleared with the report.
   const auto again = exe->run({x, Array::from_vector<int64_t>({1, 1}, {2, 1})});
   EXPECT_EQ(again[0].to(host_device()).to_vector<float>(), (std::vector<float>{2, 5}));
+}
+
+}  // namespace
+}  // namespace tessera::test
+
+namespace tessera::test {
+namespace {
+
+TEST(CudaExecutable, KernelsWithoutTheGridPrologueAreRefused) {
+  // Launches overlap the kernel before them (programmatic dependent launch, launch.h): a kernel that
+  // does not wait for it first would race, so the compiler refuses to build one.
+  backends::cuda::NvrtcCompiler compiler(90);
+  try {
+    compiler.module("extern \"C\" __global__ void tsr_racy(float* x) { x[threadIdx.x] = 1.0f; }", "a racy kernel");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a racy kernel has 1 kernels but 0 TSR_GRID_PROLOGUE() calls"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

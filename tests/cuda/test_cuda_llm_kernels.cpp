@@ -54,6 +54,39 @@ TEST(CudaLlmKernels, QuantizedMatmulOverEveryDecodedType) {
   }
 }
 
+TEST(CudaLlmKernels, QuantizedMatmulTakesTheBiasAndResidualAddsItFeeds) {
+  // x @ W^T + bias + residual is one step (the adds are its fused tail) on the matvec and the
+  // tensor-core paths; an add of a value the product also feeds elsewhere stays a step of its own.
+  const int64_t n = 96, k = 256;
+  const Array w = random_array({n, k}, 13, -0.5, 0.5, DType::f32);
+  for (const std::string& type : {std::string("q4_0"), std::string("bf16")}) {
+    const Tensor wq = ops::quantize_weights(w, type);
+    for (int64_t m : {1, 6, 40}) {
+      SCOPED_TRACE(type + " m=" + std::to_string(m));
+      const ir::Graph g = trace(
+          [&](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+            return {a[2] + (ops::quantized_matmul(a[0], wq, type) + a[1])};
+          },
+          {{DType::f32, {m, k}}, {DType::f32, {n}}, {DType::f32, {m, n}}});
+      const std::vector<Array> in = {random_array({m, k}, 30 + m, -1, 1, DType::f32),
+                                     random_array({n}, 31, -1, 1, DType::f32),
+                                     random_array({m, n}, 32 + m, -1, 1, DType::f32)};
+      const auto exe = cuda().compile(g);
+      const backends::cuda::CudaExecutable& cu = whole_on_gpu(*exe);
+      EXPECT_EQ(cu.program().steps.size(), 1u) << program_text(cu);
+      const bool tensor_cores = m > (type == "bf16" ? 4 : 16);
+      const std::string program = program_text(cu);
+      if (!tensor_cores) {
+        EXPECT_NE(program.find("+bias +residual"), std::string::npos) << program;
+      }
+      const double tol = !tensor_cores ? 2e-4 : type == "bf16" ? 3e-2 : 6e-3;
+      const auto got = exe->run(in);
+      const auto want = backends::reference_backend().compile(g)->run(in);
+      expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), tol, tol);
+    }
+  }
+}
+
 TEST(CudaLlmKernels, DequantizeEqualsTheReferenceBitForBit) {
   const Array w = random_array({5, 768}, 12, -2, 2, DType::f32);
   for (const std::string& type : kGpuTypes) {

@@ -9,6 +9,7 @@
 #include "tessera/core/error.h"
 #include "tessera/models/llm/kv_cache.h"
 #include "tessera/models/llm/prefill.h"
+#include "tessera/models/llm/stacked_weight.h"
 
 using namespace tessera;
 using namespace tessera::models::llm;
@@ -115,4 +116,48 @@ TEST(LlmDecode, HalfPrecisionCacheStaysCloseToTheF32One) {
   EXPECT_LT(test::compare_rows(half.step(prompt), wide.step(prompt)).max_abs, 2e-2);
   for (int64_t t : {4, 2, 8}) EXPECT_LT(test::compare_rows(half.step({t}), wide.step({t})).max_abs, 2e-2);
   EXPECT_THROW(Decoder(model, backends::backend_by_name("cpu"), 32, DType::bf16).step({1}), Error);
+}
+
+TEST(LlmDecode, StackedProjectionsGiveTheLogitsOfSeparateOnes) {
+  TESSERA_REQUIRE_TESTDATA(data);
+  // Q4_K_M keeps blk.1.attn_v in Q6_K: there q and k stack and v stays alone, elsewhere all three stack.
+  for (const char* name : {"tiny-llama-f32", "tiny-llama-q4_k_m"}) {
+    const std::string path = (data / "gguf" / (std::string(name) + ".gguf")).string();
+    const LlmModel separate = LlmModel::load(path);
+    LoadOptions stacked_options;
+    stacked_options.stack_projections = true;
+    const LlmModel stacked = LlmModel::load(path, stacked_options);
+    const auto ids = test::read_json(data / "logits" / (std::string(name) + ".tokens.json"))["token_ids"];
+    const std::vector<int64_t> prompt = ids.get<std::vector<int64_t>>();
+    for (const char* backend : {"cpu", "reference"}) {
+      Decoder a(separate, backends::backend_by_name(backend)), b(stacked, backends::backend_by_name(backend));
+      EXPECT_LT(test::compare_rows(b.step(prompt), a.step(prompt)).max_abs, 1e-4) << name << " prefill on " << backend;
+      for (int64_t t : {4, 2}) {
+        EXPECT_LT(test::compare_rows(b.step({t}), a.step({t})).max_abs, 1e-4) << name << " decode on " << backend;
+      }
+    }
+  }
+}
+
+TEST(StackedWeight, StacksRunsOfOneTypeAndKeepsTheRowsOfEachPart) {
+  const auto weight = [](const std::string& type, int64_t rows, uint8_t fill) {
+    QuantWeight w;
+    w.type = type;
+    w.rows = rows;
+    w.cols = 32;
+    w.blocks = Tensor::from_array(Array::full(DType::u8, {rows, 34}, fill));
+    return w;
+  };
+  const QuantWeight q = weight("q8_0", 4, 1), k = weight("q8_0", 2, 2), v = weight("q6_k", 2, 3);
+  const std::vector<StackedWeight> stacks = stack_weights({&q, &k, &v}, true);
+  ASSERT_EQ(stacks.size(), 2u);
+  EXPECT_EQ(stacks[0].rows, (std::vector<int64_t>{4, 2}));
+  EXPECT_EQ(stacks[0].weight.rows, 6);
+  const Array bytes = stacks[0].weight.blocks.array();
+  EXPECT_EQ(bytes.shape(), (Shape{6, 34}));
+  EXPECT_EQ(bytes.data<const uint8_t>()[3 * 34], 1);
+  EXPECT_EQ(bytes.data<const uint8_t>()[4 * 34], 2);
+  EXPECT_EQ(stacks[1].weight.type, "q6_k");
+  EXPECT_EQ(stacks[1].rows, (std::vector<int64_t>{2}));
+  EXPECT_EQ(stack_weights({&q, &k, &v}, false).size(), 3u);
 }

@@ -84,6 +84,8 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
       for (const ir::Value& in : mm->inputs()) f32 = f32 && in.dtype() == DType::f32;
       if (!f32) continue;
       stage = 1;  // a convolution's bias is its third input
+    } else if (mm->op_name() == "quantized_matmul" && limits.quantized_products) {
+      if (mm->input(0).dtype() != DType::f32 || mm->output_types()[0].dtype != DType::f32) continue;
     } else {
       continue;
     }
@@ -101,6 +103,7 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
     }
     if (!epilogues) continue;
     if (mm->op_name() == "matmul" && !float_types(*mm, DType::f32)) continue;  // the sgemm epilogue is f32
+    const bool activations = mm->op_name() != "quantized_matmul";
     while (stage < 3 && uses(cur) == 1 && consumer.count(cur.node().get()) != 0) {
       const ir::NodePtr& user = *consumer.at(cur.node().get());
       if (user->output_types()[0] != cur.type() || claimed.count(user.get()) != 0) break;
@@ -117,7 +120,7 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
         } else {
           break;
         }
-      } else if (stage <= 1 && activation_of(*user, &act) &&
+      } else if (stage <= 1 && activations && activation_of(*user, &act) &&
                  std::find(limits.activations.begin(), limits.activations.end(), act) != limits.activations.end()) {
         e.activation = act;
         stage = 2;

@@ -14,7 +14,8 @@ namespace tessera::backends::common {
 
 // Fused tails found in `graph`, keyed by the matmul/conv node: f32 and f64 matmuls whose only use
 // swaps the last two axes compute the transposed product (Fusion::transposed_product); f32 matmuls and
-// f32 4-D convolutions take [+ bias] [activation] [+ residual] (Fusion::epilogue), each step the only
+// f32 4-D convolutions take [+ bias] [activation] [+ residual] (Fusion::epilogue), and where the limits
+// allow, quantized_matmul takes [+ bias] [+ residual]; each step the only
 // use of the previous value. Each node is absorbed by at most one producer (the first in graph order),
 // so two matmuls that meet in one add never both claim it.
 // What a backend's fused tails can do (the CPU's kernels do all of it; cuBLASLt applies an activation
@@ -26,6 +27,9 @@ struct EpilogueLimits {
                                                   kernels::Activation::sigmoid, kernels::Activation::tanh};
   bool residual_after_activation = true;
   bool convolutions = true;
+  // quantized_matmul heads (f32 activations and result) taking [+ bias] [+ residual], no activation:
+  // the CUDA matvec adds them as it stores (a decode step's residual adds were launches of their own).
+  bool quantized_products = false;
 };
 
 std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,

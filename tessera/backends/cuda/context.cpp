@@ -1,6 +1,7 @@
 #include "tessera/backends/cuda/context.h"
 
 #include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/launch.h"
 
 namespace tessera::backends::cuda {
 
@@ -10,6 +11,7 @@ constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 }  // namespace
 
 Context::Context(int device_index) : device_(device_index), compiler_(device_.compute_capability()) {
+  set_pdl_capability(device_.compute_capability());
   check(cublasLtCreate(&blas_), "cublasLtCreate");
   workspace_ = device_.allocate(kWorkspaceBytes);
   workspace_bytes_ = kWorkspaceBytes;

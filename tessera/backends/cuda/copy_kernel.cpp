@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/launch.h"
+#include "tessera/backends/cuda/grid.h"
 #include "tessera/core/error.h"
 
 namespace tessera::backends::cuda {
@@ -41,10 +43,22 @@ __device__ void tsr_copy(const tsr_copy_params& p, const T* src, T* dst) {
     dst[d] = src[s];
   }
 }
-extern "C" __global__ void tsr_copy1(const tsr_copy_params p, const unsigned char* s, unsigned char* d) { tsr_copy(p, s, d); }
-extern "C" __global__ void tsr_copy2(const tsr_copy_params p, const unsigned short* s, unsigned short* d) { tsr_copy(p, s, d); }
-extern "C" __global__ void tsr_copy4(const tsr_copy_params p, const unsigned int* s, unsigned int* d) { tsr_copy(p, s, d); }
-extern "C" __global__ void tsr_copy8(const tsr_copy_params p, const unsigned long long* s, unsigned long long* d) { tsr_copy(p, s, d); }
+extern "C" __global__ void tsr_copy1(const tsr_copy_params p, const unsigned char* s, unsigned char* d) {
+  TSR_GRID_PROLOGUE();
+  tsr_copy(p, s, d);
+}
+extern "C" __global__ void tsr_copy2(const tsr_copy_params p, const unsigned short* s, unsigned short* d) {
+  TSR_GRID_PROLOGUE();
+  tsr_copy(p, s, d);
+}
+extern "C" __global__ void tsr_copy4(const tsr_copy_params p, const unsigned int* s, unsigned int* d) {
+  TSR_GRID_PROLOGUE();
+  tsr_copy(p, s, d);
+}
+extern "C" __global__ void tsr_copy8(const tsr_copy_params p, const unsigned long long* s, unsigned long long* d) {
+  TSR_GRID_PROLOGUE();
+  tsr_copy(p, s, d);
+}
 )";
 
 int size_index(size_t element_size) {
@@ -84,11 +98,9 @@ void CopyKernels::launch(const StridedCopy& copy, const void* src, void* dst, cu
   p.src_offset = copy.src_offset;
   p.dst_offset = copy.dst_offset;
   p.numel = copy.numel;
-  const int64_t blocks = std::clamp<int64_t>((copy.numel + 255) / 256, 1, int64_t{16} * std::max(1, multiprocessors_));
   void* params[] = {&p, const_cast<void**>(&src), &dst};
-  check(cudaLaunchKernel(reinterpret_cast<const void*>(kernels_[size_index(copy.element_size)]),
-                         dim3(static_cast<unsigned>(blocks)), dim3(256), params, 0, stream),
-        "cudaLaunchKernel (strided copy)");
+  launch_kernel(reinterpret_cast<const void*>(kernels_[size_index(copy.element_size)]),
+                         dim3(grid_stride_blocks(copy.numel, multiprocessors_)), dim3(256), params, 0, stream, "cudaLaunchKernel (strided copy)");
 }
 
 }  // namespace tessera::backends::cuda

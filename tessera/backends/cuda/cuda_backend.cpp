@@ -136,6 +136,7 @@ class CudaBackend final : public Backend {
     options.epilogue_limits.activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
     options.epilogue_limits.residual_after_activation = false;
     options.epilogue_limits.convolutions = false;
+    options.epilogue_limits.quantized_products = true;
     options.half_types = true;
     options.fusion = common::FusionSet::all()
                          .without(common::Fusion::transposed_product)

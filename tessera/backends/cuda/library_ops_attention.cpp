@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/launch.h"
 #include "tessera/backends/cuda/steps.h"
 
 namespace tessera::backends::cuda {
@@ -89,6 +90,7 @@ __device__ __forceinline__ void scores(const float (*qs)[D], const KV_T* __restr
 extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const float* __restrict__ q,
     const KV_T* __restrict__ k, const KV_T* __restrict__ v, const POS_T* __restrict__ pos, float* __restrict__ out,
     int* error, int m, int hq, int hk, long long rows, float scale) {
+  TSR_GRID_PROLOGUE();
   const int groups_per_query = hq / HEADS;
   const int i0 = (blockIdx.x / groups_per_query) * QT, h0 = (blockIdx.x % groups_per_query) * HEADS;
   const int g = h0 / (hq / hk);
@@ -252,9 +254,8 @@ class KvAttentionStep final : public common::Step {
     float scale = scale_;
     void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &flag, &m, &hq, &hk, &rows, &scale};
     const int tiles = (m_ + queries_ - 1) / queries_;
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(tiles * (hq_ / heads_))),
-                           dim3(kThreads), params, 0, stream_of(ctx)),
-          "cudaLaunchKernel (kv_cache_attention)");
+    launch_kernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(tiles * (hq_ / heads_))),
+                           dim3(kThreads), params, 0, stream_of(ctx), "cudaLaunchKernel (kv_cache_attention)");
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override { return "cuda " + what_; }

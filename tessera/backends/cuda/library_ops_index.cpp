@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/launch.h"
 #include "tessera/backends/cuda/steps.h"
 
 namespace tessera::backends::cuda {
@@ -68,8 +69,7 @@ class GeneratedStep final : public common::Step {
   GeneratedStep(std::shared_ptr<KernelModule> module, cudaKernel_t kernel, std::vector<Operand> operands,
                 int64_t threads, int multiprocessors, std::string what)
       : module_(std::move(module)), kernel_(kernel), operands_(std::move(operands)), what_(std::move(what)) {
-    const int64_t blocks = (threads + 255) / 256;
-    grid_ = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{16} * std::max(1, multiprocessors)));
+    grid_ = grid_stride_blocks(threads, multiprocessors);
     empty_ = threads == 0;
   }
   void run(const common::RunContext& ctx) const override {
@@ -82,8 +82,7 @@ class GeneratedStep final : public common::Step {
     }
     void* flag = index_error_flag(ctx);
     params[operands_.size()] = &flag;
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid_), dim3(256), params, 0, stream_of(ctx)),
-          "cudaLaunchKernel (index kernel)");
+    launch_kernel(reinterpret_cast<const void*>(kernel_), dim3(grid_), dim3(256), params, 0, stream_of(ctx), "cudaLaunchKernel (index kernel)");
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override { return "cuda " + what_; }
@@ -115,6 +114,7 @@ bool lower_gather(Lowering& L, const ir::NodePtr& node) {
   const std::string t = unsigned_of_size(dtype_size(out.dtype()));
   std::string src = fmt::format(
       "extern \"C\" __global__ void tsr_gather(const {0}* x, const {1}* idx, {0}* out, int* error) {{\n"
+      "  TSR_GRID_PROLOGUE();\n"
       "  const long long step = (long long)gridDim.x * blockDim.x;\n"
       "  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < {2}LL; o += step) {{\n"
       "    long long xo = {3}LL, io = {4}LL;\n",
@@ -159,6 +159,7 @@ bool lower_scatter_add(Lowering& L, const ir::NodePtr& node) {
   std::string src = fmt::format(
       "extern \"C\" __global__ void tsr_scatter_add(const {0}* x, const {1}* idx, const {0}* s, {0}* out, int* error) "
       "{{\n"
+      "  TSR_GRID_PROLOGUE();\n"
       "  const long long step = (long long)gridDim.x * blockDim.x;\n"
       "  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < {2}LL; o += step) {{\n"
       "    long long xo = {3}LL, io = {4}LL, so = {5}LL, line_inside = 1, target = 0;\n",
@@ -235,6 +236,7 @@ std::string unit_type(int64_t unit) { return unit == 16 ? "uint4" : unsigned_of_
 constexpr const char* kIndexCopySource = R"CUDA(
 extern "C" __global__ void tsr_index_copy(const UNIT* __restrict__ src, const POS_T* __restrict__ idx, UNIT* out,
     int* error, long long outer, long long size, long long m, long long slice) {
+  TSR_GRID_PROLOGUE();
   const long long total = outer * m * slice, step = (long long)gridDim.x * blockDim.x;
   for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += step) {
     const long long e = t % slice, rest = t / slice, i = rest % m, o = rest / m;
@@ -263,8 +265,7 @@ class IndexCopyStep final : public common::Step {
         m_(m),
         slice_(slice_units),
         unit_(unit) {
-    const int64_t blocks = (outer * m * slice_units + 255) / 256;
-    grid_ = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{16} * std::max(1, multiprocessors)));
+    grid_ = grid_stride_blocks(outer * m * slice_units, multiprocessors);
   }
   void run(const common::RunContext& ctx) const override {
     const cudaStream_t stream = stream_of(ctx);
@@ -281,8 +282,7 @@ class IndexCopyStep final : public common::Step {
     void* flag = index_error_flag(ctx);
     long long outer = outer_, size = size_, m = m_, slice = slice_;
     void* params[] = {&src, &idx, &out, &flag, &outer, &size, &m, &slice};
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid_), dim3(256), params, 0, stream),
-          "cudaLaunchKernel (index_copy)");
+    launch_kernel(reinterpret_cast<const void*>(kernel_), dim3(grid_), dim3(256), params, 0, stream, "cudaLaunchKernel (index_copy)");
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override {
@@ -327,6 +327,7 @@ constexpr const char* kIndexSelectSource = R"CUDA(
 typedef UNIT unit_t;  // a functional cast needs a one-word name, and UNIT may be "unsigned short"
 extern "C" __global__ void tsr_index_select(const UNIT* __restrict__ x, const POS_T* __restrict__ idx,
     UNIT* __restrict__ out, int* error, long long outer, long long size, long long m, long long slice) {
+  TSR_GRID_PROLOGUE();
   const long long total = outer * m * slice, step = (long long)gridDim.x * blockDim.x;
   for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += step) {
     const long long e = t % slice, rest = t / slice, i = rest % m, o = rest / m;
@@ -343,8 +344,7 @@ class SliceKernelStep final : public common::Step {
                   std::array<long long, 4> sizes, int multiprocessors, std::string what)
       : module_(std::move(module)), kernel_(module_->kernel(name)), operands_(std::move(operands)), sizes_(sizes),
         what_(std::move(what)) {
-    const int64_t blocks = (sizes[0] * sizes[2] * sizes[3] + 255) / 256;
-    grid_ = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{16} * std::max(1, multiprocessors)));
+    grid_ = grid_stride_blocks(sizes[0] * sizes[2] * sizes[3], multiprocessors);
   }
   void run(const common::RunContext& ctx) const override {
     if (sizes_[0] * sizes_[2] * sizes_[3] == 0) return;
@@ -353,8 +353,7 @@ class SliceKernelStep final : public common::Step {
     void* flag = index_error_flag(ctx);
     std::array<long long, 4> sizes = sizes_;
     void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &flag, &sizes[0], &sizes[1], &sizes[2], &sizes[3]};
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid_), dim3(256), params, 0, stream_of(ctx)),
-          "cudaLaunchKernel (index_select)");
+    launch_kernel(reinterpret_cast<const void*>(kernel_), dim3(grid_), dim3(256), params, 0, stream_of(ctx), "cudaLaunchKernel (index_select)");
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override { return "cuda " + what_; }

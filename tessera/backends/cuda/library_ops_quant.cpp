@@ -71,10 +71,28 @@ int32_t aligned(Lowering& L, int32_t id, DType dt) {
   return t;
 }
 
+// A fused tail's operands (common/epilogues.h): a bias [n] and a residual laid out as the result;
+// buffer -1 where the tail has none.
+struct TailOperands {
+  Operand bias, residual;
+  template <class T>
+  const T* bias_ptr(const common::RunContext& ctx) const {
+    return bias.buffer < 0 ? nullptr : ctx.ptr<const T>(bias);
+  }
+  template <class T>
+  const T* residual_ptr(const common::RunContext& ctx) const {
+    return residual.buffer < 0 ? nullptr : ctx.ptr<const T>(residual);
+  }
+  std::string describe() const {
+    return std::string(bias.buffer >= 0 ? " +bias" : "") + (residual.buffer >= 0 ? " +residual" : "");
+  }
+};
+
 class MatvecStep final : public common::Step {
  public:
-  MatvecStep(Context& ctx, const QuantOperands& q, Operand w, Operand x, Operand y)
-      : q_(q), w_(w), x_(x), y_(y), warps_per_row_(matvec_warps_per_row(q.type, q.n, q.k, ctx.multiprocessors())) {
+  MatvecStep(Context& ctx, const QuantOperands& q, Operand w, Operand x, Operand y, TailOperands adds)
+      : q_(q), w_(w), x_(x), y_(y), tail_operands_(adds),
+        warps_per_row_(matvec_warps_per_row(q.type, q.n, q.k, ctx.multiprocessors())) {
     full_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(std::min<int64_t>(q.m, kMaxMatvecRows)));
     if (const int64_t tail = q.m % kMaxMatvecRows; q.m > kMaxMatvecRows && tail != 0) {
       tail_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(tail));
@@ -84,20 +102,24 @@ class MatvecStep final : public common::Step {
     const auto* w = ctx.ptr<const std::byte>(w_);
     const auto* x = ctx.ptr<const float>(x_);
     auto* y = ctx.ptr<float>(y_);
+    const float* bias = tail_operands_.bias_ptr<float>(ctx);
+    const float* residual = tail_operands_.residual_ptr<float>(ctx);
     for (int64_t r = 0; r < q_.m; r += kMaxMatvecRows) {
       const QuantKernel& k = q_.m - r >= kMaxMatvecRows || tail_.kernel == nullptr ? full_ : tail_;
-      launch_quant_matvec(k, w, x + r * q_.k, y + r * q_.n, q_.n, q_.k, q_.row_bytes, warps_per_row_, stream_of(ctx));
+      launch_quant_matvec(k, w, x + r * q_.k, y + r * q_.n, q_.n, q_.k, q_.row_bytes, warps_per_row_, stream_of(ctx),
+                          MatvecTail{bias, residual == nullptr ? nullptr : residual + r * q_.n});
     }
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override {
-    return fmt::format("cuda {} matvec {}x{}x{} ({} warps per row)", quant::type_name(q_.type), q_.m, q_.n, q_.k,
-                       warps_per_row_);
+    return fmt::format("cuda {} matvec {}x{}x{}{} ({} warps per row)", quant::type_name(q_.type), q_.m, q_.n, q_.k,
+                       tail_operands_.describe(), warps_per_row_);
   }
 
  private:
   QuantOperands q_;
   Operand w_, x_, y_;
+  TailOperands tail_operands_;
   int warps_per_row_;
   QuantKernel full_, tail_;
 };
@@ -120,9 +142,10 @@ bool decodes_for_product(GgmlType type) {
 
 class TensorCoreProductStep final : public common::Step {
  public:
-  TensorCoreProductStep(Context& ctx, const QuantOperands& q, Operand w, Operand x, Operand y, Operand w16, Operand x16,
-                        std::unique_ptr<GemmPlan> plan)
-      : q_(q), w_(w), x_(x), y_(y), w16_(w16), x16_(x16), plan_(std::move(plan)), sms_(ctx.multiprocessors()) {
+  TensorCoreProductStep(Context& ctx, const QuantOperands& q, Operand w, Operand x, Operand y, TailOperands adds,
+                        Operand w16, Operand x16, std::unique_ptr<GemmPlan> plan)
+      : q_(q), w_(w), x_(x), y_(y), w16_(w16), x16_(x16), tail_operands_(adds), plan_(std::move(plan)),
+        sms_(ctx.multiprocessors()) {
     const DType dt = product_dtype(q.type);
     if (decodes_for_product(q.type)) decode_ = dequantize_kernel(ctx, q.type, dt);
     if (dt != DType::f32) narrow_ = narrow_kernel(ctx, dt);
@@ -141,7 +164,8 @@ class TensorCoreProductStep final : public common::Step {
       launch_narrow(narrow_, static_cast<const float*>(x), x16, q_.m * q_.k, sms_, stream);
       x = x16;
     }
-    plan_->run(x, w, nullptr, nullptr, ctx.ptr<std::byte>(y_), stream);
+    plan_->run(x, w, tail_operands_.bias_ptr<std::byte>(ctx), tail_operands_.residual_ptr<std::byte>(ctx),
+               ctx.ptr<std::byte>(y_), stream);
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override {
@@ -151,6 +175,7 @@ class TensorCoreProductStep final : public common::Step {
  private:
   QuantOperands q_;
   Operand w_, x_, y_, w16_, x16_;
+  TailOperands tail_operands_;
   std::unique_ptr<GemmPlan> plan_;
   QuantKernel decode_, narrow_;
   int sms_;
@@ -163,10 +188,22 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   q.m = node->input(0).type().numel() / q.k;
   const int32_t x = aligned(L, L.value(node->input(0)), DType::f32);
   const int32_t w = aligned(L, L.value(node->input(1)), DType::u8);
-  const int32_t y = L.produce(ir::Value(node, 0));
+  // A fused tail (common/epilogues.h with quantized_products): + bias [n], + a residual.
+  const common::Epilogue* epi = L.epilogue(*node);
+  std::vector<int32_t> reads = {x, w};
+  TailOperands tail;
+  if (epi != nullptr && epi->bias.defined()) {
+    reads.push_back(aligned(L, L.value(epi->bias), DType::f32));
+    tail.bias = L.operand(reads.back());
+  }
+  if (epi != nullptr && epi->residual.defined()) {
+    reads.push_back(aligned(L, L.value(epi->residual), DType::f32));
+    tail.residual = L.operand(reads.back());
+  }
+  const int32_t y = L.produce(epi != nullptr ? epi->result : ir::Value(node, 0));
   Context& ctx = lowering_context();
   if (q.m <= matvec_row_limit(q.type)) {
-    L.emit(std::make_unique<MatvecStep>(ctx, q, L.operand(w), L.operand(x), L.operand(y)), {x, w}, {y});
+    L.emit(std::make_unique<MatvecStep>(ctx, q, L.operand(w), L.operand(x), L.operand(y), tail), reads, {y});
     return true;
   }
   const DType dt = product_dtype(q.type);
@@ -191,14 +228,16 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   s.ldb = q.k;
   s.ldd = q.n;
   s.tf32 = dt == DType::f32 && tf32_enabled();
+  s.bias = tail.bias.buffer >= 0;
+  s.residual = tail.residual.buffer >= 0;
   s.align_d = L.operand(y).byte_offset % 16 == 0 && (q.n * 4) % 16 == 0 ? 16 : 4;
   const int64_t es = static_cast<int64_t>(dtype_size(dt));
   s.align_a = (q.k * es) % 16 == 0 ? 16 : static_cast<int>(es);
   s.align_b = s.align_a;
   auto plan = std::make_unique<GemmPlan>(ctx.blas(), s, ctx.workspace(), ctx.workspace_bytes());
-  L.emit(std::make_unique<TensorCoreProductStep>(ctx, q, L.operand(w), L.operand(x), L.operand(y), w16, x16,
+  L.emit(std::make_unique<TensorCoreProductStep>(ctx, q, L.operand(w), L.operand(x), L.operand(y), tail, w16, x16,
                                                  std::move(plan)),
-         {x, w}, {y}, scratch);
+         reads, {y}, scratch);
   return true;
 }
 

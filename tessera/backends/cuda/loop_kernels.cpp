@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/launch.h"
 #include "tessera/codegen/dialect.h"
 #include "tessera/codegen/emitter.h"
 #include "tessera/codegen/thread_mapping.h"
@@ -61,6 +62,7 @@ std::string loop_kernels_source(const std::vector<lower::Kernel>& kernels) {
     src += fmt::format(
         "\nstruct tsr_args_{0} {{ const void* in[{1}]; void* out[{2}]; }};\n"
         "extern \"C\" __global__ void {3}(const tsr_args_{0} a, int64_t begin, int64_t end) {{\n"
+        "  TSR_GRID_PROLOGUE();\n"
         "  {4}(a.in, a.out, begin, end);\n}}\n",
         i, ni, no, entry_symbol(i), symbols[i]);
   }
@@ -99,8 +101,7 @@ void LoopKernel::launch(const void* const* in, void* const* out, cudaStream_t st
   if (scratch_ != nullptr) args[slots(inputs_) + outputs_] = scratch_;
   int64_t begin = 0, end = range_;
   void* params[] = {args, &begin, &end};
-  check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), dim3(grid_), dim3(block_), params, 0, stream),
-        "cudaLaunchKernel (generated kernel)");
+  launch_kernel(reinterpret_cast<const void*>(kernel_), dim3(grid_), dim3(block_), params, 0, stream, "cudaLaunchKernel (generated kernel)");
 }
 
 std::vector<std::shared_ptr<const LoopKernel>> compile_loop_kernels(const std::vector<lower::Kernel>& kernels,

@@ -10,6 +10,7 @@
 
 #include "tessera/backends/common/kernel_cache.h"
 #include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/launch.h"
 #include "tessera/core/error.h"
 
 namespace tessera::backends::cuda {
@@ -83,7 +84,23 @@ std::string NvrtcCompiler::compile_to_cubin(const std::string& source, const std
   return cubin;
 }
 
-std::shared_ptr<KernelModule> NvrtcCompiler::module(const std::string& source, const std::string& what) {
+namespace {
+
+size_t count_of(const std::string& text, const char* word) {
+  size_t n = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+std::shared_ptr<KernelModule> NvrtcCompiler::module(const std::string& kernels, const std::string& what) {
+  // Every kernel is launched with programmatic dependent launch (launch.h), which is only safe when it
+  // waits for the grids before it first.
+  const size_t entries = count_of(kernels, "__global__"), prologues = count_of(kernels, "TSR_GRID_PROLOGUE();");
+  TESSERA_CHECK(entries == prologues, "cuda: {} has {} kernels but {} TSR_GRID_PROLOGUE() calls", what, entries,
+                prologues);
+  const std::string source = kGridPrologueSource + kernels;
   std::lock_guard<std::mutex> lock(mutex_);
   const std::string key = disk::content_hash(fmt::format("sm_{}\nnvrtc {}\n{}", arch_, nvrtc_version(), source));
   if (auto it = loaded_.find(key); it != loaded_.end()) {

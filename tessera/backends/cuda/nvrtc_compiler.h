@@ -35,9 +35,9 @@ struct CompileStats {
 class NvrtcCompiler {
  public:
   explicit NvrtcCompiler(int compute_capability) : arch_(compute_capability) {}
-  // The module for `source`, compiled once per process and once per machine (the disk cache).
-  // `what` names the kernels in error messages.
-  std::shared_ptr<KernelModule> module(const std::string& source, const std::string& what);
+  // The module for `kernels` (each __global__ starting with TSR_GRID_PROLOGUE(), launch.h), compiled once
+  // per process and once per machine (the disk cache). `what` names the kernels in error messages.
+  std::shared_ptr<KernelModule> module(const std::string& kernels, const std::string& what);
   CompileStats stats() const;
 
  private:

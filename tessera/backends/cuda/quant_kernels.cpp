@@ -1,11 +1,14 @@
 #include "tessera/backends/cuda/quant_kernels.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/launch.h"
+#include "tessera/backends/cuda/grid.h"
 #include "tessera/core/error.h"
 
 namespace tessera::backends::cuda {
@@ -25,14 +28,19 @@ __device__ __forceinline__ u16 ld16(const u8* p) { return *(const u16*)p; }
 __device__ __forceinline__ u32 ld32(const u8* p) { return *(const u32*)p; }
 __device__ __forceinline__ float half_bits(u16 b) { return __half2float(__ushort_as_half(b)); }
 __device__ __forceinline__ float bf16_bits(u16 b) { return __uint_as_float(((u32)b) << 16); }
+// v - bias as a float for 0 <= v < 2^23, exactly, without the int-to-float converter (a quarter-rate
+// unit that 4-bit rows would keep busy): 2^23 + v is the float with v in its mantissa.
+__device__ __forceinline__ float small_int(u32 v, float bias) { return __uint_as_float(0x4B000000u | v) - (8388608.0f + bias); }
 )CUDA";
 
 // Per type, `decode(row, s, q, s0, s1, off)` reads group s of a row (GROUP consecutive values): value
-// j is s0 * q[j] + off for j < GROUP/2 and s1 * q[j] + off above (two scales: Q6_K's groups of 16).
+// j is s0 * q[j] + off for j < GROUP/2 and s1 * q[j] + off above (two scales: Q6_K's groups of 16);
+// HAS_OFFSET says whether off can be non-zero (else the products skip the sum of x it multiplies).
 // The scale products are formed in the reference's order (quant/dequantize.cpp), so decoded values
 // equal its bit for bit. Formats that share a body differ in the defines before it.
 constexpr const char* kQ4_0 = R"CUDA(
 #define GROUP 32
+#define HAS_OFFSET 0
 __device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
   const u8* b = row + 18 * s;
   s0 = s1 = half_bits(ld16(b));
@@ -40,16 +48,17 @@ __device__ __forceinline__ void decode(const u8* row, long long s, float* q, flo
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     const u32 w = ld16(b + 2 + 2 * j);
-    q[2 * j] = (float)((int)(w & 15) - 8);
-    q[2 * j + 1] = (float)((int)((w >> 8) & 15) - 8);
-    q[2 * j + 16] = (float)((int)((w >> 4) & 15) - 8);
-    q[2 * j + 17] = (float)((int)(w >> 12) - 8);
+    q[2 * j] = small_int(w & 15, 8.0f);
+    q[2 * j + 1] = small_int((w >> 8) & 15, 8.0f);
+    q[2 * j + 16] = small_int((w >> 4) & 15, 8.0f);
+    q[2 * j + 17] = small_int(w >> 12, 8.0f);
   }
 }
 )CUDA";
 
 constexpr const char* kQ4_1 = R"CUDA(
 #define GROUP 32
+#define HAS_OFFSET 1
 __device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
   const u8* b = row + 20 * s;
   s0 = s1 = half_bits(ld16(b));
@@ -59,8 +68,8 @@ __device__ __forceinline__ void decode(const u8* row, long long s, float* q, flo
     const u32 w = ld32(b + 4 + 4 * j);
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
-      q[4 * j + t] = (float)((w >> (8 * t)) & 15);
-      q[4 * j + t + 16] = (float)((w >> (8 * t + 4)) & 15);
+      q[4 * j + t] = small_int((w >> (8 * t)) & 15, 0.0f);
+      q[4 * j + t + 16] = small_int((w >> (8 * t + 4)) & 15, 0.0f);
     }
   }
 }
@@ -72,6 +81,7 @@ constexpr const char* kQ5_0 = "#define Q5_BYTES 22\n#define Q5_QH 2\n#define Q5_
 constexpr const char* kQ5_1 = "#define Q5_BYTES 24\n#define Q5_QH 4\n#define Q5_BIAS 0\n#define Q5_MIN 1\n";
 constexpr const char* kQ5Body = R"CUDA(
 #define GROUP 32
+#define HAS_OFFSET Q5_MIN
 __device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
   const u8* b = row + Q5_BYTES * s;
   s0 = s1 = half_bits(ld16(b));
@@ -83,8 +93,8 @@ __device__ __forceinline__ void decode(const u8* row, long long s, float* q, flo
 #pragma unroll
     for (int t = 0; t < 2; ++t) {
       const int v = 2 * j + t;
-      q[v] = (float)((int)(((w >> (8 * t)) & 15) | (((qh >> v) << 4) & 16)) - Q5_BIAS);
-      q[v + 16] = (float)((int)(((w >> (8 * t + 4)) & 15) | ((qh >> (v + 12)) & 16)) - Q5_BIAS);
+      q[v] = small_int(((w >> (8 * t)) & 15) | (((qh >> v) << 4) & 16), (float)Q5_BIAS);
+      q[v + 16] = small_int(((w >> (8 * t + 4)) & 15) | ((qh >> (v + 12)) & 16), (float)Q5_BIAS);
     }
   }
 }
@@ -92,6 +102,7 @@ __device__ __forceinline__ void decode(const u8* row, long long s, float* q, flo
 
 constexpr const char* kQ8_0 = R"CUDA(
 #define GROUP 32
+#define HAS_OFFSET 0
 __device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
   const u8* b = row + 34 * s;
   s0 = s1 = half_bits(ld16(b));
@@ -99,8 +110,8 @@ __device__ __forceinline__ void decode(const u8* row, long long s, float* q, flo
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
     const u32 w = ld16(b + 2 + 2 * j);
-    q[2 * j] = (float)(signed char)(w & 255);
-    q[2 * j + 1] = (float)(signed char)(w >> 8);
+    q[2 * j] = small_int((w & 255) ^ 128u, 128.0f);
+    q[2 * j + 1] = small_int((w >> 8) ^ 128u, 128.0f);
   }
 }
 )CUDA";
@@ -111,6 +122,7 @@ constexpr const char* kQ4_K = "#define K_BYTES 144\n#define K_QS 16\n#define K_H
 constexpr const char* kQ5_K = "#define K_BYTES 176\n#define K_QS 48\n#define K_HIGH 1\n";
 constexpr const char* kKBody = R"CUDA(
 #define GROUP 32
+#define HAS_OFFSET 1
 __device__ __forceinline__ void k4_scale_min(int j, const u8* sc, int& scale, int& mn) {
   if (j < 4) {
     scale = sc[j] & 63;
@@ -136,7 +148,7 @@ __device__ __forceinline__ void decode(const u8* row, long long s, float* q, flo
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
       const u32 high = K_HIGH ? (((h >> (8 * t)) & bit) ? 16u : 0u) : 0u;
-      q[4 * j + t] = (float)(((w >> (8 * t + shift)) & 15) + high);
+      q[4 * j + t] = small_int(((w >> (8 * t + shift)) & 15) + high, 0.0f);
     }
   }
 }
@@ -146,6 +158,7 @@ __device__ __forceinline__ void decode(const u8* row, long long s, float* q, flo
 // 32*(p%2) + l] and bits 2*(p%4).. of qh[32*(p/4) + l]; its halves have scales 2*(p%4) and one more.
 constexpr const char* kQ6_K = R"CUDA(
 #define GROUP 32
+#define HAS_OFFSET 0
 __device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
   const u8* b = row + 210 * (s >> 3);
   const int p = (int)(s & 7), half = p >> 2, r = p & 3;
@@ -163,7 +176,7 @@ __device__ __forceinline__ void decode(const u8* row, long long s, float* q, flo
 #pragma unroll
     for (int t = 0; t < 2; ++t) {
       const int v = (int)(((l >> (8 * t + shift)) & 15) | (((h >> (8 * t + hshift)) & 3) << 4));
-      q[2 * j + t] = (float)(v - 32);
+      q[2 * j + t] = small_int((u32)v, 32.0f);
     }
   }
 }
@@ -174,6 +187,7 @@ constexpr const char* kF16 = "#define WIDEN half_bits\n";
 constexpr const char* kBF16 = "#define WIDEN bf16_bits\n";
 constexpr const char* kHalfBody = R"CUDA(
 #define GROUP 8
+#define HAS_OFFSET 0
 __device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
   const uint4 w = *(const uint4*)(row + 16 * s);
   const u32 words[4] = {w.x, w.y, w.z, w.w};
@@ -189,6 +203,7 @@ __device__ __forceinline__ void decode(const u8* row, long long s, float* q, flo
 
 constexpr const char* kF32 = R"CUDA(
 #define GROUP 4
+#define HAS_OFFSET 0
 __device__ __forceinline__ void decode(const u8* row, long long s, float* q, float& s0, float& s1, float& off) {
   const float4 w = *(const float4*)(row + 16 * s);
   q[0] = w.x;
@@ -235,12 +250,21 @@ std::string decode_source(GgmlType type) {
 // at a time so that that many loads per lane are in flight. Each group's dot products are scaled once
 // per half; the offset term uses the sum of x over the group. Parts meet in shared memory.
 constexpr const char* kMatvecSource = R"CUDA(
+#ifndef UNROLL
 #define UNROLL (GROUP == 32 ? 2 : 4)
+#endif
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
+// x from shared memory (staged once per block) or through the read-only cache.
+template <bool SHARED>
+__device__ __forceinline__ float4 load_x(const float4* p) {
+  if (SHARED) return *p;
+  return __ldg(p);
+}
+template <bool SHARED>
 __device__ __forceinline__ void accumulate(const float* q, float s0, float s1, float off, const float* __restrict__ x,
     long long k, long long s, float* acc) {
 #pragma unroll
@@ -249,45 +273,72 @@ __device__ __forceinline__ void accumulate(const float* q, float s0, float s1, f
     float lo = 0.0f, hi = 0.0f, sum = 0.0f;
 #pragma unroll
     for (int i = 0; i < GROUP / 4; ++i) {
-      const float4 v = __ldg(xp + i);
+      const float4 v = load_x<SHARED>(xp + i);
       const float part = q[4 * i] * v.x + q[4 * i + 1] * v.y + q[4 * i + 2] * v.z + q[4 * i + 3] * v.w;
       if (4 * i < GROUP / 2) lo += part; else hi += part;
-      sum += (v.x + v.y) + (v.z + v.w);
+      if (HAS_OFFSET) sum += (v.x + v.y) + (v.z + v.w);
     }
-    acc[r] += s0 * lo + s1 * hi + off * sum;
+    acc[r] += HAS_OFFSET ? s0 * lo + s1 * hi + off * sum : s0 * lo + s1 * hi;
   }
 }
+// The stored value: the product, then + bias[j], then + the residual (the graph's order of the adds).
+__device__ __forceinline__ float finish(float v, const float* bias, const float* res, long long n, int r, long long j) {
+  if (bias != nullptr) v += bias[j];
+  if (res != nullptr) v += res[r * n + j];
+  return v;
+}
+template <bool SHARED>
+__device__ __forceinline__ void row_products(const u8* __restrict__ w, const float* __restrict__ x, long long n,
+    long long k, long long row_bytes, int wpr, int part, int lane, long long j, float* acc) {
+  if (j >= n) return;
+  const u8* row = w + j * row_bytes;
+  const long long groups = k / GROUP, stride = 32LL * wpr;
+  long long s = (long long)part * 32 + lane;
+  for (; s + (UNROLL - 1) * stride < groups; s += UNROLL * stride) {
+    float q[UNROLL][GROUP], s0[UNROLL], s1[UNROLL], off[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) decode(row, s + u * stride, q[u], s0[u], s1[u], off[u]);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) accumulate<SHARED>(q[u], s0[u], s1[u], off[u], x, k, s + u * stride, acc);
+  }
+  for (; s < groups; s += stride) {
+    float q[GROUP], s0, s1, off;
+    decode(row, s, q, s0, s1, off);
+    accumulate<SHARED>(q, s0, s1, off, x, k, s, acc);
+  }
+}
+// With X_SHARED (a measuring variant) and x_shared, the block first copies x (ROWS * k floats, the
+// launch's dynamic shared memory) to shared memory, so that the products read it from there instead of
+// through the cache. Compiled without it, the kernel has one path (two inlined copies spill registers).
 extern "C" __global__ void __launch_bounds__(256) tsr_quant_matvec(const u8* __restrict__ w, const float* __restrict__ x,
-    float* __restrict__ y, long long n, long long k, long long row_bytes, int wpr) {
+    float* __restrict__ y, long long n, long long k, long long row_bytes, int wpr, const float* __restrict__ bias,
+    const float* __restrict__ res, int x_shared) {
+  TSR_GRID_PROLOGUE();
   __shared__ float partial[8][ROWS];
+  extern __shared__ float4 x_stage[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, part = warp % wpr;
   const long long j = (long long)blockIdx.x * (8 / wpr) + warp / wpr;
   float acc[ROWS];
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) acc[r] = 0.0f;
-  if (j < n) {
-    const u8* row = w + j * row_bytes;
-    const long long groups = k / GROUP, stride = 32LL * wpr;
-    long long s = (long long)part * 32 + lane;
-    for (; s + (UNROLL - 1) * stride < groups; s += UNROLL * stride) {
-      float q[UNROLL][GROUP], s0[UNROLL], s1[UNROLL], off[UNROLL];
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) decode(row, s + u * stride, q[u], s0[u], s1[u], off[u]);
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) accumulate(q[u], s0[u], s1[u], off[u], x, k, s + u * stride, acc);
-    }
-    for (; s < groups; s += stride) {
-      float q[GROUP], s0, s1, off;
-      decode(row, s, q, s0, s1, off);
-      accumulate(q, s0, s1, off, x, k, s, acc);
-    }
+#if X_SHARED
+  if (x_shared) {
+    const float4* src = (const float4*)x;
+    for (long long i = threadIdx.x; i < ROWS * k / 4; i += blockDim.x) x_stage[i] = __ldg(src + i);
+    __syncthreads();
+    row_products<true>(w, (const float*)x_stage, n, k, row_bytes, wpr, part, lane, j, acc);
+  } else {
+    row_products<false>(w, x, n, k, row_bytes, wpr, part, lane, j, acc);
   }
+#else
+  row_products<false>(w, x, n, k, row_bytes, wpr, part, lane, j, acc);
+#endif
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) acc[r] = warp_sum(acc[r]);
   if (wpr == 1) {
     if (j < n && lane == 0) {
 #pragma unroll
-      for (int r = 0; r < ROWS; ++r) y[r * n + j] = acc[r];
+      for (int r = 0; r < ROWS; ++r) y[r * n + j] = finish(acc[r], bias, res, n, r, j);
     }
     return;
   }
@@ -299,7 +350,7 @@ extern "C" __global__ void __launch_bounds__(256) tsr_quant_matvec(const u8* __r
   if (part == 0 && lane < ROWS && j < n) {
     float total = 0.0f;
     for (int p = 0; p < wpr; ++p) total += partial[warp + p][lane];
-    y[lane * n + j] = total;
+    y[lane * n + j] = finish(total, bias, res, n, lane, j);
   }
 }
 )CUDA";
@@ -307,6 +358,7 @@ extern "C" __global__ void __launch_bounds__(256) tsr_quant_matvec(const u8* __r
 constexpr const char* kDequantizeSource = R"CUDA(
 extern "C" __global__ void tsr_dequantize(const u8* __restrict__ w, OUT* __restrict__ y, long long rows, long long k,
     long long row_bytes) {
+  TSR_GRID_PROLOGUE();
   const long long groups = k / GROUP, total = rows * groups;
   const long long step = (long long)gridDim.x * blockDim.x;
   for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += step) {
@@ -322,6 +374,7 @@ extern "C" __global__ void tsr_dequantize(const u8* __restrict__ w, OUT* __restr
 
 constexpr const char* kNarrowSource = R"CUDA(
 extern "C" __global__ void tsr_narrow(const float* __restrict__ x, OUT* __restrict__ y, long long n) {
+  TSR_GRID_PROLOGUE();
   const long long step = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) y[i] = CONVERT(x[i]);
 }
@@ -358,9 +411,12 @@ QuantKernel load(Context& ctx, const std::string& source, const char* name, cons
   return k;
 }
 
-unsigned grid_for(int64_t threads, int multiprocessors) {
-  const int64_t blocks = (threads + 255) / 256;
-  return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, int64_t{16} * std::max(1, multiprocessors)));
+// Matvec launch shapes forced for measuring them: TESSERA_CUDA_MATVEC_UNROLL (groups in flight per
+// lane, 1..8) and TESSERA_CUDA_MATVEC_WPR (warps per weight row: 1, 2, 4 or 8); 0 when unset.
+int matvec_override(const char* name, int most) {
+  const char* env = std::getenv(name);
+  const int v = env != nullptr ? std::atoi(env) : 0;
+  return v >= 1 && v <= most ? v : 0;
 }
 
 int64_t group_of(GgmlType type) {
@@ -384,30 +440,51 @@ bool gpu_decodes(GgmlType type, int64_t k) {
 
 QuantKernel quant_matvec_kernel(Context& ctx, GgmlType type, int rows) {
   TESSERA_CHECK(rows >= 1 && rows <= kMaxMatvecRows, "cuda quant matvec: {} rows (1..{})", rows, kMaxMatvecRows);
-  const std::string src = std::string(kPrelude) + checked_decode(type) + fmt::format("#define ROWS {}\n", rows) +
-                          kMatvecSource;
-  return load(ctx, src, "tsr_quant_matvec", fmt::format("{} matvec kernel ({} rows)", quant::type_name(type), rows));
+  std::string defines = fmt::format("#define ROWS {}\n", rows);
+  if (const int unroll = matvec_override("TESSERA_CUDA_MATVEC_UNROLL", 8)) defines += fmt::format("#define UNROLL {}\n", unroll);
+  defines += fmt::format("#define X_SHARED {}\n", matvec_override("TESSERA_CUDA_MATVEC_XSHARED", 1));
+  const std::string src = std::string(kPrelude) + checked_decode(type) + defines + kMatvecSource;
+  QuantKernel k = load(ctx, src, "tsr_quant_matvec", fmt::format("{} matvec kernel ({} rows)", quant::type_name(type), rows));
+  k.rows = rows;
+  return k;
 }
 
 void launch_quant_matvec(const QuantKernel& k, const void* w, const float* x, float* y, int64_t n, int64_t values,
-                         int64_t row_bytes, int warps_per_row, cudaStream_t stream) {
+                         int64_t row_bytes, int warps_per_row, cudaStream_t stream, const MatvecTail& tail) {
   if (n == 0) return;
   long long nn = n, kk = values, rb = row_bytes;
   int wpr = warps_per_row;
-  void* params[] = {&w, &x, &y, &nn, &kk, &rb, &wpr};
+  const float* bias = tail.bias;
+  const float* res = tail.residual;
+  // x staged in shared memory (TESSERA_CUDA_MATVEC_XSHARED=1, for measuring it) where it fits the
+  // default 48 KiB of a block.
+  const int64_t x_bytes = int64_t{k.rows} * values * 4;
+  static const bool want_shared = matvec_override("TESSERA_CUDA_MATVEC_XSHARED", 1) == 1;
+  int x_shared = want_shared && x_bytes <= 40 * 1024 ? 1 : 0;
+  void* params[] = {&w, &x, &y, &nn, &kk, &rb, &wpr, &bias, &res, &x_shared};
   const int rows_per_block = kMatvecWarps / warps_per_row;
   const auto blocks = static_cast<unsigned>((n + rows_per_block - 1) / rows_per_block);
-  check(cudaLaunchKernel(reinterpret_cast<const void*>(k.kernel), dim3(blocks), dim3(32 * kMatvecWarps), params, 0,
-                         stream),
-        "cudaLaunchKernel (quant matvec)");
+  launch_kernel(reinterpret_cast<const void*>(k.kernel), dim3(blocks), dim3(32 * kMatvecWarps), params,
+                         x_shared != 0 ? static_cast<size_t>(x_bytes) : 0, stream, "cudaLaunchKernel (quant matvec)");
 }
 
 int matvec_warps_per_row(GgmlType type, int64_t n, int64_t k, int multiprocessors) {
+  if (const int forced = matvec_override("TESSERA_CUDA_MATVEC_WPR", kMatvecWarps); forced != 0 && (forced & (forced - 1)) == 0) {
+    return forced;
+  }
   const int64_t groups = k / group_of(type), unroll = group_of(type) == 32 ? 2 : 4;
-  // Enough blocks for 8 per multiprocessor, while every lane still gets a whole unrolled batch.
-  int wpr = 1;
-  while (wpr < kMatvecWarps && n * wpr / kMatvecWarps < int64_t{8} * multiprocessors &&
-         groups >= int64_t{32} * wpr * unroll) {
+  // Measured on an H200 over whole decode steps (tokens/s with one warps-per-row for every product):
+  // rows of a byte or more per value (bf16, Q8_0) and 2048 or more values ran best with two warps per
+  // row (bf16 790 against 743 with one; Q8_0 536 against 493), 4-bit rows with one (Q4_0 577 against
+  // 547), and short rows with one. Short products then take more warps per row while the grid has
+  // fewer than three blocks per multiprocessor and every lane still gets whole unrolled batches (four
+  // for blocks of 32 values).
+  const quant::TypeTraits& t = quant::type_traits(type);
+  const bool wide_values = t.type_size >= t.block_size;  // at least a byte per value
+  const int64_t batches = group_of(type) == 32 ? 4 : 1;
+  int wpr = wide_values && k >= 2048 ? 2 : 1;
+  while (wpr < kMatvecWarps && n * wpr / kMatvecWarps < int64_t{3} * multiprocessors &&
+         groups >= int64_t{32} * (2 * wpr) * unroll * batches) {
     wpr *= 2;
   }
   return wpr;
@@ -425,9 +502,8 @@ void launch_dequantize(const QuantKernel& k, const void* w, void* y, int64_t row
   if (rows == 0 || values == 0) return;
   long long r = rows, kk = values, rb = row_bytes;
   void* params[] = {&w, &y, &r, &kk, &rb};
-  check(cudaLaunchKernel(reinterpret_cast<const void*>(k.kernel), dim3(grid_for(rows * values / 8, multiprocessors)),
-                         dim3(256), params, 0, stream),
-        "cudaLaunchKernel (dequantize)");
+  launch_kernel(reinterpret_cast<const void*>(k.kernel), dim3(grid_stride_blocks(rows * values / 8, multiprocessors)),
+                         dim3(256), params, 0, stream, "cudaLaunchKernel (dequantize)");
 }
 
 QuantKernel narrow_kernel(Context& ctx, DType out) {
@@ -441,9 +517,8 @@ void launch_narrow(const QuantKernel& k, const float* x, void* y, int64_t n, int
   if (n == 0) return;
   long long nn = n;
   void* params[] = {&x, &y, &nn};
-  check(cudaLaunchKernel(reinterpret_cast<const void*>(k.kernel), dim3(grid_for(n, multiprocessors)), dim3(256), params,
-                         0, stream),
-        "cudaLaunchKernel (narrow)");
+  launch_kernel(reinterpret_cast<const void*>(k.kernel), dim3(grid_stride_blocks(n, multiprocessors)), dim3(256), params,
+                         0, stream, "cudaLaunchKernel (narrow)");
 }
 
 }  // namespace tessera::backends::cuda

@@ -25,16 +25,22 @@ bool gpu_decodes(quant::GgmlType type, int64_t k);
 struct QuantKernel {
   std::shared_ptr<KernelModule> module;
   cudaKernel_t kernel = nullptr;
+  int rows = 0;  // activation rows of a matvec kernel
 };
 
-// y[r, j] = sum_c x[r, c] * w[j, c] for r < rows (1..kMaxMatvecRows): x f32 [rows, k] and w 16-byte
-// aligned, y f32 [rows, n]. Blocks of kMatvecWarps warps; `warps_per_row` (1, 2, 4 or 8) of them share
-// a weight row (matvec_warps_per_row: short products split rows so that every multiprocessor has work).
+// y[r, j] = sum_c x[r, c] * w[j, c] (+ bias[j]) (+ residual[r, j]) for r < rows (1..kMaxMatvecRows):
+// x f32 [rows, k] and w 16-byte aligned, y and the residual f32 [rows, n]. Blocks of kMatvecWarps warps;
+// `warps_per_row` (1, 2, 4 or 8) of them share a weight row (matvec_warps_per_row: short products split
+// rows so that every multiprocessor has work).
 inline constexpr int kMatvecWarps = 8;
+struct MatvecTail {
+  const float* bias = nullptr;      // [n], or none
+  const float* residual = nullptr;  // laid out as y (not y itself), or none
+};
 QuantKernel quant_matvec_kernel(Context& ctx, quant::GgmlType type, int rows);
 int matvec_warps_per_row(quant::GgmlType type, int64_t n, int64_t k, int multiprocessors);
 void launch_quant_matvec(const QuantKernel& k, const void* w, const float* x, float* y, int64_t n, int64_t values,
-                         int64_t row_bytes, int warps_per_row, cudaStream_t stream);
+                         int64_t row_bytes, int warps_per_row, cudaStream_t stream, const MatvecTail& tail = {});
 
 // y[r, :] = row r of w decoded (f32, f16 or bf16), bit for bit the reference's values before the final
 // rounding to a 16-bit type.

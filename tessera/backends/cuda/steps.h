@@ -8,6 +8,7 @@
 #include "tessera/backends/common/lower_graph.h"
 #include "tessera/backends/common/lowering.h"
 #include "tessera/backends/cuda/context.h"
+#include "tessera/backends/cuda/grid.h"
 #include "tessera/backends/cuda/loop_kernels.h"
 
 namespace tessera::backends::cuda {

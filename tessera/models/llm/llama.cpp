@@ -7,7 +7,7 @@
 
 namespace tessera::models::llm {
 
-LlamaWeights load_llama(const io::gguf::Reader& file, const LlmConfig& c) {
+LlamaWeights load_llama(const io::gguf::Reader& file, const LlmConfig& c, bool stack_projections) {
   const WeightLoader load(file, "llama");
   const int64_t q_width = c.n_head * c.head_dim, kv_width = c.n_head_kv * c.head_dim;
   LlamaWeights w;
@@ -25,6 +25,8 @@ LlamaWeights load_llama(const io::gguf::Reader& file, const LlmConfig& c) {
     l.w_gate = load.matrix(name("ffn_gate"), c.n_ff, c.n_embd);
     l.w_up = load.matrix(name("ffn_up"), c.n_ff, c.n_embd);
     l.w_down = load.matrix(name("ffn_down"), c.n_embd, c.n_ff);
+    l.qkv = stack_weights({&l.wq, &l.wk, &l.wv}, stack_projections);
+    l.gate_up = stack_weights({&l.w_gate, &l.w_up}, stack_projections);
     w.layers.push_back(std::move(l));
   }
   w.output_norm = load.vector("output_norm.weight", c.n_embd);
@@ -33,6 +35,31 @@ LlamaWeights load_llama(const io::gguf::Reader& file, const LlmConfig& c) {
   w.output = w.tied ? w.token_embd : load.matrix("output.weight", c.n_vocab, c.n_embd);
   return w;
 }
+
+namespace {
+
+struct Projections {
+  Tensor q, k, v;  // [n, heads, head_dim]; q and k turned by RoPE
+};
+
+// When q and k come out of one product they turn as one tensor of n_head + n_head_kv heads: one
+// generated kernel instead of two.
+Projections project_qkv(const Tensor& h, const LlamaLayer& l, const RopeTable& rope, const LlmConfig& c) {
+  const int64_t n = h.dim(0), hq = c.n_head, hk = c.n_head_kv, d = c.head_dim;
+  if (l.qkv.front().rows.size() >= 2) {
+    const StackedWeight& first = l.qkv.front();
+    const Tensor y = linear(h, first.weight);
+    const Tensor qk = rope_pairs(ops::reshape(ops::slice(y, 1, 0, (hq + hk) * d), {n, hq + hk, d}), rope);
+    const Tensor v = first.rows.size() == 3 ? ops::slice(y, 1, (hq + hk) * d, (hq + 2 * hk) * d)
+                                            : linear(h, l.qkv[1].weight);
+    return {ops::slice(qk, 1, 0, hq), ops::slice(qk, 1, hq, hq + hk), ops::reshape(v, {n, hk, d})};
+  }
+  const std::vector<Tensor> p = linear_parts(h, l.qkv);
+  return {rope_pairs(ops::reshape(p[0], {n, hq, d}), rope), rope_pairs(ops::reshape(p[1], {n, hk, d}), rope),
+          ops::reshape(p[2], {n, hk, d})};
+}
+
+}  // namespace
 
 Tensor llama_forward(const LlamaWeights& w, const Tensor& tokens, const Tensor& positions, const Attend& attend,
                      bool last_row_only) {
@@ -44,12 +71,11 @@ Tensor llama_forward(const LlamaWeights& w, const Tensor& tokens, const Tensor& 
   for (size_t i = 0; i < w.layers.size(); ++i) {
     const LlamaLayer& l = w.layers[i];
     const Tensor h = ops::rms_norm(x, norm_shape, l.attn_norm, c.norm_eps);
-    const Tensor q = rope_pairs(ops::reshape(linear(h, l.wq), {n, c.n_head, c.head_dim}), rope);
-    const Tensor k = rope_pairs(ops::reshape(linear(h, l.wk), {n, c.n_head_kv, c.head_dim}), rope);
-    const Tensor v = ops::reshape(linear(h, l.wv), {n, c.n_head_kv, c.head_dim});
-    x = x + linear(attend(static_cast<int64_t>(i), q, k, v), l.wo);
+    const Projections p = project_qkv(h, l, rope, c);
+    x = x + linear(attend(static_cast<int64_t>(i), p.q, p.k, p.v), l.wo);
     const Tensor f = ops::rms_norm(x, norm_shape, l.ffn_norm, c.norm_eps);
-    x = x + linear(ops::silu(linear(f, l.w_gate)) * linear(f, l.w_up), l.w_down);
+    const std::vector<Tensor> gate_up = linear_parts(f, l.gate_up);
+    x = x + linear(ops::silu(gate_up[0]) * gate_up[1], l.w_down);
   }
   if (last_row_only) x = ops::slice(x, 0, n - 1, n);  // generation needs only the next token's logits
   return linear(ops::rms_norm(x, norm_shape, w.output_norm, c.norm_eps), w.output);

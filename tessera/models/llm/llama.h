@@ -8,6 +8,7 @@
 #include "tessera/models/llm/attend.h"
 #include "tessera/models/llm/gguf_weights.h"
 #include "tessera/models/llm/llm_config.h"
+#include "tessera/models/llm/stacked_weight.h"
 
 namespace tessera::models::llm {
 
@@ -16,6 +17,8 @@ struct LlamaLayer {
   QuantWeight wq, wk, wv, wo;
   Tensor ffn_norm;  // f32 [n_embd]
   QuantWeight w_gate, w_up, w_down;
+  // What the forward multiplies by: {wq, wk, wv} and {w_gate, w_up}, stacked where the load asked for it.
+  std::vector<StackedWeight> qkv, gate_up;
 };
 
 struct LlamaWeights {
@@ -27,7 +30,10 @@ struct LlamaWeights {
   bool tied = false;
 };
 
-LlamaWeights load_llama(const io::gguf::Reader& file, const LlmConfig& config);
+// With `stack_projections`, q/k/v and gate/up of a layer become one product each where their types
+// agree (stacked_weight.h): fewer, larger launches on a GPU, at the cost of a copy of those weights in
+// memory beside the file's mapping.
+LlamaWeights load_llama(const io::gguf::Reader& file, const LlmConfig& config, bool stack_projections = false);
 
 // Logits [n, n_vocab] of tokens (integer [n]) at positions (integer [n]); `attend` combines each
 // layer's RoPE'd queries with its keys and values (causal_attend for a whole sequence).

@@ -6,19 +6,20 @@ namespace tessera::models::llm {
 
 namespace {
 
-std::variant<LlamaWeights, Gpt2Weights> load_weights(const io::gguf::Reader& file) {
+std::variant<LlamaWeights, Gpt2Weights> load_weights(const io::gguf::Reader& file, const LoadOptions& options) {
   const LlmConfig config = read_llm_config(file);
-  if (config.arch == Arch::llama) return load_llama(file, config);
+  if (config.arch == Arch::llama) return load_llama(file, config, options.stack_projections);
   return load_gpt2(file, config);
 }
 
 }  // namespace
 
-LlmModel LlmModel::load(const std::string& path) {
-  return LlmModel(io::gguf::Reader::open(path));
+LlmModel LlmModel::load(const std::string& path, const LoadOptions& options) {
+  return LlmModel(io::gguf::Reader::open(path), options);
 }
 
-LlmModel::LlmModel(const io::gguf::Reader& file) : file_(file), weights_(load_weights(file)) {}
+LlmModel::LlmModel(const io::gguf::Reader& file, const LoadOptions& options)
+    : file_(file), weights_(load_weights(file, options)) {}
 
 const LlmConfig& LlmModel::config() const {
   return std::visit([](const auto& w) -> const LlmConfig& { return w.config; }, weights_);

@@ -5,18 +5,27 @@
 #include <string>
 #include <variant>
 
+#include "tessera/core/device.h"
 #include "tessera/ir/graph.h"
 #include "tessera/models/llm/gpt2.h"
 #include "tessera/models/llm/llama.h"
 
 namespace tessera::models::llm {
 
+// How the weights are arranged for the device that will run them.
+struct LoadOptions {
+  // One product for q/k/v and one for gate/up (llama.h): pays on a GPU, where every launch costs a few
+  // microseconds; on the CPU it would only hold a second copy of those weights.
+  bool stack_projections = false;
+  static LoadOptions for_device(const Device& device) { return LoadOptions{!device.is_host()}; }
+};
+
 // A Llama-family or GPT-2 model read from a GGUF file, run as Tessera graphs.
 class LlmModel {
  public:
   // Opens, validates and maps the file; throws naming the file and what is wrong with it.
-  static LlmModel load(const std::string& path);
-  explicit LlmModel(const io::gguf::Reader& file);
+  static LlmModel load(const std::string& path, const LoadOptions& options = {});
+  explicit LlmModel(const io::gguf::Reader& file, const LoadOptions& options = {});
 
   const LlmConfig& config() const;
   const io::gguf::Reader& file() const { return file_; }
