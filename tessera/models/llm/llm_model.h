@@ -17,6 +17,7 @@ struct LoadOptions {
   // One product for q/k/v and one for gate/up (llama.h): pays on a GPU, where every launch costs a few
   // microseconds; on the CPU it would only hold a second copy of those weights.
   bool stack_projections = false;
+  // Stacked on a GPU, not on the host.
   static LoadOptions for_device(const Device& device) { return LoadOptions{!device.is_host()}; }
 };
 
