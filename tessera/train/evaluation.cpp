@@ -96,8 +96,10 @@ Evaluation Evaluator::run(const data::TensorDataset& data) {
       tessera::eval(out);
     }
     TESSERA_CHECK(out[0].numel() == 1, "evaluate: the model's loss is not a scalar");
-    loss_sum += out[0].item();
-    const std::vector<int64_t> predicted = out[1].array().to_vector<int64_t>();
+    // A GPU backend's results live on the device.
+    auto on_host = [](const Array& a) { return a.on_host() ? a : a.to(host_device()); };
+    loss_sum += on_host(out[0].array()).to_vector<double>()[0];
+    const std::vector<int64_t> predicted = on_host(out[1].array()).to_vector<int64_t>();
     for (size_t i = 0; i < predicted.size(); ++i) {
       const int64_t truth = labels[static_cast<size_t>(done) + i];
       const int64_t guess = predicted[i];
