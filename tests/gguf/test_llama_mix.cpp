@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sys/wait.h>
+#include <tuple>
 
 #include "gguf_test_util.h"
 #include "io/io_test_util.h"
@@ -262,4 +264,47 @@ TEST(LlamaMix, TrainingCheckpointLosesItsOptimiserState) {
   for (const auto& [key, value] : r.metadata()) EXPECT_NE(key.rfind("optim.", 0), 0u) << key;
   EXPECT_EQ(r.tensor("model.1.weight").type, GgmlType::q8_0);
   EXPECT_EQ(r.get("model").as_string(), "mlp");
+}
+
+TEST(LlamaMix, QuantizeCliTakesTheMixesAndDropsOptimiserState) {
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "tessera";
+  if (!std::filesystem::exists(exe)) GTEST_SKIP() << "the tessera executable is not built next to this test";
+  auto run = [&](const std::string& args) {
+    std::string out;
+    FILE* p = ::popen((exe.string() + " " + args + " 2>&1").c_str(), "r");
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+    const int status = ::pclose(p);
+    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  };
+  ScratchDir dir;
+  const std::string in = write_model(dir, {.layers = 2});
+  auto [code, out] = run("quantize " + in + " " + dir.file("m.gguf") + " --type q3_k_l");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("chosen by the mix"), std::string::npos) << out;
+  EXPECT_EQ(gguf::Reader::open(dir.file("m.gguf")).tensor(blk(0, "attn_v")).type, GgmlType::q5_k);
+  std::tie(code, out) = run("quantize " + in + " " + dir.file("m.gguf") + " --type q2_k --llama-mix");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_EQ(gguf::Reader::open(dir.file("m.gguf")).tensor(blk(0, "ffn_down")).type, GgmlType::q3_k);
+  std::tie(code, out) = run("quantize " + in + " " + dir.file("m.gguf") + " --type q2_k --lama-mix");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("did you mean '--llama-mix'"), std::string::npos) << out;
+  std::tie(code, out) = run("quantize " + in + " " + dir.file("m.gguf") + " --type q4_k_q");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("q4_k_q"), std::string::npos) << out;
+
+  // A training checkpoint: the summary says what was dropped.
+  ops::Generator gen(0);
+  auto model = models::mlp(gen, 32, 2);
+  optim::Adam opt(*model, {.lr = 1e-3});
+  const Tensor loss = ops::cross_entropy((*model)(Tensor::from_array(random_array({2, 32}, 3, 0, 1, DType::f32))),
+                                         Tensor::from_vector<int64_t>({0, 1}, {2}));
+  opt.zero_grad();
+  loss.backward();
+  opt.step();
+  train::save_checkpoint(dir.file("c.safetensors"), *model, &opt, {{"model", "mlp"}});
+  std::tie(code, out) = run("quantize " + dir.file("c.safetensors") + " " + dir.file("c.gguf") + " --type q8_0 -q");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("dropped the optimiser state of the training checkpoint: 16 tensors"), std::string::npos) << out;
+  EXPECT_NE(out.find(": 8 tensors"), std::string::npos) << out;
 }
