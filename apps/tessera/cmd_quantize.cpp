@@ -75,8 +75,8 @@ Command add_quantize_command(CLI::App& root) {
   app->add_option("OUT", o->out, "Output GGUF file (written atomically)")->required()->check(output_file());
   app->add_option("--type", o->type,
                   "Block type for the weight matrices: q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k f16 bf16 f32 "
-                  "(every weight matrix in it, as llama-quantize --pure), or one of llama-quantize's mixes q2_k_s "
-                  "q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m")
+                  "(every weight matrix in it, as llama-quantize --pure), or one of llama-quantize's mixes q3_k_s "
+                  "q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s q5_k_m (not q2_k_s: it needs an importance matrix)")
       ->required();
   app->add_flag("--llama-mix", o->llama_mix,
                 "Read a plain --type as llama-quantize's file type of that name without --pure (q2_k: Q3_K/Q4_K "

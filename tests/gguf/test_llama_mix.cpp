@@ -154,15 +154,28 @@ TEST(LlamaMix, Q2KDependsOnGroupedQueryAttention) {
   const std::string mha = write_model(dir, {.kv_heads = 32}, "mha.gguf");
   auto b = quantized_types(dir, mha, "q2_k", true);
   EXPECT_EQ(b[blk(3, "attn_v")], GgmlType::q3_k);
-  auto bs = quantized_types(dir, mha, "q2_k_s");
-  EXPECT_EQ(bs[blk(3, "attn_v")], GgmlType::q2_k);
-  auto as = quantized_types(dir, gqa4, "q2_k_s");
-  EXPECT_EQ(file_type(dir, "q2_k_s"), 21u);
+  // Q2_K_S needs an importance matrix in llama-quantize, so quantize refuses it; its rules still hold.
+  EXPECT_TESSERA_ERROR(gguf::options_for_type("q2_k_s"), "q2_k_s", "importance matrix");
+  EXPECT_EQ(gguf::llama_mix_file_type("q2_k_s"), 21u);
+  std::vector<gguf::MixTensor> tensors;
   for (int64_t i = 0; i < 16; ++i) {
-    EXPECT_EQ(as[blk(i, "attn_v")], GgmlType::q4_k) << i;
-    EXPECT_EQ(as[blk(i, "ffn_down")], i < 2 ? GgmlType::q4_k : GgmlType::q2_k) << i;
-    EXPECT_EQ(as[blk(i, "attn_output")], GgmlType::q2_k) << i;
+    for (const char* t : {"attn_output", "attn_v", "ffn_down"}) tensors.push_back({blk(i, t), 256});
   }
+  std::map<std::string, GgmlType> s;
+  for (const auto& o : gguf::llama_mix_overrides("q2_k_s", {.n_layers = 16, .n_head = 32, .n_head_kv = 8}, tensors)) {
+    s[o.pattern] = o.type;
+  }
+  for (int64_t i = 0; i < 16; ++i) {
+    EXPECT_EQ(s[blk(i, "attn_v")], GgmlType::q4_k) << i;
+    EXPECT_EQ(s.count(blk(i, "ffn_down")) ? s[blk(i, "ffn_down")] : GgmlType::q2_k, i < 2 ? GgmlType::q4_k : GgmlType::q2_k)
+        << i;
+    EXPECT_EQ(s.count(blk(i, "attn_output")), 0u) << i;  // stays Q2_K
+  }
+  std::map<std::string, GgmlType> mha_s;
+  for (const auto& o : gguf::llama_mix_overrides("q2_k_s", {.n_layers = 16, .n_head = 32, .n_head_kv = 32}, tensors)) {
+    mha_s[o.pattern] = o.type;
+  }
+  EXPECT_EQ(mha_s.count(blk(3, "attn_v")), 0u);  // one query head per KV head: no bump
 }
 
 TEST(LlamaMix, WholeFileTypesOnlyMoveTheOutputMatrix) {

@@ -48,7 +48,7 @@ struct MixTensor {
 
 // The mixes, lower-case as `tessera quantize --type` takes them: q2_k, q2_k_s, q3_k_s, q3_k_m, q3_k_l,
 // q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k, and the legacy q4_0, q4_1, q5_0, q5_1, q8_0 (only output.weight
-// differs for those).
+// differs for those). options_for_type refuses q2_k_s, which needs an importance matrix.
 const std::vector<std::string>& llama_mix_names();
 // The mix's base type (q3_k for q3_k_m), or nullopt for a name that is not a mix.
 std::optional<quant::GgmlType> llama_mix_base_type(const std::string& mix);

@@ -266,6 +266,10 @@ QuantizeOptions options_for_type(const std::string& name, bool llama_mix) {
   std::string mix = name;
   if (llama_mix && (name == "q3_k" || name == "q4_k" || name == "q5_k")) mix = name + "_m";  // llama-quantize's aliases
   const bool suffixed = name.size() > 2 && (name.ends_with("_s") || name.ends_with("_m") || name.ends_with("_l"));
+  // llama-quantize refuses Q2_K_S without an importance matrix (tensor_requires_imatrix), and Tessera takes none.
+  TESSERA_CHECK(mix != "q2_k_s",
+                "--type q2_k_s: llama-quantize needs an importance matrix for its Q2_K tensors, which tessera quantize "
+                "does not take; use q2_k with --llama-mix, or q3_k_s");
   if (const std::optional<GgmlType> base = llama_mix_base_type(mix); base && (llama_mix || suffixed)) {
     o.type = *base;
     o.mix = mix;

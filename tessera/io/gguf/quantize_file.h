@@ -9,7 +9,7 @@
 // ...) keep their type. Everything else (1-D tensors: norms, biases) stays as it is, i.e. f32. A row
 // length that is not a multiple of the target's block size falls back as llama.cpp does
 // (Q2_K/Q3_K -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, and F16 if even that does not fit).
-// This is llama-quantize's `--pure` behaviour unless a mix is named (q2_k_s, q3_k_s/m/l, q4_k_s/m,
+// This is llama-quantize's `--pure` behaviour unless a mix is named (q3_k_s/m/l, q4_k_s/m,
 // q5_k_s/m, or any llama-quantize file type with `llama_mix`): the mix adds llama-quantize's per-tensor
 // choices (llama_mix.h) as overrides after the user's; a choice whose blocks do not fit the rows falls
 // back from the chosen type as above (Q6_K -> Q8_0), as llama.cpp's tensor_type_fallback does.
