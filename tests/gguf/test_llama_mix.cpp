@@ -25,7 +25,7 @@ using quant::GgmlType;
 
 namespace {
 
-struct Shape_ {
+struct TinyModel {
   int64_t layers = 16;
   int64_t heads = 32, kv_heads = 8;
   int64_t experts = 0;
@@ -34,7 +34,7 @@ struct Shape_ {
 };
 
 // A Llama-shaped GGUF with one-row matrices (cheap to quantize) and the metadata the rules read.
-std::string write_model(const ScratchDir& dir, const Shape_& s, const std::string& name = "model.gguf") {
+std::string write_model(const ScratchDir& dir, const TinyModel& s, const std::string& name = "model.gguf") {
   gguf::Writer w;
   w.set("general.architecture", gguf::Value::string("llama"));
   w.set("llama.block_count", gguf::Value::u32(static_cast<uint64_t>(s.layers)));
@@ -63,7 +63,8 @@ std::map<std::string, GgmlType> quantized_types(const ScratchDir& dir, const std
   const std::string out = dir.file(type + ".out.gguf");
   gguf::quantize_file(in, out, gguf::options_for_type(type, llama_mix));
   std::map<std::string, GgmlType> types;
-  for (const gguf::TensorInfo& t : gguf::Reader::open(out).tensors()) types[t.name] = t.type;
+  const gguf::Reader reader = gguf::Reader::open(out);
+  for (const gguf::TensorInfo& t : reader.tensors()) types[t.name] = t.type;
   return types;
 }
 

@@ -71,8 +71,8 @@ TEST_F(CliTest, TrainOnACsvFileThenEvaluateIt) {
 
 TEST_F(CliTest, BadCsvDataNamesTheFileLineAndColumn) {
   const std::vector<std::tuple<std::string, std::string, std::vector<std::string>>> cases{
-      {"word.csv", "x0,x1,label\n1,2,0\n3,abc,1\n", {"word.csv:3", "x1", "'abc'"}},
-      {"ragged.csv", "x0,x1,label\n1,2,0\n3,1\n", {"ragged.csv:3", "expected 3 cells"}},
+      {"word.csv", "x0,x1,label\n1,2,0\n3,abc,1\n", {"word.csv':3", "x1", "'abc'"}},
+      {"ragged.csv", "x0,x1,label\n1,2,0\n3,1\n", {"ragged.csv':3", "expected 3 cells"}},
       {"negative.csv", "x0,x1,label\n1,2,0\n3,4,1\n5,6,-1\n", {"negative.csv:4", "label", "-1", "class index"}},
       {"fraction.csv", "x0,x1,label\n1,2,0.5\n", {"fraction.csv:2", "label", "0.5"}},
       {"header.csv", "x0,x1,label\n", {"header.csv", "no rows"}},
@@ -87,9 +87,11 @@ TEST_F(CliTest, BadCsvDataNamesTheFileLineAndColumn) {
   const CliResult missing = run("train --dataset csv --quiet --data " + shell_quote(path("absent.csv").string()));
   EXPECT_EQ(missing.exit_code, 1) << missing.err;
   EXPECT_TRUE(contains(missing.err, "absent.csv")) << missing.err;
+  write_file(path("good.csv"), separable_csv(10));
   const CliResult label = run("train --dataset csv --quiet --label-column kind --data " +
-                              shell_quote(path("word.csv").string()));
-  EXPECT_TRUE(contains(label.err, "kind")) << label.err;
+                              shell_quote(path("good.csv").string()));
+  EXPECT_EQ(label.exit_code, 1) << label.err;
+  EXPECT_TRUE(contains(label.err, "no column named 'kind'")) << label.err;
   const CliResult no_data = run("train --dataset csv --quiet");
   EXPECT_EQ(no_data.exit_code, 1) << no_data.err;
   EXPECT_TRUE(contains(no_data.err, "--data")) << no_data.err;
