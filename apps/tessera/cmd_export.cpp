@@ -1,6 +1,7 @@
-// tessera export stablehlo: writes a built-in model's forward pass or training step (or any graph in
-// Tessera's IR text form) as a StableHLO module, with its example inputs and Tessera's own outputs as
-// .npy files and a JSON manifest, so that XLA, IREE or anyone else can run it and compare.
+// tessera export stablehlo: writes a built-in model's forward pass or training step (seeded weights, or
+// a training checkpoint's with --checkpoint), or any graph in Tessera's IR text form, as a StableHLO
+// module with its example inputs and Tessera's own outputs as .npy files and a JSON manifest, so that
+// XLA, IREE or anyone else can run it and compare.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 
 #include "command.h"
 #include "usage_errors.h"
+#include "export_checkpoint.h"
 #include "file_io.h"
 #include "tessera/backends/backend.h"
 #include "tessera/io/stablehlo/bundle.h"
@@ -25,6 +27,8 @@ namespace {
 struct ExportCli {
   io::stablehlo::ProgramOptions program;
   std::string graph_file;
+  std::string checkpoint;   // export these trained weights instead of seeded ones
+  bool model_given = false;
   std::string precision = "default";
   std::string out_dir;
   std::string name;
@@ -59,7 +63,16 @@ int run_stablehlo(const ExportCli& cli) {
     if (!cli.quiet) std::cerr << fmt::format("wrote {}\n", path);
     return kExitOk;
   }
-  const shlo::Program program = shlo::build_program(cli.program);
+  shlo::ProgramOptions program_options = cli.program;
+  if (!cli.checkpoint.empty()) {
+    const std::string trained = checkpoint_model(cli.checkpoint);
+    TESSERA_CHECK(!cli.model_given || trained == cli.program.model,
+                  "export: --model {} but checkpoint {} holds a {} (leave --model out to export the checkpoint's)",
+                  cli.program.model, cli.checkpoint, trained);
+    program_options.model = trained;
+  }
+  shlo::Program program = shlo::build_program(program_options);
+  if (!cli.checkpoint.empty()) use_checkpoint_weights(program, cli.checkpoint, program_options.train_step);
   module = shlo::export_graph(program.graph, options);
   shlo::check_exported(module);
   bundle.name = cli.name.empty() ? program.name : cli.name;
@@ -67,7 +80,8 @@ int run_stablehlo(const ExportCli& cli) {
   bundle.inputs = program.inputs;
   bundle.result_names = program.output_names;
   if (!cli.no_expected) bundle.expected = shlo::reference_outputs(program);
-  info["model"] = shlo::json_string(cli.program.model);
+  info["model"] = shlo::json_string(program_options.model);
+  info["weights"] = cli.checkpoint.empty() ? shlo::json_string("seeded") : shlo::json_string(cli.checkpoint);
   info["batch_size"] = std::to_string(cli.program.batch_size);
   info["train_step"] = cli.program.train_step ? "true" : "false";
   info["seed"] = std::to_string(cli.program.seed);
@@ -88,9 +102,13 @@ Command add_export_command(CLI::App& root) {
   app->require_subcommand(1);
   CLI::App* shlo = app->add_subcommand(
       "stablehlo", "Write a StableHLO module (MLIR text) with example inputs and Tessera's outputs as .npy files");
-  shlo->add_option("--model", cli->program.model, "Built-in model")
-      ->check(CLI::IsMember({"mlp", "cnn", "transformer"}))
-      ->capture_default_str();
+  CLI::Option* model = shlo->add_option("--model", cli->program.model, "Built-in model (default: the checkpoint's)")
+                           ->check(CLI::IsMember({"mlp", "cnn", "transformer"}))
+                           ->capture_default_str();
+  shlo->add_option("--checkpoint", cli->checkpoint,
+                   "Export the weights of this `tessera train` checkpoint (with --train-step also its Adam moments "
+                   "and step count) instead of seeded ones")
+      ->check(CLI::ExistingFile);
   shlo->add_option("--batch-size", cli->program.batch_size, "Batch size of the example inputs")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
@@ -111,7 +129,10 @@ Command add_export_command(CLI::App& root) {
   shlo->add_flag("--no-expected", cli->no_expected, "Skip computing Tessera's outputs (the reference backend)");
   shlo->add_flag("--quiet", cli->quiet, "Print nothing on success");
   shlo->add_option("--out", cli->out_dir, "Output folder")->required()->check(output_folder());
-  return {app, [cli, shlo] {
+  return {app, [cli, shlo, model] {
+            cli->model_given = model->count() > 0;
+            TESSERA_CHECK(cli->checkpoint.empty() || cli->graph_file.empty(),
+                          "export: --checkpoint gives a model's weights; --graph exports a graph file as it is");
             if (shlo->parsed()) return run_stablehlo(*cli);
             return kExitUsage;
           }};

@@ -1,12 +1,13 @@
-// tessera train: trains an image classifier (Fashion-MNIST; mlp or cnn), printing progress, per-epoch
-// metrics, and writing a checkpoint, metrics.csv and curves.png into --out. With no options it runs
-// the README's default job: one epoch of the MLP.
+// tessera train: trains a classifier (mlp or cnn) on Fashion-MNIST or the user's own CSV file or image
+// folder, printing progress, per-epoch metrics, and writing a checkpoint, metrics.csv and curves.png
+// into --out. With no options it runs the README's default job: one epoch of the MLP on Fashion-MNIST.
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "command.h"
+#include "dataset_options.h"
 #include "file_io.h"
 #include "usage_errors.h"
 #include "tessera/backends/backend.h"
@@ -45,8 +46,9 @@ Command add_train_command(CLI::App& root) {
   auto cli = std::make_shared<TrainCli>();
   train::TrainOptions& o = cli->options;
   CLI::App* app = root.add_subcommand("train", "Train an image classifier (default: the MLP on Fashion-MNIST, 1 epoch)");
-  app->add_option("--dataset", o.dataset, "Dataset")->check(CLI::IsMember({"fashion-mnist"}))->capture_default_str();
-  app->add_option("--data-dir", o.data_dir, "Where the dataset's files are (default: its Debian package's folder)");
+  add_dataset_options(*app, o.dataset, o.data_dir, o.data, o.label_column);
+  app->add_option("--test-data", o.test_data,
+                  "csv / image-folder: a separate test set (default: every fifth example of --data)");
   app->add_option("--model", o.model, "Model")->check(CLI::IsMember({"mlp", "cnn"}))->capture_default_str();
   app->add_option("--epochs", o.epochs, "Epochs to train")
       ->check(CLI::Range(int64_t{1}, train::kMaxEpochs))

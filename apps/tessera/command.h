@@ -24,6 +24,7 @@ struct Command {
 Command add_inspect_command(CLI::App& root);
 Command add_ops_command(CLI::App& root);
 Command add_train_command(CLI::App& root);
+Command add_eval_command(CLI::App& root);
 Command add_quantize_command(CLI::App& root);
 Command add_bench_command(CLI::App& root);
 Command add_export_command(CLI::App& root);

@@ -40,6 +40,7 @@ int run(int argc, char** argv) {
       add_inspect_command(app),
       add_ops_command(app),
       add_train_command(app),
+      add_eval_command(app),
       add_quantize_command(app),
       bench,
       add_export_command(app),

@@ -12,15 +12,17 @@
 
 #include "tessera/core/parse_int.h"
 #include "tessera/data/dataset.h"
-#include "tessera/data/fashion_mnist.h"
 #include "tessera/io/atomic_file.h"
 #include "tessera/models/vision.h"
 #include "tessera/ops/ops.h"
 #include "tessera/optim/optim.h"
 #include "tessera/train/checkpoint.h"
+#include "tessera/train/curves.h"
+#include "tessera/train/data_source.h"
+#include "tessera/train/evaluation.h"
+#include "tessera/train/model_spec.h"
 #include "tessera/train/progress.h"
 #include "tessera/train/train_step.h"
-#include "tessera/viz/chart.h"
 
 namespace tessera::train {
 
@@ -31,7 +33,9 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 void validate(const TrainOptions& o) {
-  TESSERA_CHECK(o.dataset == "fashion-mnist", "train: unknown dataset '{}' (expected fashion-mnist)", o.dataset);
+  const std::vector<std::string> datasets = dataset_names();
+  TESSERA_CHECK(std::find(datasets.begin(), datasets.end(), o.dataset) != datasets.end(),
+                "train: unknown dataset '{}' (expected {})", o.dataset, fmt::join(datasets, ", "));
   const std::vector<std::string> models = models::classifier_names();
   TESSERA_CHECK(std::find(models.begin(), models.end(), o.model) != models.end(),
                 "train: unknown model '{}' (expected {})", o.model, fmt::join(models, " or "));
@@ -74,27 +78,6 @@ optim::Schedule make_schedule(const TrainOptions& o, int64_t total_steps) {
 
 data::TensorDataset limit(const data::TensorDataset& d, int64_t n) {
   return n > 0 && n < d.size() ? d.slice(0, n) : d;
-}
-
-// Mean loss and accuracy over a dataset, in evaluation mode, 1000 examples at a time.
-std::pair<double, double> evaluate(nn::Module& model, const data::TensorDataset& test) {
-  model.eval();
-  data::DataLoader loader(std::make_shared<data::TensorDataset>(test), 1000);
-  double loss_sum = 0;
-  int64_t correct = 0;
-  for (int64_t b = 0; b < loader.num_batches(); ++b) {
-    data::Batch batch = loader.batch(b);
-    const Tensor logits = model(Tensor::from_array(batch.inputs));
-    const Tensor labels = Tensor::from_array(batch.targets);
-    const Tensor loss = ops::cross_entropy(logits, labels, {.reduction = ops::Reduction::Sum});
-    const Tensor hits = ops::sum(ops::eq(ops::argmax(logits, 1), labels));
-    tessera::eval({loss, hits});
-    loss_sum += loss.item();
-    correct += static_cast<int64_t>(hits.item());
-  }
-  model.train();
-  const double n = static_cast<double>(test.size());
-  return {loss_sum / n, static_cast<double>(correct) / n};
 }
 
 // The per-epoch rows 1..up_to of the run a checkpoint continues: the checkpoint's own copy (metadata
@@ -142,25 +125,25 @@ void write_metrics_csv(const std::string& path, const std::vector<EpochRecord>& 
   io::write_file_atomic(path, metrics_csv(rows));
 }
 
-void write_curves_png(const std::string& path, const TrainReport& report) {
-  viz::Series batch_loss{"batch loss (smoothed)", {}, {}, {31, 119, 180}};
-  for (auto [x, y] : report.loss_curve) {
-    batch_loss.x.push_back(x);
-    batch_loss.y.push_back(y);
-  }
-  viz::Series train_loss{"train loss", {}, {}, {255, 127, 14}}, test_loss{"test loss", {}, {}, {44, 160, 44}};
-  viz::Series accuracy{"test accuracy", {}, {}, {214, 39, 40}};
-  for (const EpochRecord& r : report.epochs) {
-    train_loss.x.push_back(static_cast<double>(r.epoch));
-    train_loss.y.push_back(r.train_loss);
-    test_loss.x.push_back(static_cast<double>(r.epoch));
-    test_loss.y.push_back(r.test_loss);
-    accuracy.x.push_back(static_cast<double>(r.epoch));
-    accuracy.y.push_back(r.test_accuracy * 100.0);
-  }
-  viz::write_charts_png(path, {viz::Chart{"loss", "epoch", {batch_loss, train_loss, test_loss}},
-                               viz::Chart{"test accuracy (%)", "epoch", {accuracy}}});
+// The batch-loss history before a resumed run: the checkpoint's copy, none for older checkpoints.
+LossCurve earlier_loss_curve(const std::string& checkpoint, const std::map<std::string, std::string>& meta) {
+  auto kept = meta.find("loss_curve");
+  if (kept == meta.end()) return {};
+  return parse_loss_curve(kept->second, fmt::format("checkpoint {}: metadata 'loss_curve'", checkpoint));
 }
+
+// A resumed run must rebuild the model it continues: same inputs, same classes.
+void check_same_spec(const std::string& checkpoint, const ModelSpec& saved, const ModelSpec& now) {
+  TESSERA_CHECK(saved.input == now.input,
+                "train: checkpoint {} was trained on examples of shape {}, but this data has {}", checkpoint,
+                shape_str(saved.input), shape_str(now.input));
+  TESSERA_CHECK(saved.classes == now.classes,
+                "train: checkpoint {} was trained on {} classes ({}), but this data has {} ({})", checkpoint,
+                saved.classes.size(), fmt::join(saved.classes, ", "), now.classes.size(), fmt::join(now.classes, ", "));
+}
+
+// About 100 points per epoch: enough for a readable curve, few enough for the checkpoint's metadata.
+int64_t curve_stride(int64_t steps_per_epoch) { return std::max<int64_t>(1, steps_per_epoch / 100); }
 
 }  // namespace
 
@@ -169,22 +152,29 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
   const auto start = Clock::now();
   int64_t first_epoch = 0;
   std::vector<EpochRecord> history;
+  LossCurve earlier_curve;
+  std::map<std::string, std::string> resume_meta;
   if (!o.resume.empty()) {
     // Checked before loading the data, so that a wrong checkpoint fails at once.
-    const std::map<std::string, std::string> meta = read_checkpoint_metadata(o.resume);
-    first_epoch = resume_epoch(o, meta);
-    history = earlier_epochs(o.resume, meta, first_epoch);
+    resume_meta = read_checkpoint_metadata(o.resume);
+    first_epoch = resume_epoch(o, resume_meta);
+    history = earlier_epochs(o.resume, resume_meta, first_epoch);
+    earlier_curve = earlier_loss_curve(o.resume, resume_meta);
   }
-  const std::string dir = o.data_dir.empty() ? data::kFashionMnistDir : o.data_dir;
-  auto train_set = std::make_shared<data::TensorDataset>(limit(data::load_fashion_mnist("train", dir), o.train_limit));
-  const data::TensorDataset test_set = limit(data::load_fashion_mnist("test", dir), o.test_limit);
+  const ClassificationData data = load_training_data(
+      {.dataset = o.dataset, .data_dir = o.data_dir, .data = o.data, .test_data = o.test_data, .label_column = o.label_column});
+  auto train_set = std::make_shared<data::TensorDataset>(limit(*data.train, o.train_limit));
+  const data::TensorDataset test_set = limit(*data.test, o.test_limit);
   // An empty split would train nothing and report 0 / 0 = NaN metrics.
   TESSERA_CHECK(train_set->size() > 0, "train: the training set in '{}' is empty (0 examples); nothing to train on",
-                dir);
-  TESSERA_CHECK(test_set.size() > 0, "train: the test set in '{}' is empty (0 examples); nothing to evaluate on", dir);
+                data.source);
+  TESSERA_CHECK(test_set.size() > 0, "train: the test set in '{}' is empty (0 examples); nothing to evaluate on",
+                data.source);
+  const ModelSpec spec{o.model, data.example_shape, data.classes};
+  if (!o.resume.empty()) check_same_spec(o.resume, spec_from_metadata(o.resume, resume_meta), spec);
 
   ops::Generator init_gen(o.seed);
-  std::shared_ptr<nn::Module> model = models::make_classifier(o.model, init_gen);
+  std::shared_ptr<nn::Module> model = build_model(spec, init_gen);
   std::unique_ptr<optim::Optimizer> opt = make_optimizer(o, *model);
   data::DataLoader loader(train_set, o.batch_size, /*shuffle=*/true, o.seed, /*drop_last=*/false);
   backends::Backend& backend = o.backend.empty() ? backends::default_backend() : backends::backend_by_name(o.backend);
@@ -192,6 +182,9 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
       *model, *opt,
       [](nn::Module& m, const Tensor& x, const Tensor& y) { return ops::cross_entropy(m(x), y); }, o.clip_norm,
       &backend);
+  // Evaluation runs the way training does: compiled on the same backend unless --eager.
+  Evaluator evaluator(*model, spec.classes,
+                      {.compiled = o.compiled, .backend = &backend, .progress = o.progress ? log : nullptr});
   const int64_t steps_per_epoch = loader.num_batches();
   const optim::Schedule schedule = make_schedule(o, steps_per_epoch * o.epochs);
 
@@ -201,10 +194,12 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
     TESSERA_CHECK(load_checkpoint(o.resume, *model, opt.get()).epoch == first_epoch,
                   "train: checkpoint {} changed while it was being read", o.resume);
     report.epochs = history;
+    report.loss_curve = earlier_curve;
   }
   if (log) {
     fmt::print(log, "training {} ({} parameters) on {} {} examples, {} epochs, batch {}, {} lr {}\n", o.model,
-               report.parameters, train_set->size(), o.dataset, o.epochs - first_epoch, o.batch_size, o.optimizer,
+               report.parameters, train_set->size(), o.dataset == "fashion-mnist" ? o.dataset : data.source,
+               o.epochs - first_epoch, o.batch_size, o.optimizer,
                o.lr);
   }
   if (!o.out_dir.empty()) {
@@ -215,7 +210,9 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
       write_metrics_csv((std::filesystem::path(o.out_dir) / "metrics.csv").string(), report.epochs);
   }
 
-  double smoothed = NAN;
+  // The smoothed loss continues where the checkpoint's curve ended, as if the run had never stopped.
+  double smoothed = report.loss_curve.empty() ? NAN : report.loss_curve.back().second;
+  const int64_t stride = curve_stride(steps_per_epoch);
   int64_t trained_samples = 0;
   double train_seconds = 0;
   for (int64_t epoch = first_epoch; epoch < o.epochs; ++epoch) {
@@ -243,7 +240,7 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
                     b + 1);
       loss_sum += l * static_cast<double>(batch.inputs.shape()[0]);
       smoothed = std::isnan(smoothed) ? l : 0.95 * smoothed + 0.05 * l;
-      if (b % 10 == 0 || b + 1 == steps_per_epoch) {
+      if (b % stride == 0 || b + 1 == steps_per_epoch) {
         report.loss_curve.emplace_back(static_cast<double>(epoch) + static_cast<double>(b + 1) / steps_per_epoch,
                                        smoothed);
       }
@@ -258,7 +255,10 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
     EpochRecord rec;
     rec.epoch = epoch + 1;
     rec.train_loss = loss_sum / static_cast<double>(train_set->size());
-    std::tie(rec.test_loss, rec.test_accuracy) = evaluate(*model, test_set);
+    evaluator.set_label(fmt::format("test {}/{}", epoch + 1, o.epochs));
+    const Evaluation eval = evaluator.run(test_set);
+    rec.test_loss = eval.mean_loss;
+    rec.test_accuracy = eval.accuracy;
     rec.samples_per_s = static_cast<double>(train_set->size()) / epoch_train_s;
     rec.seconds = seconds_since(epoch_start);
     report.epochs.push_back(rec);
@@ -269,15 +269,16 @@ TrainReport train_classifier(const TrainOptions& o, std::FILE* log) {
     if (!o.out_dir.empty()) {
       report.checkpoint = (std::filesystem::path(o.out_dir) / "checkpoint.safetensors").string();
       // The checkpoint holds the metrics up to its epoch: the known-good state metrics.csv is rebuilt from.
-      save_checkpoint(report.checkpoint, *model, opt.get(),
-                      {{"model", o.model},
-                       {"epoch", std::to_string(epoch + 1)},
-                       {"seed", std::to_string(o.seed)},
-                       {"dataset", o.dataset},
-                       {"batch_size", std::to_string(o.batch_size)},
-                       {"metrics", metrics_csv(report.epochs)}});
+      std::map<std::string, std::string> meta = spec_metadata(spec);
+      meta.insert({{"epoch", std::to_string(epoch + 1)},
+                   {"seed", std::to_string(o.seed)},
+                   {"dataset", o.dataset},
+                   {"batch_size", std::to_string(o.batch_size)},
+                   {"metrics", metrics_csv(report.epochs)},
+                   {"loss_curve", loss_curve_text(report.loss_curve)}});
+      save_checkpoint(report.checkpoint, *model, opt.get(), meta);
       write_metrics_csv((std::filesystem::path(o.out_dir) / "metrics.csv").string(), report.epochs);
-      write_curves_png((std::filesystem::path(o.out_dir) / "curves.png").string(), report);
+      write_curves_png((std::filesystem::path(o.out_dir) / "curves.png").string(), report.loss_curve, report.epochs);
     }
   }
   report.test_accuracy = report.epochs.back().test_accuracy;

@@ -12,8 +12,11 @@
 namespace tessera::train {
 
 struct TrainOptions {
-  std::string dataset = "fashion-mnist";
-  std::string data_dir;  // empty: the dataset's default location
+  std::string dataset = "fashion-mnist";  // fashion-mnist | csv | image-folder (train/data_source.h)
+  std::string data_dir;  // fashion-mnist: where its files are (empty: the Debian package's folder)
+  std::string data;          // csv / image-folder: the training file or folder
+  std::string test_data;     // csv / image-folder: the test set (empty: every fifth example of `data`)
+  std::string label_column;  // csv: the label column's name (empty: the last column)
   std::string model = "mlp";
   int64_t epochs = 1;
   int64_t batch_size = 64;
@@ -36,7 +39,7 @@ struct TrainOptions {
 
 struct TrainReport {
   std::vector<EpochRecord> epochs;
-  std::vector<std::pair<double, double>> loss_curve;  // (epoch position, smoothed batch loss)
+  std::vector<std::pair<double, double>> loss_curve;  // (epoch position, smoothed batch loss), resumed runs' too
   double test_accuracy = 0;
   double samples_per_s = 0;  // over all epochs trained in this run
   double wall_s = 0;
@@ -45,7 +48,10 @@ struct TrainReport {
 };
 
 // Validates the options (clear errors for bad values; an empty training or test set is one) and trains.
-// Progress and per-epoch lines go to `log` (nullptr: silent).
+// Progress and per-epoch lines go to `log` (nullptr: silent); so does the progress of each epoch's
+// evaluation, which runs compiled on the training backend unless `compiled` is false.
+// Checkpoints record the model's input shape and classes (train/model_spec.h) and the batch-loss history
+// (metadata "loss_curve", train/curves.h), so curves.png of a resumed run shows the whole history.
 // Each checkpoint carries the metrics rows up to its epoch (metadata "metrics"), so a resumed run
 // rewrites metrics.csv from that known-good copy at once: a row lost or torn when a run was killed
 // between writing its checkpoint and its metrics.csv comes back. Checkpoints without the entry fall

@@ -53,6 +53,7 @@ void render_chart(Canvas& canvas, const Chart& chart, int x0, int y0, int width,
   if (!std::isfinite(xmin)) {
     xmin = 0, xmax = 1, ymin = 0, ymax = 1;
   }
+  if (std::isfinite(chart.x_from)) xmin = std::min(xmin, chart.x_from);
   const std::vector<double> xt = nice_ticks(xmin, xmax), yt = nice_ticks(ymin, ymax);
   xmin = std::min(xmin, xt.front()), xmax = std::max(xmax, xt.back());
   ymin = std::min(ymin, yt.front()), ymax = std::max(ymax, yt.back());

@@ -1,5 +1,6 @@
 #pragma once
 // Line charts (training curves) rendered to PNG: one panel per Chart, side by side.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct Chart {
   std::string title;
   std::string x_label;
   std::vector<Series> series;
+  double x_from = NAN;  // the x axis starts here or lower (NAN: where the data starts), e.g. epoch 0
 };
 
 // "Nice" tick positions covering [lo, hi] (steps of 1, 2 or 5 times a power of ten).

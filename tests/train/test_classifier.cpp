@@ -74,6 +74,12 @@ TEST(TrainClassifier, ResumeIsBitIdentical) {
   expect_identical_files(dir / "straight/checkpoint.safetensors", dir / "resumed/checkpoint.safetensors");
   EXPECT_EQ(train::read_checkpoint_metadata(dir / "resumed/checkpoint.safetensors").at("epoch"), "2");
   EXPECT_EQ(train::read_checkpoint_metadata(dir / "resumed/checkpoint.safetensors").at("optim.step"), "8");
+  // The batch-loss history survives the resume (checkpoint metadata "loss_curve"): the resumed run's
+  // curve is the unbroken run's, point for point, and so is the copy in its checkpoint.
+  ASSERT_EQ(first.loss_curve.size(), 4u);  // 4 steps per epoch: one point each
+  EXPECT_EQ(second.loss_curve, straight.loss_curve);
+  EXPECT_EQ(train::read_checkpoint_metadata(dir / "resumed/checkpoint.safetensors").at("loss_curve"),
+            train::read_checkpoint_metadata(dir / "straight/checkpoint.safetensors").at("loss_curve"));
   // The same weights give the same evaluation.
   EXPECT_EQ(second.test_accuracy, straight.test_accuracy);
   EXPECT_EQ(second.epochs.back().test_loss, straight.epochs.back().test_loss);

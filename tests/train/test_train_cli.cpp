@@ -40,6 +40,10 @@ TEST_F(CliTest, TrainPrintsProgressUnlessQuiet) {
   EXPECT_EQ(r.out, "");  // no --json
   EXPECT_TRUE(contains(r.err, "training mlp")) << r.err;
   EXPECT_TRUE(contains(r.err, "epoch 1: train loss")) << r.err;
+  // Each epoch's evaluation shows its own progress, with a rate and an ETA, like training.
+  EXPECT_TRUE(contains(r.err, "test 1/1 100% 50/50")) << r.err;
+  EXPECT_TRUE(contains(r.err, "/s")) << r.err;
+  EXPECT_TRUE(contains(r.err, "eta")) << r.err;
   EXPECT_TRUE(contains(r.err, "done: test accuracy")) << r.err;
   // The default output folder is runs/MODEL in the working directory.
   EXPECT_TRUE(std::filesystem::exists(path("runs/mlp/checkpoint.safetensors")));
@@ -123,7 +127,8 @@ TEST_F(CliTest, TrainHelpListsItsOptions) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* option :
        {"--epochs", "--batch-size", "--lr", "--optimizer", "--schedule", "--warmup", "--clip-norm", "--seed", "--out",
-        "--resume", "--json", "--quiet", "--data-dir", "--train-limit", "--test-limit"}) {
+        "--resume", "--json", "--quiet", "--data-dir", "--train-limit", "--test-limit", "--dataset", "--data",
+        "--test-data", "--label-column"}) {
     EXPECT_TRUE(contains(r.out, option)) << option << " missing from\n" << r.out;
   }
 }

@@ -15,6 +15,7 @@
 #include "tessera/io/atomic_file.h"
 #include "tessera/io/gguf/gguf_reader.h"
 #include "tessera/io/gguf/gguf_writer.h"
+#include "tessera/io/gguf/llama_mix.h"
 #include "tessera/io/safetensors.h"
 #include "tessera/quant/quantize.h"
 #include "tessera/runtime/thread_pool.h"
@@ -136,6 +137,38 @@ GgmlType ggml_type_of(DType dt, const std::string& name) {
   }
 }
 
+// Tessera's training checkpoints (tessera/train/checkpoint.h) hold the optimiser's state beside the
+// model; a quantized model has no use for it.
+bool is_training_checkpoint(const SafetensorsFile& file) {
+  auto it = file.metadata.find("format");
+  return it != file.metadata.end() && it->second == "tessera-checkpoint-1";
+}
+bool is_optimizer_state(const std::string& name) { return name.rfind("optim.", 0) == 0; }
+
+int64_t count_of(const Value& v, const std::string& what) {
+  if (v.is_array()) {
+    const std::vector<int64_t> per_layer = v.as_i64s(what);  // per-layer counts: llama.cpp reads layer 0's
+    return per_layer.empty() ? 0 : per_layer[0];
+  }
+  return v.as_i64(what);
+}
+
+// The hyper-parameters llama-quantize's mixes read, from the GGUF metadata (defaults when absent).
+MixModel mix_model_of(const Reader& reader) {
+  MixModel m;
+  const Value* arch = reader.find("general.architecture");
+  m.arch = arch && arch->type() == ValueType::string ? arch->as_string() : "";
+  auto count = [&](const std::string& key, int64_t fallback) {
+    const Value* v = reader.find(m.arch + "." + key);
+    return v ? count_of(*v, key) : fallback;
+  };
+  m.n_layers = count("block_count", 0);
+  m.n_head = count("attention.head_count", 1);
+  m.n_head_kv = count("attention.head_count_kv", m.n_head);
+  m.n_expert = count("expert_count", 0);
+  return m;
+}
+
 }  // namespace
 
 TypeOverride TypeOverride::parse(const std::string& spec) {
@@ -187,13 +220,22 @@ TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, 
   const int64_t row = ne.empty() ? 1 : ne[0];
   for (const TypeOverride& o : options.overrides) {
     if (!o.matches(name)) continue;
-    if (!fits(o.type, row) && o.from_mix) continue;  // the base type's rules, fallback included, apply
+    if (!fits(o.type, row) && o.from_mix) {
+      // llama.cpp's tensor_type_fallback applies to the type the mix chose.
+      GgmlType alt = fallback_type(o.type);
+      if (!fits(alt, row)) alt = GgmlType::f16;
+      p.to = alt;
+      p.reason = fmt::format("mix chose {}, but rows of {} are not whole blocks: {} instead", quant::type_name(o.type),
+                             row, quant::type_name(alt));
+      check_requantize(p, options);
+      return p;
+    }
     if (!fits(o.type, row)) {
       fail("tensor '{}': override '{}' asks for {}, but its rows of {} values are not whole {} blocks",
            printable(name, 96), o.pattern, quant::type_name(o.type), row, quant::type_name(o.type));
     }
     p.to = o.type;
-    p.reason = "override '" + o.pattern + "'";
+    p.reason = o.from_mix ? std::string("chosen by the mix") : "override '" + o.pattern + "'";
     check_requantize(p, options);
     return p;
   }
@@ -219,37 +261,56 @@ TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, 
   return p;
 }
 
-QuantizeOptions options_for_type(const std::string& name) {
+QuantizeOptions options_for_type(const std::string& name, bool llama_mix) {
   QuantizeOptions o;
-  if (name == "q4_k_m" || name == "q5_k_m") {
-    o.type = name == "q4_k_m" ? GgmlType::q4_k : GgmlType::q5_k;
-    o.mix = name;
+  std::string mix = name;
+  if (llama_mix && (name == "q3_k" || name == "q4_k" || name == "q5_k")) mix = name + "_m";  // llama-quantize's aliases
+  const bool suffixed = name.size() > 2 && (name.ends_with("_s") || name.ends_with("_m") || name.ends_with("_l"));
+  // llama-quantize refuses Q2_K_S without an importance matrix (tensor_requires_imatrix), and Tessera takes none.
+  TESSERA_CHECK(mix != "q2_k_s",
+                "--type q2_k_s: llama-quantize needs an importance matrix for its Q2_K tensors, which tessera quantize "
+                "does not take; use q2_k with --llama-mix, or q3_k_s");
+  if (const std::optional<GgmlType> base = llama_mix_base_type(mix); base && (llama_mix || suffixed)) {
+    o.type = *base;
+    o.mix = mix;
     return o;
   }
+  if (suffixed) (void)llama_mix_file_type(mix);  // fails listing the mixes
+  // Without a block type (f16, bf16, f32) llama-quantize has no rules to apply: the result is pure.
   try {
     o.type = quant::parse_type(name);
   } catch (const Error& e) {
-    fail("{} (or a mix: q4_k_m, q5_k_m)", e.what());
+    std::string known;
+    for (const std::string& m : llama_mix_names()) {
+      if (m.find('_', 2) != std::string::npos) known += (known.empty() ? "" : ", ") + m;
+    }
+    fail("{} (or a mix: {})", e.what(), known);
   }
   return o;
 }
 
-std::vector<TypeOverride> mix_overrides(const std::string& mix, int64_t n_layers, bool has_output) {
+std::vector<TypeOverride> mix_overrides(const std::string& mix, int64_t n_layers, bool has_output,
+                                        const MixModel* model) {
   if (mix.empty()) return {};
-  TESSERA_CHECK(mix == "q4_k_m" || mix == "q5_k_m", "unknown quantization mix '{}' (expected q4_k_m or q5_k_m)",
-                printable(mix, 32));
-  std::vector<TypeOverride> out;
-  out.push_back({has_output ? "output.weight" : "token_embd.weight", GgmlType::q6_k, true});
-  // llama.cpp's use_more_bits: the first and last eighth of the layers and every third one between.
-  const auto more_bits = [n_layers](int64_t i) {
-    return i < n_layers / 8 || i >= 7 * n_layers / 8 || (i - n_layers / 8) % 3 == 2;
-  };
+  MixModel m = model ? *model : MixModel{};
+  m.n_layers = n_layers;
+  m.has_output = has_output;
+  // The tensors of a Llama block in llama.cpp's order (layer, then name); rows of 256 fit every type.
+  std::vector<MixTensor> tensors{{"token_embd.weight", 256}};
+  if (has_output) tensors.insert(tensors.begin(), {"output.weight", 256});
   for (int64_t i = 0; i < n_layers; ++i) {
-    if (!more_bits(i)) continue;
-    out.push_back({fmt::format("blk.{}.attn_v.weight", i), GgmlType::q6_k, true});
-    out.push_back({fmt::format("blk.{}.ffn_down.weight", i), GgmlType::q6_k, true});
+    for (const char* t : {"attn_k", "attn_output", "attn_q", "attn_v", "ffn_down", "ffn_gate", "ffn_up"}) {
+      tensors.push_back({fmt::format("blk.{}.{}.weight", i, t), 256});
+    }
   }
-  if (mix == "q4_k_m") out.push_back({"blk.*.attn_qkv.weight", GgmlType::q5_k, true});
+  std::vector<TypeOverride> out = llama_mix_overrides(mix, m, tensors);
+  // Each block's attn_v stands for its attn_v-like tensor, whichever the model has (GPT-2's fused attn_qkv).
+  for (TypeOverride& o : out) {
+    const int layer = layer_of(o.pattern);
+    if (layer >= 0 && o.pattern == fmt::format("blk.{}.attn_v.weight", layer)) {
+      o.pattern = fmt::format("blk\\.{}\\.attn_(v|qkv|kv_b)\\.weight", layer);
+    }
+  }
   return out;
 }
 
@@ -331,6 +392,8 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
   llama_file_type(options.type);  // fails early for a type llama.cpp has no file type for
   Writer writer;
   std::vector<Source> sources;
+  std::vector<TensorPlan> dropped;  // a training checkpoint's optimiser state
+  MixModel model;
   // Keep whichever input representation alive until the file is written.
   std::shared_ptr<const void> keep_alive;
   if (is_gguf(in)) {
@@ -340,12 +403,23 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
     for (const TensorInfo& t : reader->tensors()) {
       sources.push_back({t.name, t.type, t.ne, reader->tensor_data(t), t.nbytes, layer_of(t.name)});
     }
+    model = mix_model_of(*reader);
     keep_alive = reader;
   } else {
     auto st = std::make_shared<SafetensorsFile>(load_safetensors_with_metadata(in));
-    for (const auto& [key, value] : st->metadata) writer.set(key, Value::string(value));
+    const bool checkpoint = is_training_checkpoint(*st);
+    for (const auto& [key, value] : st->metadata) {
+      if (!(checkpoint && is_optimizer_state(key))) writer.set(key, Value::string(value));
+    }
     for (const auto& [name, array] : st->tensors) {
       const Array& c = array;  // load_safetensors returns packed arrays
+      if (checkpoint && is_optimizer_state(name)) {
+        TensorPlan p{name, std::vector<int64_t>(c.shape().rbegin(), c.shape().rend()), ggml_type_of(c.dtype(), name),
+                     ggml_type_of(c.dtype(), name), "optimiser state of a training checkpoint: dropped", c.nbytes(), 0};
+        p.dropped = true;
+        dropped.push_back(std::move(p));
+        continue;
+      }
       sources.push_back({name, ggml_type_of(c.dtype(), name),
                          std::vector<int64_t>(c.shape().rbegin(), c.shape().rend()),
                          static_cast<const uint8_t*>(c.raw_data()), c.nbytes(), layer_of(name)});
@@ -355,9 +429,19 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
   std::stable_sort(sources.begin(), sources.end(), llama_tensor_order);
   QuantizeOptions resolved = options;
   if (!options.mix.empty()) {
-    const bool has_output = std::any_of(sources.begin(), sources.end(), [](const Source& s) { return s.name == "output.weight"; });
-    const int64_t n_layers = sources.empty() ? 0 : std::max<int64_t>(0, sources.back().layer + 1);
-    for (TypeOverride& o : mix_overrides(options.mix, n_layers, has_output)) resolved.overrides.push_back(std::move(o));
+    model.has_output = std::any_of(sources.begin(), sources.end(), [](const Source& s) { return s.name == "output.weight"; });
+    if (model.n_layers == 0) model.n_layers = sources.empty() ? 0 : std::max<int64_t>(0, sources.back().layer + 1);
+    // The rules run on the tensors llama-quantize quantizes, less those the user's overrides pick.
+    std::vector<MixTensor> ruled;
+    for (const Source& s : sources) {
+      const bool manual = std::any_of(options.overrides.begin(), options.overrides.end(),
+                                      [&](const TypeOverride& o) { return o.matches(s.name); });
+      const bool encodable = is_float_type(s.type) || quant::is_block_type(s.type);
+      if (!manual && encodable && keep_reason(s.name, s.ne.size()) == nullptr) {
+        ruled.push_back({s.name, s.ne.empty() ? 1 : s.ne[0]});
+      }
+    }
+    for (TypeOverride& o : llama_mix_overrides(options.mix, model, ruled)) resolved.overrides.push_back(std::move(o));
   }
   // Every tensor is planned before any is encoded, so a refusal (requantizing, an override that does
   // not fit) comes at once.
@@ -375,7 +459,11 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
   }
   // As llama-quantize: the quantization version, then the file type, at the end of the metadata.
   writer.append("general.quantization_version", Value::u32(2));
-  if (const std::optional<uint32_t> label = file_type_label(plans, options.type)) {
+  const bool base_written =
+      std::any_of(plans.begin(), plans.end(), [&](const TensorPlan& p) { return p.to == options.type; });
+  if (!options.mix.empty() && base_written) {
+    writer.append("general.file_type", Value::u32(llama_mix_file_type(options.mix)));
+  } else if (const std::optional<uint32_t> label = file_type_label(plans, options.type)) {
     writer.append("general.file_type", Value::u32(*label));
   } else {
     writer.remove("general.file_type");
@@ -400,7 +488,11 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
     }
     if (on_tensor) on_tensor(p, i, sources.size());
   }
+  for (size_t i = 0; i < dropped.size(); ++i) {
+    if (on_tensor) on_tensor(dropped[i], sources.size() + i, sources.size() + dropped.size());
+  }
   writer.write(out);
+  plans.insert(plans.end(), dropped.begin(), dropped.end());
   return plans;
 }
 

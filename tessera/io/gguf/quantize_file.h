@@ -9,9 +9,13 @@
 // ...) keep their type. Everything else (1-D tensors: norms, biases) stays as it is, i.e. f32. A row
 // length that is not a multiple of the target's block size falls back as llama.cpp does
 // (Q2_K/Q3_K -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, and F16 if even that does not fit).
-// This is llama-quantize's `--pure` behaviour unless a mix is named: "q4_k_m" and "q5_k_m" add its
-// per-tensor choices (Q6_K for the output matrix and for attn_v/ffn_down in the first and last eighth of
-// the layers and every third between, Q5_K for a fused attn_qkv in Q4_K_M) as overrides after the user's.
+// This is llama-quantize's `--pure` behaviour unless a mix is named (q3_k_s/m/l, q4_k_s/m,
+// q5_k_s/m, or any llama-quantize file type with `llama_mix`): the mix adds llama-quantize's per-tensor
+// choices (llama_mix.h) as overrides after the user's; a choice whose blocks do not fit the rows falls
+// back from the chosen type as above (Q6_K -> Q8_0), as llama.cpp's tensor_type_fallback does.
+//
+// A Tessera training checkpoint (safetensors with metadata format "tessera-checkpoint-1") keeps only
+// its model: the optimiser state ("optim.*" tensors and metadata) is dropped, and the plan says so.
 //
 // Tensors already in a block format (a Q4_K model, say) are copied when they are already in the chosen
 // type; re-encoding them into another type fails with an error unless `allow_requantize` (as
@@ -25,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/io/gguf/llama_mix.h"
 #include "tessera/quant/ggml_type.h"
 
 namespace tessera::io::gguf {
@@ -43,7 +48,7 @@ struct TypeOverride {
 
 struct QuantizeOptions {
   quant::GgmlType type = quant::GgmlType::q4_k;
-  std::string mix;                      // "", "q4_k_m" or "q5_k_m" (type must then be its base type)
+  std::string mix;                      // "" (pure) or a llama_mix_names() entry (type: its base type)
   std::vector<TypeOverride> overrides;  // first match wins
   bool allow_requantize = false;        // re-encode tensors already in another block format (else an error)
 };
@@ -55,6 +60,7 @@ struct TensorPlan {
   quant::GgmlType to = quant::GgmlType::f32;
   std::string reason;  // why `to` was chosen
   uint64_t bytes_in = 0, bytes_out = 0;
+  bool dropped = false;  // not written: a training checkpoint's optimiser state
 };
 
 // The output type of one tensor under `options` (reason filled in); throws when it would re-encode a
@@ -62,12 +68,16 @@ struct TensorPlan {
 TensorPlan plan_tensor(const std::string& name, const std::vector<int64_t>& ne, quant::GgmlType from,
                        const QuantizeOptions& options);
 
-// Options for a `--type` name: a GGML type ("q4_0") or a mix ("q4_k_m": type q4_k, mix set). Throws
-// naming the choices for anything else.
-QuantizeOptions options_for_type(const std::string& name);
-// The overrides a mix adds for a model of `n_layers` blocks; `has_output` false when the lm_head is
-// token_embd (tied), which then gets the output matrix's type.
-std::vector<TypeOverride> mix_overrides(const std::string& mix, int64_t n_layers, bool has_output);
+// Options for a `--type` name: a GGML type ("q4_0", pure) or a mix ("q4_k_m": type q4_k, mix set).
+// With `llama_mix` a plain name means llama-quantize's file type of that name (q2_k, q6_k, q4_0, ...;
+// q3_k/q4_k/q5_k are its aliases of the _m mixes). Throws naming the choices for anything else.
+QuantizeOptions options_for_type(const std::string& name, bool llama_mix = false);
+// The overrides a mix adds for a Llama-shaped model of `n_layers` blocks (attn_q/k/v/output and
+// ffn_gate/down/up per block, rows whole super-blocks, one query head per KV head unless `model` says
+// otherwise); `has_output` false when the lm_head is token_embd (tied), which then gets the output
+// matrix's type.
+std::vector<TypeOverride> mix_overrides(const std::string& mix, int64_t n_layers, bool has_output,
+                                        const MixModel* model = nullptr);
 
 // llama.cpp's general.file_type for a model mostly of `type` (LLAMA_FTYPE_*).
 uint32_t llama_file_type(quant::GgmlType type);
