@@ -1,7 +1,8 @@
 // tessera run MODEL.onnx --inputs a.npy b.npy ... --out DIR [--backend reference|cpu]: imports an ONNX
 // model for the inputs' types (binding its dynamic dimensions), runs it and writes each output as
 // DIR/<output name>.npy (characters other than letters, digits, '.', '-' and '_' become '_'), printing
-// each output's name, dtype and shape.
+// each output's name, dtype and shape. Inputs whose values decide shapes (a Reshape's target, say) are
+// fixed to the given data (io/onnx/onnx_import.h).
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -43,14 +44,10 @@ std::string npy_name(const std::string& output, std::set<std::string>& taken) {
 int run_model(const RunOptions& o) {
   const io::onnx::OnnxModel model = io::onnx::load_onnx_model(o.model);
   std::vector<Array> inputs;
-  std::vector<ir::TensorType> types;
-  for (const std::string& path : o.inputs) {
-    inputs.push_back(io::load_npy(path));
-    types.push_back({inputs.back().dtype(), inputs.back().shape()});
-  }
-  const io::onnx::ImportedGraph imported = io::onnx::import_onnx(model, types);
+  for (const std::string& path : o.inputs) inputs.push_back(io::load_npy(path));
+  const io::onnx::ImportedGraph imported = io::onnx::import_onnx_for(model, inputs);
   backends::Backend& backend = backends::backend_by_name(o.backend);
-  const std::vector<Array> outputs = backend.compile(imported.graph)->run(inputs);
+  const std::vector<Array> outputs = backend.compile(imported.graph)->run(io::onnx::graph_inputs(imported, inputs));
   check_writable_folder(o.out, true);
   std::set<std::string> taken;
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -77,15 +77,14 @@ CaseResult run_test_case(const std::string& folder, const std::vector<std::strin
     for (const fs::path& set : sets) {
       const std::vector<Array> inputs = read_tensors(set, "input_");
       const std::vector<Array> expected = read_tensors(set, "output_");
-      std::vector<ir::TensorType> types;
-      for (const Array& a : inputs) types.push_back({a.dtype(), a.shape()});
-      const io::onnx::ImportedGraph imported = io::onnx::import_onnx(model, types);
+      const io::onnx::ImportedGraph imported = io::onnx::import_onnx_for(model, inputs);
+      const std::vector<Array> feed = io::onnx::graph_inputs(imported, inputs);
       if (expected.size() != imported.output_names.size()) {
         return {false, fmt::format("{} expected outputs for {} graph outputs", expected.size(),
                                    imported.output_names.size())};
       }
       for (const std::string& name : backends) {
-        const std::vector<Array> got = backends::backend_by_name(name).compile(imported.graph)->run(inputs);
+        const std::vector<Array> got = backends::backend_by_name(name).compile(imported.graph)->run(feed);
         for (size_t i = 0; i < expected.size(); ++i) {
           const std::string mismatch = compare(expected[i], got[i], tolerance);
           if (!mismatch.empty()) {

@@ -50,11 +50,12 @@ std::vector<Tensor> NodeContext::inputs() const {
 
 Array NodeContext::constant_input(size_t i, const std::string& role) const {
   if (!has_input(i)) fail("input {} ({}) is required but absent", i, role);
-  if (!inputs_[i]->constant) {
+  std::optional<Array> value = evaluate_(*inputs_[i]);
+  if (!value) {
     fail("input {} ({}, {}) must be known when the model is imported, but it depends on a graph input", i, role,
          printable_quoted(node_.input(static_cast<int>(i))));
   }
-  return evaluate_(*inputs_[i]);
+  return *value;
 }
 
 std::vector<int64_t> NodeContext::constant_ints(size_t i, const std::string& role) const {

@@ -17,16 +17,19 @@
 
 namespace tessera::io::onnx {
 
-// An ONNX value during import. `constant` values depend on no graph input, so the importer can compute
-// them when a translation needs their data.
+// An ONNX value during import and the graph inputs it depends on (by index; sorted). Values that
+// depend on none are constants, which the importer can compute when a translation needs their data.
 struct Slot {
   Tensor tensor;
-  bool constant = false;
+  std::vector<int> graph_inputs;
+  bool constant() const { return graph_inputs.empty(); }
 };
 
 class NodeContext {
  public:
-  using Evaluate = std::function<Array(Slot&)>;
+  // Computes a slot's value at import time, or returns nothing when it depends on graph inputs whose
+  // values are not known.
+  using Evaluate = std::function<std::optional<Array>(Slot&)>;
   NodeContext(const pb::NodeProto& node, int index, int64_t version, int64_t opset, std::vector<Slot*> inputs,
               Evaluate evaluate);
 

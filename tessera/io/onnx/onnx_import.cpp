@@ -1,6 +1,7 @@
 #include "tessera/io/onnx/onnx_import.h"
 
 #include <algorithm>
+#include <iterator>
 #include <unordered_map>
 
 #include "tessera/backends/backend.h"
@@ -52,24 +53,66 @@ class Importer {
  public:
   explicit Importer(const OnnxModel& model) : model_(model), graph_(model.impl().proto.graph()) {}
 
-  ImportedGraph run(const std::vector<ir::TensorType>& input_types) {
+  // `values` (empty, or one per input, undefined where unknown) are the inputs' data when the caller
+  // has it; an input whose value some translation needs at import is then fixed to it (a constant),
+  // and the import starts over with it fixed.
+  ImportedGraph run(const std::vector<ir::TensorType>& input_types, const std::vector<Array>& values) {
+    TESSERA_CHECK(values.empty() || values.size() == input_types.size(),
+                  "{}: {} input values given for {} inputs", model_.source(), values.size(), input_types.size());
+    std::vector<bool> fixed(input_types.size(), false);
+    for (;;) {
+      try {
+        return build(input_types, values, fixed);
+      } catch (const SpecializeInputs& needed) {
+        for (int i : needed.inputs) fixed[static_cast<size_t>(i)] = true;
+      }
+    }
+  }
+
+ private:
+  // Thrown (not a tessera::Error, so translations pass it on) when a value needed at import depends
+  // only on inputs whose values are known.
+  struct SpecializeInputs {
+    std::vector<int> inputs;
+  };
+
+  ImportedGraph build(const std::vector<ir::TensorType>& input_types, const std::vector<Array>& values,
+                      const std::vector<bool>& fixed) {
+    slots_.clear();
     ImportedGraph out;
     out.dims = bind_input_types(model_, input_types);
     const int64_t opset = check_opset();
     for (const auto& init : graph_.initializer()) {
       const std::string what = model_.source() + ": initializer " + printable_quoted(init.name());
       slots_[init.name()] = Slot{Tensor::from_array(array_from_tensor_proto(init, what, model_.folder()), init.name()),
-                                 true};
+                                 {}};
     }
     std::vector<ir::Value> inputs;
     for (size_t i = 0; i < model_.inputs().size(); ++i) {
       const std::string& name = model_.inputs()[i].name;
+      if (fixed[i]) {
+        TESSERA_CHECK(values[i].dtype() == input_types[i].dtype && values[i].shape() == input_types[i].shape,
+                      "{}: the value given for input {} does not have its type", model_.source(),
+                      printable_quoted(name));
+        slots_[name] = Slot{Tensor::from_array(values[i], name), {}};
+        out.fixed_inputs.push_back(name);
+        continue;
+      }
       Tensor t = Tensor::placeholder(name, input_types[i].dtype, input_types[i].shape);
-      slots_[name] = Slot{t, false};
+      slots_[name] = Slot{t, {static_cast<int>(i)}};
       inputs.push_back(t.value());
       out.input_names.push_back(name);
+      out.input_indices.push_back(i);
     }
-    for (int index : model_.impl().node_order) translate(graph_.node(index), index, opset);
+    auto evaluate = [&](Slot& slot) -> std::optional<Array> {
+      if (slot.constant()) return evaluate_constant(slot);
+      const bool known = !values.empty() && std::all_of(slot.graph_inputs.begin(), slot.graph_inputs.end(), [&](int i) {
+        return values[static_cast<size_t>(i)].defined();
+      });
+      if (known) throw SpecializeInputs{slot.graph_inputs};
+      return std::nullopt;
+    };
+    for (int index : model_.impl().node_order) translate(graph_.node(index), index, opset, evaluate);
     std::vector<ir::Value> outputs;
     for (const OnnxValueInfo& o : model_.outputs()) {
       const Slot& slot = slots_.at(o.name);
@@ -81,7 +124,6 @@ class Importer {
     return out;
   }
 
- private:
   int64_t check_opset() const {
     const int64_t opset = model_.opset("").value_or(1);
     TESSERA_CHECK(opset <= kNewestOpset,
@@ -91,7 +133,7 @@ class Importer {
     return opset;
   }
 
-  void translate(const pb::NodeProto& node, int index, int64_t opset) {
+  void translate(const pb::NodeProto& node, int index, int64_t opset, const NodeContext::Evaluate& evaluate) {
     const std::string where = describe_node(node, index);
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
     TESSERA_CHECK(default_domain, "{}: {}: operators of domain {} are not supported (only the default ai.onnx)",
@@ -107,19 +149,22 @@ class Importer {
                   model_.source(), where, opset, node.op_type(), version, node.op_type(), entry->oldest_supported);
 
     std::vector<Slot*> inputs;
-    bool all_constant = true;
+    std::vector<int> depends;  // the graph inputs every output of the node depends on
     for (const auto& name : node.input()) {
       if (name.empty()) {
         inputs.push_back(nullptr);
         continue;
       }
       Slot& slot = slots_.at(name);
-      all_constant = all_constant && slot.constant;
+      std::vector<int> merged;
+      std::set_union(depends.begin(), depends.end(), slot.graph_inputs.begin(), slot.graph_inputs.end(),
+                     std::back_inserter(merged));
+      depends = std::move(merged);
       inputs.push_back(&slot);
     }
     while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
 
-    NodeContext c(node, index, version, opset, std::move(inputs), evaluate_constant);
+    NodeContext c(node, index, version, opset, std::move(inputs), evaluate);
     std::vector<Tensor> results;
     try {
       results = entry->translate(c);
@@ -139,7 +184,7 @@ class Importer {
       TESSERA_CHECK(static_cast<size_t>(i) < results.size() && results[i].defined(),
                     "{}: {}: output {} ({}) is not supported by the importer", model_.source(), c.where(), i,
                     printable_quoted(node.output(i)));
-      slots_[node.output(i)] = Slot{results[i], all_constant};
+      slots_[node.output(i)] = Slot{results[i], depends};
     }
   }
 
@@ -170,8 +215,21 @@ class Importer {
 
 }  // namespace
 
-ImportedGraph import_onnx(const OnnxModel& model, const std::vector<ir::TensorType>& input_types) {
-  return Importer(model).run(input_types);
+ImportedGraph import_onnx(const OnnxModel& model, const std::vector<ir::TensorType>& input_types,
+                          const std::vector<Array>& input_values) {
+  return Importer(model).run(input_types, input_values);
+}
+
+ImportedGraph import_onnx_for(const OnnxModel& model, const std::vector<Array>& inputs) {
+  std::vector<ir::TensorType> types;
+  for (const Array& a : inputs) types.push_back({a.dtype(), a.shape()});
+  return import_onnx(model, types, inputs);
+}
+
+std::vector<Array> graph_inputs(const ImportedGraph& imported, const std::vector<Array>& inputs) {
+  std::vector<Array> out;
+  for (size_t i : imported.input_indices) out.push_back(inputs.at(i));
+  return out;
 }
 
 ImportedGraph import_onnx(const OnnxModel& model) { return import_onnx(model, declared_input_types(model)); }

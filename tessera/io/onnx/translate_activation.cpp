@@ -4,6 +4,7 @@
 #include "tessera/io/onnx/translate_util.h"
 #include "tessera/io/onnx/translation_table.h"
 #include "tessera/ops/binary.h"
+#include "tessera/ops/shape.h"
 #include "tessera/ops/unary.h"
 
 namespace tessera::io::onnx {
@@ -86,8 +87,15 @@ void add_activation_translations(TranslationTable& t) {
     return {ops::where(ops::lt(x, scalar_as(x, -lambd)), x + bias,
                        ops::where(ops::gt(x, scalar_as(x, lambd)), x - bias, zero))};
   });
-  t.add("PRelu", {1, 6, 7, 9, 16}, 7, [](NodeContext& c) -> std::vector<Tensor> {
-    const Tensor x = c.input(0), slope = c.input(1);
+  t.add("PRelu", {1, 6, 7, 9, 16}, 6, [](NodeContext& c) -> std::vector<Tensor> {
+    const Tensor x = c.input(0);
+    Tensor slope = c.input(1);
+    // PRelu-6 applies a [C] slope per channel; from version 7 the slope broadcasts as NumPy does.
+    if (c.version() < 7 && slope.rank() == 1 && x.rank() >= 2 && slope.numel() == x.dim(1) && slope.numel() > 1) {
+      Shape s(static_cast<size_t>(x.rank()), 1);
+      s[1] = slope.numel();
+      slope = ops::reshape(slope, s);
+    }
     return {ops::where(ops::lt(x, scalar_as(x, 0.0)), x * slope, x)};
   });
   t.add("Clip", {1, 6, 11, 12, 13}, 6, clip);

@@ -55,19 +55,29 @@ std::vector<Tensor> conv_transpose(NodeContext& c) {
       pads.size() != 2 * spatial) {
     c.fail("strides, dilations, output_padding and pads must have one entry per spatial axis (pads two)");
   }
-  std::vector<int64_t> full(spatial);
-  for (size_t i = 0; i < spatial; ++i) {
-    full[i] = (x.shape()[i + 2] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 + output_padding[i];
-  }
+  // Each axis's unpadded length; an output_shape beyond it is reached with extra output padding.
+  std::vector<int64_t> extra = output_padding, full(spatial);
+  auto unpadded = [&](size_t i) {
+    return (x.shape()[i + 2] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 + extra[i];
+  };
+  for (size_t i = 0; i < spatial; ++i) full[i] = unpadded(i);
   if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    if (!output_shape.empty() && output_shape.size() != spatial) {
+      c.fail("output_shape has {} entries, expected {}", output_shape.size(), spatial);
+    }
     for (size_t i = 0; i < spatial; ++i) {
-      int64_t target = x.shape()[i + 2] * strides[i];  // SAME: in * stride
-      if (!output_shape.empty()) {
-        if (output_shape.size() != spatial) c.fail("output_shape has {} entries, expected {}", output_shape.size(), spatial);
-        target = output_shape[i];
-      }
+      const int64_t target = output_shape.empty() ? x.shape()[i + 2] * strides[i] : output_shape[i];
       const int64_t total = full[i] - target;
-      if (total < 0) c.fail("output_shape {} is larger than the transposed convolution produces", target);
+      if (total < 0) {
+        extra[i] += -total;
+        if (extra[i] >= strides[i] && extra[i] >= dilations[i]) {
+          c.fail("output_shape {} needs output padding {} along axis {}, not below the stride {}", target, extra[i],
+                 i + 2, strides[i]);
+        }
+        full[i] = unpadded(i);
+        pads[i] = pads[i + spatial] = 0;
+        continue;
+      }
       const bool lower = auto_pad == "SAME_LOWER";
       pads[i] = lower ? total - total / 2 : total / 2;
       pads[i + spatial] = total - pads[i];
@@ -82,7 +92,7 @@ std::vector<Tensor> conv_transpose(NodeContext& c) {
   auto pair = [&](const std::vector<int64_t>& v, int64_t one_d) -> std::array<int64_t, 2> {
     return spatial == 1 ? std::array<int64_t, 2>{one_d, v[0]} : std::array<int64_t, 2>{v[0], v[1]};
   };
-  Tensor y = ops::conv_transpose2d(x, weight, bias, pair(strides, 1), {0, 0}, pair(output_padding, 0),
+  Tensor y = ops::conv_transpose2d(x, weight, bias, pair(strides, 1), {0, 0}, pair(extra, 0),
                                    pair(dilations, 1), groups);
   if (spatial == 1) y = ops::squeeze(y, {2});
   for (size_t i = 0; i < spatial; ++i) {

@@ -1,5 +1,5 @@
 // Ops that make tensors from attributes or from values known at import: Constant, ConstantOfShape,
-// Range, EyeLike, and Shape / Size, whose results follow from the (static) input types.
+// Range, EyeLike, the signal windows, and Shape / Size, whose results follow from the (static) input types.
 #include <cmath>
 
 #include "tessera/io/onnx/onnx_dtype.h"
@@ -84,9 +84,32 @@ std::vector<Tensor> shape_of(NodeContext& c) {
   return {ints_tensor(dims, {static_cast<int64_t>(dims.size())})};
 }
 
+// Hann, Hamming and Blackman windows (opset 17): sum_k a_k cos(2 pi k n / N) with alternating signs,
+// N = size when periodic, size - 1 when symmetric; computed here, the size being known at import.
+std::vector<Tensor> cosine_window(NodeContext& c, const std::vector<double>& coefficients) {
+  const std::vector<int64_t> size = c.constant_ints(0, "size");
+  if (size.size() != 1 || size[0] < 0 || size[0] > (int64_t{1} << 24)) c.fail("size must be one number in [0, 2^24]");
+  const DType dt = require_dtype(c.attr_int("output_datatype", 1), c.where() + ": attribute 'output_datatype'");
+  const bool periodic = c.attr_int("periodic", 1) != 0;
+  const int64_t n = size[0];
+  const double denominator = static_cast<double>(periodic ? n : n - 1);
+  std::vector<double> w(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    double v = 0, sign = 1;
+    for (size_t k = 0; k < coefficients.size(); ++k, sign = -sign) {
+      v += sign * coefficients[k] * std::cos(2 * M_PI * static_cast<double>(k) * static_cast<double>(i) / denominator);
+    }
+    w[static_cast<size_t>(i)] = v;
+  }
+  return {ops::cast(Tensor::from_vector<double>(w, {n}), dt)};
+}
+
 }  // namespace
 
 void add_creation_translations(TranslationTable& t) {
+  t.add("HannWindow", {17}, [](NodeContext& c) { return cosine_window(c, {0.5, 0.5}); });
+  t.add("HammingWindow", {17}, [](NodeContext& c) { return cosine_window(c, {25.0 / 46.0, 21.0 / 46.0}); });
+  t.add("BlackmanWindow", {17}, [](NodeContext& c) { return cosine_window(c, {0.42, 0.5, 0.08}); });
   t.add("Constant", {1, 9, 11, 12, 13}, constant);
   t.add("ConstantOfShape", {9}, constant_of_shape);
   t.add("Range", {11}, range);

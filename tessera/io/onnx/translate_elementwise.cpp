@@ -5,6 +5,7 @@
 #include "tessera/io/onnx/translate_util.h"
 #include "tessera/io/onnx/translation_table.h"
 #include "tessera/ops/binary.h"
+#include "tessera/ops/shape.h"
 #include "tessera/ops/unary.h"
 
 namespace tessera::io::onnx {
@@ -56,8 +57,29 @@ Tensor modulo(const NodeContext& c, const Tensor& a, const Tensor& b) {
 
 using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
 
+// Versions 1 and 6 of the arithmetic ops: shapes must be equal unless `broadcast` = 1, which matches
+// B's shape against a run of A's dimensions starting at `axis` (default: A's trailing dimensions).
+// consumed_inputs (version 1) was an optimisation hint without effect on the result.
+std::pair<Tensor, Tensor> legacy_broadcast(const NodeContext& c, const Tensor& a, const Tensor& b) {
+  c.ignore_attr("consumed_inputs");
+  const bool broadcast = c.attr_int("broadcast", 0) != 0;
+  if (!broadcast) {
+    if (a.shape() != b.shape()) c.fail("shapes differ and broadcast = 0");
+    return {a, b};
+  }
+  const int64_t axis = c.attr_int("axis", a.rank() - b.rank());
+  if (axis < 0 || axis + b.rank() > a.rank()) c.fail("B of rank {} does not fit A of rank {} at axis {}", b.rank(), a.rank(), axis);
+  Shape shape(static_cast<size_t>(a.rank()), 1);
+  for (int64_t i = 0; i < b.rank(); ++i) shape[static_cast<size_t>(axis + i)] = b.shape()[static_cast<size_t>(i)];
+  return {a, ops::reshape(b, shape)};
+}
+
 void add_binary(TranslationTable& t, const char* op, std::vector<int64_t> versions, int64_t oldest, BinaryFn fn) {
   t.add(op, std::move(versions), oldest, [fn](NodeContext& c) -> std::vector<Tensor> {
+    if (c.version() < 7) {
+      const auto [a, b] = legacy_broadcast(c, c.input(0), c.input(1));
+      return {fn(a, b)};
+    }
     return {fn(c.input(0), c.input(1))};
   });
 }
@@ -123,11 +145,11 @@ void add_elementwise_translations(TranslationTable& t) {
     return {ops::cast(c.input(0), c.input(1).dtype())};
   });
 
-  add_binary(t, "Add", {1, 6, 7, 13, 14}, 7, add_of);
-  add_binary(t, "Sub", {1, 6, 7, 13, 14}, 7, sub_of);
-  add_binary(t, "Mul", {1, 6, 7, 13, 14}, 7, mul_of);
-  add_binary(t, "Div", {1, 6, 7, 13, 14}, 7, divide);
-  add_binary(t, "Pow", {1, 7, 12, 13, 15}, 7, power);
+  add_binary(t, "Add", {1, 6, 7, 13, 14}, 1, add_of);
+  add_binary(t, "Sub", {1, 6, 7, 13, 14}, 1, sub_of);
+  add_binary(t, "Mul", {1, 6, 7, 13, 14}, 1, mul_of);
+  add_binary(t, "Div", {1, 6, 7, 13, 14}, 1, divide);
+  add_binary(t, "Pow", {1, 7, 12, 13, 15}, 1, power);
   t.add("Mod", {10, 13}, [](NodeContext& c) -> std::vector<Tensor> { return {modulo(c, c.input(0), c.input(1))}; });
   add_variadic(t, "Max", {1, 6, 8, 12, 13}, ops::maximum, false);
   add_variadic(t, "Min", {1, 6, 8, 12, 13}, ops::minimum, false);

@@ -1,4 +1,4 @@
-// Gather, GatherElements, ScatterElements and OneHot. ONNX indices may be negative (counted from the
+// Gather, GatherElements, GatherND, ScatterElements (and the older Scatter), ScatterND and OneHot. ONNX indices may be negative (counted from the
 // end of the axis); Tessera's index ops take 0..size-1, so negative ones are shifted first.
 #include "tessera/io/onnx/translate_util.h"
 #include "tessera/io/onnx/translation_table.h"
@@ -43,20 +43,17 @@ std::vector<Tensor> gather_elements(NodeContext& c) {
   return {ops::take_along_axis(data, wrap_negative(indices, data.shape()[static_cast<size_t>(axis)]), axis)};
 }
 
-// reduction none replaces the addressed elements: data where no index points, the scattered updates
-// elsewhere (built from scatter_add on zeros; ONNX leaves repeated indices undefined for none).
+Tensor scatter_rows(const NodeContext& c, const Tensor& data, int64_t axis, const Tensor& index, const Tensor& updates,
+                    const std::string& reduction);
+
+// ScatterElements: updates written along `axis` at the positions `indices` names (scatter_rows).
 std::vector<Tensor> scatter_elements(NodeContext& c) {
   const Tensor data = c.input(0), indices = c.input(1), updates = c.input(2);
   require_index_type(c, indices);
   const int64_t axis = normalize_axis(c, c.attr_int("axis", 0), data.rank());
   const std::string reduction = c.version() >= 16 ? c.attr_string("reduction", "none") : "none";
   const Tensor index = wrap_negative(indices, data.shape()[static_cast<size_t>(axis)]);
-  if (reduction == "add") return {ops::scatter_add(data, axis, index, updates)};
-  if (reduction != "none") c.fail("reduction {} is not supported (none and add are)", reduction);
-  if (data.dtype() == DType::boolean) c.fail("bool data is not supported");
-  const Tensor hit = ops::gt(ops::scatter_add(ops::zeros_like(data), axis, index, ops::ones_like(updates)),
-                             scalar_as(data, 0.0));
-  return {ops::where(hit, ops::scatter_add(ops::zeros_like(data), axis, index, updates), data)};
+  return {scatter_rows(c, data, axis, index, updates, reduction)};
 }
 
 // OneHot: indices (negative ones count from depth), depth, values [off, on]; the new axis goes at `axis`.
@@ -80,9 +77,84 @@ std::vector<Tensor> one_hot(NodeContext& c) {
   return {ops::where(hit, ops::reshape(on, {}), ops::reshape(off, {}))};
 }
 
+// The flat position of each index tuple (the last axis of `indices`, k entries) in the first k axes
+// of `dims`, negative entries counted from the end of their axis.
+Tensor linear_index(const Tensor& indices, const Shape& dims) {
+  const int64_t k = indices.dim(-1);
+  Tensor flat;
+  for (int64_t j = 0; j < k; ++j) {
+    Tensor part = ops::squeeze(ops::slice(indices, -1, j, j + 1), {indices.rank() - 1});
+    part = wrap_negative(ops::cast(part, DType::i64), dims[static_cast<size_t>(j)]);
+    flat = flat.defined() ? flat * static_cast<double>(dims[static_cast<size_t>(j)]) + part : part;
+  }
+  return flat;
+}
+
+// GatherND: out.shape = indices.shape[:-1] + data.shape[batch_dims + k:], each index tuple picking a
+// slice of data within its batch.
+std::vector<Tensor> gather_nd(NodeContext& c) {
+  const Tensor data = c.input(0), indices = c.input(1);
+  require_index_type(c, indices);
+  const int64_t b = c.version() >= 12 ? c.attr_int("batch_dims", 0) : 0;
+  if (indices.rank() < 1) c.fail("indices must have rank at least 1");
+  const int64_t k = indices.dim(-1);
+  if (b < 0 || b >= indices.rank() || b + k > data.rank()) c.fail("batch_dims {} and index length {} do not fit", b, k);
+  const Shape& ds = data.shape();
+  const Shape batch(ds.begin(), ds.begin() + b), picked(ds.begin() + b, ds.begin() + b + k),
+      rest(ds.begin() + b + k, ds.end());
+  const int64_t nb = shape_numel(batch), np = shape_numel(picked);
+  Shape index_rows(indices.shape().begin(), indices.shape().end() - 1);
+  const int64_t rows = shape_numel(index_rows);
+  const int64_t per_batch = nb == 0 ? 0 : rows / nb;
+  Tensor flat = ops::reshape(linear_index(ops::reshape(indices, {nb, per_batch, k}), picked), {nb, per_batch});
+  flat = flat + ops::reshape(ops::arange(nb), {nb, 1}) * static_cast<double>(np);
+  Shape table{nb * np};
+  table.insert(table.end(), rest.begin(), rest.end());
+  const Tensor out = ops::index_select(ops::reshape(data, table), 0, ops::reshape(flat, {rows}));
+  Shape out_shape = index_rows;
+  out_shape.insert(out_shape.end(), rest.begin(), rest.end());
+  return {ops::reshape(out, out_shape)};
+}
+
+// reduction none: data where no index points, the scattered updates elsewhere (built from scatter_add
+// on zeros; ONNX leaves repeated positions undefined for none); add accumulates.
+Tensor scatter_rows(const NodeContext& c, const Tensor& data, int64_t axis, const Tensor& index, const Tensor& updates,
+                    const std::string& reduction) {
+  if (reduction == "add") return ops::scatter_add(data, axis, index, updates);
+  if (reduction != "none") c.fail("reduction {} is not supported (none and add are)", reduction);
+  if (data.dtype() == DType::boolean) c.fail("bool data is not supported");
+  const Tensor hit = ops::gt(ops::scatter_add(ops::zeros_like(data), axis, index, ops::ones_like(updates)),
+                             scalar_as(data, 0.0));
+  return ops::where(hit, ops::scatter_add(ops::zeros_like(data), axis, index, updates), data);
+}
+
+// ScatterND: updates.shape = indices.shape[:-1] + data.shape[k:]; each index tuple addresses a slice.
+std::vector<Tensor> scatter_nd(NodeContext& c) {
+  const Tensor data = c.input(0), indices = c.input(1), updates = c.input(2);
+  require_index_type(c, indices);
+  const std::string reduction = c.version() >= 16 ? c.attr_string("reduction", "none") : "none";
+  const int64_t k = indices.dim(-1);
+  if (k > data.rank()) c.fail("index tuples of length {} for data of rank {}", k, data.rank());
+  const Shape& ds = data.shape();
+  const Shape picked(ds.begin(), ds.begin() + k), rest(ds.begin() + k, ds.end());
+  const int64_t rows = indices.numel() / std::max<int64_t>(k, 1);
+  Shape table{shape_numel(picked)}, update_rows{rows};
+  table.insert(table.end(), rest.begin(), rest.end());
+  update_rows.insert(update_rows.end(), rest.begin(), rest.end());
+  Shape index_shape(update_rows.size(), 1);
+  index_shape[0] = rows;
+  const Tensor flat = ops::reshape(linear_index(ops::reshape(indices, {rows, k}), picked), index_shape);
+  const Tensor out = scatter_rows(c, ops::reshape(data, table), 0, ops::broadcast_to(flat, update_rows),
+                                  ops::reshape(updates, update_rows), reduction);
+  return {ops::reshape(out, ds)};
+}
+
 }  // namespace
 
 void add_index_translations(TranslationTable& t) {
+  t.add("GatherND", {11, 12, 13}, gather_nd);
+  t.add("ScatterND", {11, 13, 16}, scatter_nd);
+  t.add("Scatter", {9, 11}, scatter_elements);
   t.add("Gather", {1, 11, 13}, gather);
   t.add("GatherElements", {11, 13}, gather_elements);
   t.add("ScatterElements", {11, 13, 16}, scatter_elements);

@@ -58,17 +58,35 @@ Tensor per_channel(const Tensor& v, int64_t rank) {
   return ops::reshape(v, s);
 }
 
+// Inference form: the given mean and variance. Training mode (version 14 on) normalises with the
+// batch's statistics over every axis but the channel's (population variance) and also returns the
+// updated running statistics, input * momentum + batch * (1 - momentum).
 std::vector<Tensor> batch_norm(NodeContext& c) {
   const Tensor x = c.input(0);
   const double eps = c.attr_float("epsilon", 1e-5f);
-  c.ignore_attr("momentum");  // only used in training mode, refused below
+  const double momentum = c.attr_float("momentum", 0.9f);
   if (c.version() < 9 && c.attr_int("spatial", 1) != 1) c.fail("spatial = 0 is not supported");
-  if (c.version() >= 14 && c.attr_int("training_mode", 0) != 0) c.fail("training_mode = 1 is not supported");
-  if (c.wants_output(1) || c.wants_output(2)) c.fail("the running statistics outputs (training mode) are not supported");
+  if (c.version() < 7 && c.attr_int("is_test", 0) == 0) c.fail("is_test = 0 (training) is not supported");
+  if (c.version() < 6) c.ignore_attr("consumed_inputs");
+  const bool training = c.version() >= 14 && c.attr_int("training_mode", 0) != 0;
   const int64_t r = x.rank();
   const Tensor scale = per_channel(c.input(1), r), bias = per_channel(c.input(2), r);
-  const Tensor mean = per_channel(c.input(3), r), var = per_channel(c.input(4), r);
-  return {(x - mean) * ops::rsqrt(var + eps) * scale + bias};
+  if (!training) {
+    if (c.wants_output(1) || c.wants_output(2)) c.fail("running statistics outputs need training_mode = 1");
+    const Tensor mean = per_channel(c.input(3), r), var = per_channel(c.input(4), r);
+    return {(x - mean) * ops::rsqrt(var + eps) * scale + bias};
+  }
+  require_floating(c, x);
+  ops::Axes axes{0};
+  for (int64_t i = 2; i < r; ++i) axes.push_back(i);
+  const Tensor mean = ops::mean(x, axes, true);
+  const Tensor centered = x - mean;
+  const Tensor var = ops::mean(centered * centered, axes, true);
+  const Tensor y = centered * ops::rsqrt(var + eps) * scale + bias;
+  const Shape channels{x.dim(1)};
+  const Tensor running_mean = c.input(3) * momentum + ops::reshape(mean, channels) * (1 - momentum);
+  const Tensor running_var = c.input(4) * momentum + ops::reshape(var, channels) * (1 - momentum);
+  return {y, running_mean, running_var};
 }
 
 std::vector<Tensor> instance_norm(NodeContext& c) {
@@ -133,6 +151,8 @@ std::vector<Tensor> lrn(NodeContext& c) {
   return {x / ops::pow(sum * scale + bias, beta)};
 }
 
+// Dropout outside training is the identity (mask all true); in training mode only ratio 0 is, and other
+// ratios (random masks) are refused.
 std::vector<Tensor> dropout(NodeContext& c) {
   const Tensor x = c.input(0);
   c.ignore_attr("seed");
@@ -140,8 +160,10 @@ std::vector<Tensor> dropout(NodeContext& c) {
     c.ignore_attr("ratio");  // has no effect outside training
     if (c.version() < 7 && c.attr_int("is_test", 0) == 0) c.fail("is_test = 0 (training) is not supported");
   } else if (c.has_input(2)) {
-    const std::vector<int64_t> training = c.constant_ints(2, "training_mode");
-    if (training.size() != 1 || training[0] != 0) c.fail("training_mode = true is not supported");
+    const std::vector<double> training = c.constant_doubles(2, "training_mode");
+    if (training.size() != 1) c.fail("training_mode has {} elements, expected one", training.size());
+    const double ratio = c.has_input(1) ? c.constant_doubles(1, "ratio").at(0) : 0.5;
+    if (training[0] != 0 && ratio != 0) c.fail("training_mode = true with ratio {} (a random mask) is not supported", ratio);
   }
   return {x, ops::ones(x.shape(), DType::boolean)};
 }
@@ -192,7 +214,7 @@ void add_nn_translations(TranslationTable& t) {
   add_softmax(t, "Softmax", SoftmaxKind::softmax);
   add_softmax(t, "LogSoftmax", SoftmaxKind::log_softmax);
   add_softmax(t, "Hardmax", SoftmaxKind::hardmax);
-  t.add("BatchNormalization", {1, 6, 7, 9, 14, 15}, 7, batch_norm);
+  t.add("BatchNormalization", {1, 6, 7, 9, 14, 15}, 6, batch_norm);
   t.add("InstanceNormalization", {1, 6}, 6, instance_norm);
   t.add("LayerNormalization", {17}, layer_norm);
   t.add("MeanVarianceNormalization", {9, 13}, mean_variance_norm);

@@ -1,10 +1,13 @@
 // Reductions (axes as an attribute; ReduceSum takes them as an input from version 13), ArgMax /
-// ArgMin and CumSum. Empty axes reduce over every axis, unless noop_with_empty_axes says otherwise.
+// ArgMin, TopK and CumSum. Empty axes reduce over every axis, unless noop_with_empty_axes says otherwise.
 #include <functional>
+#include <limits>
 
 #include "tessera/io/onnx/translate_util.h"
 #include "tessera/io/onnx/translation_table.h"
 #include "tessera/ops/binary.h"
+#include "tessera/ops/creation.h"
+#include "tessera/ops/index.h"
 #include "tessera/ops/reduce.h"
 #include "tessera/ops/shape.h"
 #include "tessera/ops/unary.h"
@@ -71,9 +74,37 @@ std::vector<Tensor> cumsum(NodeContext& c) {
   return {y};
 }
 
+// TopK as k rounds of arg-extreme and masking (k is known at import and small): ties go to the lower
+// index, as the spec asks; the values come out sorted either way.
+std::vector<Tensor> top_k(NodeContext& c) {
+  const Tensor x = c.input(0);
+  const int64_t axis = normalize_axis(c, c.attr_int("axis", -1), x.rank());
+  const bool largest = c.attr_int("largest", 1) != 0;
+  c.ignore_attr("sorted");  // the rounds produce sorted results, which every order allows
+  const std::vector<int64_t> k = c.constant_ints(1, "K");
+  const int64_t length = x.shape()[static_cast<size_t>(axis)];
+  if (k.size() != 1 || k[0] < 0 || k[0] > length) c.fail("K must be one number in [0, {}]", length);
+  if (k[0] > 256) c.fail("K = {} is more than the 256 this translation unrolls", k[0]);
+  Shape iota_shape(static_cast<size_t>(x.rank()), 1);
+  iota_shape[static_cast<size_t>(axis)] = length;
+  const Tensor iota = ops::reshape(ops::arange(length), iota_shape);
+  const Tensor fill = scalar_as(x, largest ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
+  Tensor rest = x;
+  std::vector<Tensor> values, indices;
+  for (int64_t i = 0; i < k[0]; ++i) {
+    const Tensor index = largest ? ops::argmax(rest, axis, true) : ops::argmin(rest, axis, true);
+    values.push_back(ops::take_along_axis(x, index, axis));
+    indices.push_back(index);
+    rest = ops::where(ops::eq(iota, index), fill, rest);
+  }
+  if (values.empty()) c.fail("K = 0 is not supported");
+  return {ops::concat(values, axis), ops::concat(indices, axis)};
+}
+
 }  // namespace
 
 void add_reduce_translations(TranslationTable& t) {
+  t.add("TopK", {1, 10, 11}, 10, top_k);
   add_reduce(t, "ReduceSum", {1, 11, 13}, true, sum_keeping_dtype);
   add_reduce(t, "ReduceMean", {1, 11, 13}, false, mean_keeping_dtype);
   add_reduce(t, "ReduceMax", {1, 11, 12, 13}, false, [](const Tensor& x, const ops::Axes& a, bool k) {

@@ -39,7 +39,11 @@ double source_coordinate(const NodeContext& c, const ResizeAttrs& a, int64_t o, 
   const std::string& m = a.coordinates;
   if (m == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (m == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-  if (m == "align_corners") return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  // The resized length is in * scale, unrounded (out when sizes were given), as ONNX's reference has it.
+  if (m == "align_corners") {
+    const double length = static_cast<double>(in) * scale;
+    return length == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (length - 1);
+  }
   if (m == "asymmetric") return x / scale;
   if (m == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
   if (m == "tf_crop_and_resize") {

@@ -60,19 +60,45 @@ std::vector<Tensor> concat(NodeContext& c) {
   return {ops::concat(xs, normalize_axis(c, c.required_int("axis"), xs[0].rank()))};
 }
 
-// Pad (version 11 on: pads and constant_value as inputs). Negative pads crop.
+// Edge padding: each side gets copies of the edge slice.
+Tensor pad_edge(Tensor x, const std::vector<std::pair<int64_t, int64_t>>& widths) {
+  for (size_t i = 0; i < widths.size(); ++i) {
+    const auto [before, after] = widths[i];
+    if (before == 0 && after == 0) continue;
+    const int64_t axis = static_cast<int64_t>(i), n = x.shape()[i];
+    std::vector<Tensor> parts;
+    auto edge = [&](int64_t at, int64_t count) {
+      Shape s = x.shape();
+      s[i] = count;
+      return ops::broadcast_to(ops::slice(x, axis, at, at + 1), s);
+    };
+    if (before > 0) parts.push_back(edge(0, before));
+    parts.push_back(x);
+    if (after > 0) parts.push_back(edge(n - 1, after));
+    x = ops::concat(parts, axis);
+  }
+  return x;
+}
+
+// Pad: pads, mode and value are attributes before version 11, inputs from it. Negative pads crop.
 std::vector<Tensor> pad(NodeContext& c) {
   Tensor x = c.input(0);
   const std::string mode = c.attr_string("mode", "constant");
-  const std::vector<int64_t> pads = c.constant_ints(1, "pads");
+  std::vector<int64_t> pads;
+  double value = 0;
+  if (c.version() < 11) {
+    pads = c.attr_ints("pads");
+    value = c.attr_float("value", 0.0);
+  } else {
+    pads = c.constant_ints(1, "pads");
+    if (c.has_input(2)) {
+      const std::vector<double> v = c.constant_doubles(2, "constant_value");
+      if (v.size() != 1) c.fail("constant_value has {} elements, expected one", v.size());
+      value = v[0];
+    }
+  }
   const size_t rank = static_cast<size_t>(x.rank());
   if (pads.size() != 2 * rank) c.fail("pads has {} entries, expected {}", pads.size(), 2 * rank);
-  double value = 0;
-  if (c.has_input(2)) {
-    const std::vector<double> v = c.constant_doubles(2, "constant_value");
-    if (v.size() != 1) c.fail("constant_value has {} elements, expected one", v.size());
-    value = v[0];
-  }
   std::vector<std::pair<int64_t, int64_t>> widths(rank);
   for (size_t i = 0; i < rank; ++i) {
     const int64_t before = pads[i], after = pads[i + rank];
@@ -84,7 +110,13 @@ std::vector<Tensor> pad(NodeContext& c) {
   }
   if (mode == "constant") return {ops::pad(x, widths, ops::PadMode::Constant, value)};
   if (mode == "reflect") return {ops::pad(x, widths, ops::PadMode::Reflect)};
-  c.fail("mode {} is not supported (constant and reflect are)", mode);
+  if (mode == "edge") {
+    for (size_t i = 0; i < rank; ++i) {
+      if (x.shape()[i] == 0 && (widths[i].first > 0 || widths[i].second > 0)) c.fail("edge padding of an empty axis");
+    }
+    return {pad_edge(x, widths)};
+  }
+  c.fail("mode {} is not constant, reflect or edge", mode);
 }
 
 }  // namespace
@@ -93,7 +125,7 @@ void add_slice_translations(TranslationTable& t) {
   t.add("Slice", {1, 10, 11, 13}, slice);
   t.add("Split", {1, 2, 11, 13}, 2, split);
   t.add("Concat", {1, 4, 11, 13}, 4, concat);
-  t.add("Pad", {1, 2, 11, 13}, 11, pad);
+  t.add("Pad", {1, 2, 11, 13}, 2, pad);
 }
 
 }  // namespace tessera::io::onnx

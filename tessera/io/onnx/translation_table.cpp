@@ -47,6 +47,7 @@ const TranslationTable& translations() {
     add_index_translations(t);
     add_nn_translations(t);
     add_creation_translations(t);
+    add_quant_translations(t);
     return t;
   }();
   return table;
