@@ -6,6 +6,7 @@
 //
 //   onnx_conformance --data /usr/share/libonnx-testdata/data --exclusions tools/onnx_conformance/exclusions.txt
 //                    [--suite node ...] [--backend reference --backend cpu] [--filter SUBSTRING] [--verbose]
+//                    [--check-exclusions]   (runs the excluded tests too: one that passes is a stale entry)
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -31,7 +32,7 @@ struct Options {
   std::vector<std::string> backends;
   std::string filter;
   bool verbose = false;
-  bool list_excluded_passing = true;
+  bool check_exclusions = false;  // also run excluded tests; one that passes is a stale entry
 };
 
 Options parse(int argc, char** argv) {
@@ -48,6 +49,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--backend") o.backends.push_back(value());
     else if (a == "--filter") o.filter = value();
     else if (a == "--verbose") o.verbose = true;
+    else if (a == "--check-exclusions") o.check_exclusions = true;
     else tessera::fail("unknown argument {}; see the comment at the top of tools/onnx_conformance/main.cpp", a);
   }
   if (o.suites.empty()) o.suites = {"node", "pytorch-converted", "pytorch-operator", "simple"};
@@ -78,6 +80,10 @@ int main(int argc, char** argv) {
         if (const Exclusion* ex = exclusions.find(name)) {
           ++excluded;
           if (o.verbose) fmt::print("EXCLUDED {}: {}\n", name, ex->reason);
+          if (o.check_exclusions && run_test_case(test.string(), o.backends, Tolerance{}).passed) {
+            ++stale;
+            fmt::print("STALE exclusion (line {}) {} passes now\n", ex->line, name);
+          }
           continue;
         }
         const CaseResult r = run_test_case(test.string(), o.backends, Tolerance{});

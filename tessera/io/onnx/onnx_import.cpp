@@ -79,6 +79,7 @@ class Importer {
   ImportedGraph build(const std::vector<ir::TensorType>& input_types, const std::vector<Array>& values,
                       const std::vector<bool>& fixed) {
     slots_.clear();
+    depends_.clear();
     ImportedGraph out;
     out.dims = bind_input_types(model_, input_types);
     const int64_t opset = check_opset();
@@ -100,6 +101,7 @@ class Importer {
       }
       Tensor t = Tensor::placeholder(name, input_types[i].dtype, input_types[i].shape);
       slots_[name] = Slot{t, {static_cast<int>(i)}};
+      depends_[t.value().node().get()] = {static_cast<int>(i)};
       inputs.push_back(t.value());
       out.input_names.push_back(name);
       out.input_indices.push_back(i);
@@ -149,18 +151,8 @@ class Importer {
                   model_.source(), where, opset, node.op_type(), version, node.op_type(), entry->oldest_supported);
 
     std::vector<Slot*> inputs;
-    std::vector<int> depends;  // the graph inputs every output of the node depends on
     for (const auto& name : node.input()) {
-      if (name.empty()) {
-        inputs.push_back(nullptr);
-        continue;
-      }
-      Slot& slot = slots_.at(name);
-      std::vector<int> merged;
-      std::set_union(depends.begin(), depends.end(), slot.graph_inputs.begin(), slot.graph_inputs.end(),
-                     std::back_inserter(merged));
-      depends = std::move(merged);
-      inputs.push_back(&slot);
+      inputs.push_back(name.empty() ? nullptr : &slots_.at(name));
     }
     while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
 
@@ -184,7 +176,7 @@ class Importer {
       TESSERA_CHECK(static_cast<size_t>(i) < results.size() && results[i].defined(),
                     "{}: {}: output {} ({}) is not supported by the importer", model_.source(), c.where(), i,
                     printable_quoted(node.output(i)));
-      slots_[node.output(i)] = Slot{results[i], depends};
+      slots_[node.output(i)] = Slot{results[i], depends_on(results[i])};
     }
   }
 
@@ -208,9 +200,26 @@ class Importer {
     return out.empty() ? "onnx" : out;
   }
 
+  // The graph inputs a value depends on, found through the IR nodes a translation built (so Shape's
+  // result, a constant made from the input's type, depends on nothing); memoised per node.
+  const std::vector<int>& depends_on_node(const ir::Node* node) {
+    auto it = depends_.find(node);
+    if (it != depends_.end()) return it->second;
+    std::vector<int> all;
+    for (const ir::Value& in : node->inputs()) {
+      const std::vector<int>& d = depends_on_node(in.node().get());
+      std::vector<int> merged;
+      std::set_union(all.begin(), all.end(), d.begin(), d.end(), std::back_inserter(merged));
+      all = std::move(merged);
+    }
+    return depends_[node] = std::move(all);
+  }
+  std::vector<int> depends_on(const Tensor& t) { return depends_on_node(t.value().node().get()); }
+
   const OnnxModel& model_;
   const pb::GraphProto& graph_;
   std::unordered_map<std::string, Slot> slots_;
+  std::unordered_map<const ir::Node*, std::vector<int>> depends_;
 };
 
 }  // namespace

@@ -55,6 +55,22 @@ Tensor modulo(const NodeContext& c, const Tensor& a, const Tensor& b) {
   return ops::cast(x - whole * y, a.dtype());
 }
 
+// BitShift is defined for unsigned types; of those Tessera has uint8. Shifts are computed in f64,
+// where every product of a uint8 and a power of two up to 2^7 is exact, and left shifts wrap mod 256.
+Tensor bit_shift(const NodeContext& c, const Tensor& x, const Tensor& amount) {
+  const std::string direction = c.attr_string("direction", "");
+  if (x.dtype() != DType::u8) c.fail("input is {}, expected an unsigned integer type (of which Tessera has uint8)",
+                                     dtype_name(x.dtype()));
+  const Tensor v = ops::cast(x, DType::f64);
+  const Tensor factor = ops::pow(scalar_as(v, 2.0), ops::cast(ops::minimum(amount, scalar_as(amount, 8.0)), DType::f64));
+  if (direction == "LEFT") {
+    const Tensor shifted = v * factor;
+    return ops::cast(shifted - ops::floor(shifted / 256.0) * 256.0, DType::u8);
+  }
+  if (direction == "RIGHT") return ops::cast(ops::floor(v / factor), DType::u8);
+  c.fail("direction is {}, expected LEFT or RIGHT", direction.empty() ? std::string("missing") : direction);
+}
+
 using BinaryFn = Tensor (*)(const Tensor&, const Tensor&);
 
 // Versions 1 and 6 of the arithmetic ops: shapes must be equal unless `broadcast` = 1, which matches
@@ -150,6 +166,7 @@ void add_elementwise_translations(TranslationTable& t) {
   add_binary(t, "Mul", {1, 6, 7, 13, 14}, 1, mul_of);
   add_binary(t, "Div", {1, 6, 7, 13, 14}, 1, divide);
   add_binary(t, "Pow", {1, 7, 12, 13, 15}, 1, power);
+  t.add("BitShift", {11}, [](NodeContext& c) -> std::vector<Tensor> { return {bit_shift(c, c.input(0), c.input(1))}; });
   t.add("Mod", {10, 13}, [](NodeContext& c) -> std::vector<Tensor> { return {modulo(c, c.input(0), c.input(1))}; });
   add_variadic(t, "Max", {1, 6, 8, 12, 13}, ops::maximum, false);
   add_variadic(t, "Min", {1, 6, 8, 12, 13}, ops::minimum, false);

@@ -38,6 +38,7 @@ const TranslationTable& translations() {
     add_activation_translations(t);
     add_logic_translations(t);
     add_linalg_translations(t);
+    add_einsum_translations(t);
     add_conv_translations(t);
     add_pool_translations(t);
     add_resize_translations(t);

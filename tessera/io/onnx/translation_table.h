@@ -43,6 +43,7 @@ void add_elementwise_translations(TranslationTable& t);  // translate_elementwis
 void add_activation_translations(TranslationTable& t);   // translate_activation.cpp: Relu ... HardSwish
 void add_logic_translations(TranslationTable& t);        // translate_logic.cpp: comparisons, And/Or, Where
 void add_linalg_translations(TranslationTable& t);       // translate_linalg.cpp: MatMul, Gemm
+void add_einsum_translations(TranslationTable& t);       // translate_einsum.cpp: Einsum
 void add_conv_translations(TranslationTable& t);         // translate_conv.cpp: Conv, ConvTranspose
 void add_pool_translations(TranslationTable& t);         // translate_pool.cpp: MaxPool, AveragePool, global pools
 void add_resize_translations(TranslationTable& t);       // translate_resize.cpp: Resize, Upsample
