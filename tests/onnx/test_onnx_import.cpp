@@ -6,6 +6,7 @@
 #include "tessera/backends/backend.h"
 #include "tessera/core/error.h"
 #include "tessera/io/onnx/onnx_import.h"
+#include "tessera/io/stablehlo/export.h"
 
 namespace tessera::test {
 namespace {
@@ -108,6 +109,46 @@ TEST(OnnxImport, AttributeDefaultsComeFromTheSpec) {
   const std::vector<float> y = run_reference(g, {Array::from_vector<float>({-100, 3}, {2})})[0].to_vector<float>();
   EXPECT_NEAR(y[0], -1.0f, 1e-5);
   EXPECT_EQ(y[1], 3.0f);
+}
+
+TEST(OnnxImport, FixesInputsWhoseValuesDecideShapes) {
+  // Reshape's target comes from a model input: with its data given, the input becomes a constant.
+  ModelBuilder b;
+  b.input("x", {int64_t{6}}).input("shape", {int64_t{2}}, ::onnx::TensorProto::INT64).output("y");
+  b.node("Reshape", {"x", "shape"}, {"y"});
+  const auto model = b.parse();
+  const std::vector<Array> inputs = {Array::from_vector<float>({1, 2, 3, 4, 5, 6}, {6}),
+                                     Array::from_vector<int64_t>({3, 2}, {2})};
+  const auto g = io::onnx::import_onnx_for(model, inputs);
+  EXPECT_EQ(g.fixed_inputs, std::vector<std::string>{"shape"});
+  EXPECT_EQ(g.input_names, std::vector<std::string>{"x"});
+  EXPECT_EQ(g.graph.output_types()[0].shape, (Shape{3, 2}));
+  const Array y = run_reference(g, io::onnx::graph_inputs(g, inputs))[0];
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(OnnxImport, RunsOnTheCpuBackendAndExportsToStableHlo) {
+  ModelBuilder b;
+  b.input("x", {int64_t{1}, int64_t{1}, int64_t{4}, int64_t{4}}).output("y");
+  b.initializer("k", {2, 1, 3, 3}, std::vector<float>(18, 0.5f));
+  b.node("Conv", {"x", "k"}, {"c"});
+  auto& pads = *b.graph().mutable_node(0)->add_attribute();
+  pads.set_name("pads");
+  pads.set_type(::onnx::AttributeProto::INTS);
+  for (int64_t p : {1, 0, 1, 0}) pads.add_ints(p);  // uneven: an explicit pad before the conv
+  b.node("Relu", {"c"}, {"y"});
+  const auto g = io::onnx::import_onnx(b.parse());
+  EXPECT_EQ(g.graph.output_types()[0].shape, (Shape{1, 2, 3, 3}));
+  std::vector<float> xs(16);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i) - 7.0f;
+  const Array x = Array::from_vector<float>(xs, {1, 1, 4, 4});
+  const Array ref = run_reference(g, {x})[0];
+  const Array cpu = backends::backend_by_name("cpu").compile(g.graph)->run({x})[0];
+  const std::vector<float> a = ref.to_vector<float>(), c = cpu.to_vector<float>();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], c[i], 1e-5f) << i;
+  EXPECT_FLOAT_EQ(a[0], 0.0f);  // relu of a window over padding and negative inputs
+  const auto module = io::stablehlo::export_graph(g.graph);
+  EXPECT_NE(module.text.find("stablehlo.convolution"), std::string::npos);
 }
 
 TEST(OnnxImport, ReadsAStandaloneTensorFile) {

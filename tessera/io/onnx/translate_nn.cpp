@@ -40,14 +40,8 @@ void add_softmax(TranslationTable& t, const char* op, SoftmaxKind kind) {
     const Tensor x = c.input(0);
     if (kind != SoftmaxKind::hardmax) require_floating(c, x);
     if (c.version() >= 13) return {apply_softmax(kind, x, normalize_axis(c, c.attr_int("axis", -1), x.rank()))};
-    const int64_t rank = x.rank();
-    int64_t axis = c.attr_int("axis", 1);
-    if (axis < -rank || axis > rank) c.fail("axis {} is out of range for rank {}", axis, rank);
-    if (axis < 0) axis += rank;
-    const Shape& s = x.shape();
-    const int64_t rows = shape_numel(Shape(s.begin(), s.begin() + axis));
-    const int64_t cols = shape_numel(Shape(s.begin() + axis, s.end()));
-    return {ops::reshape(apply_softmax(kind, ops::reshape(x, {rows, cols}), 1), s)};
+    const Tensor rows = flatten_at(c, x, c.attr_int("axis", 1));
+    return {ops::reshape(apply_softmax(kind, rows, 1), x.shape())};
   });
 }
 

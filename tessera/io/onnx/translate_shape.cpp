@@ -44,14 +44,7 @@ std::vector<Tensor> reshape(NodeContext& c) {
 
 std::vector<Tensor> flatten(NodeContext& c) {
   const Tensor x = c.input(0);
-  const int64_t rank = x.rank();
-  int64_t axis = c.attr_int("axis", 1);
-  if (axis < -rank || axis > rank) c.fail("axis {} is out of range for rank {}", axis, rank);
-  if (axis < 0) axis += rank;
-  const Shape& s = x.shape();
-  const int64_t outer = shape_numel(Shape(s.begin(), s.begin() + axis));
-  const int64_t inner = shape_numel(Shape(s.begin() + axis, s.end()));
-  return {ops::reshape(x, {outer, inner})};
+  return {flatten_at(c, x, c.attr_int("axis", 1))};
 }
 
 // Squeeze / Unsqueeze take their axes as an attribute before version 13 and as an input from it.

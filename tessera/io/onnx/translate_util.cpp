@@ -1,6 +1,7 @@
 #include "tessera/io/onnx/translate_util.h"
 
 #include "tessera/ops/creation.h"
+#include "tessera/ops/shape.h"
 
 namespace tessera::io::onnx {
 
@@ -20,6 +21,15 @@ std::vector<int64_t> normalize_axes(const NodeContext& c, const std::vector<int6
     out.push_back(n);
   }
   return out;
+}
+
+Tensor flatten_at(const NodeContext& c, const Tensor& x, int64_t axis) {
+  const int64_t rank = x.rank();
+  if (axis < -rank || axis > rank) c.fail("axis {} is out of range for rank {}", axis, rank);
+  if (axis < 0) axis += rank;
+  const Shape& s = x.shape();
+  const int64_t rows = shape_numel(Shape(s.begin(), s.begin() + axis));
+  return ops::reshape(x, {rows, shape_numel(Shape(s.begin() + axis, s.end()))});
 }
 
 Tensor scalar_as(const Tensor& x, double value) { return ops::scalar_like(x, value); }

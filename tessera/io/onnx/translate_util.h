@@ -11,6 +11,9 @@ namespace tessera::io::onnx {
 int64_t normalize_axis(const NodeContext& c, int64_t axis, int64_t rank, const char* what = "axis");
 std::vector<int64_t> normalize_axes(const NodeContext& c, const std::vector<int64_t>& axes, int64_t rank,
                                     const char* what = "axes");
+// x as a matrix: the axes before `axis` (in [-rank, rank]) become the rows, the rest the columns
+// (Flatten, and the softmax family before version 13).
+Tensor flatten_at(const NodeContext& c, const Tensor& x, int64_t axis);
 // A scalar of x's dtype.
 Tensor scalar_as(const Tensor& x, double value);
 // Fails unless x has a floating dtype, for translations built from transcendental ops.

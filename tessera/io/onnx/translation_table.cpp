@@ -42,6 +42,7 @@ const TranslationTable& translations() {
     add_conv_translations(t);
     add_pool_translations(t);
     add_resize_translations(t);
+    add_grid_sample_translations(t);
     add_reduce_translations(t);
     add_shape_translations(t);
     add_slice_translations(t);

@@ -47,6 +47,7 @@ void add_einsum_translations(TranslationTable& t);       // translate_einsum.cpp
 void add_conv_translations(TranslationTable& t);         // translate_conv.cpp: Conv, ConvTranspose
 void add_pool_translations(TranslationTable& t);         // translate_pool.cpp: MaxPool, AveragePool, global pools
 void add_resize_translations(TranslationTable& t);       // translate_resize.cpp: Resize, Upsample
+void add_grid_sample_translations(TranslationTable& t);  // translate_grid_sample.cpp: GridSample
 void add_reduce_translations(TranslationTable& t);       // translate_reduce.cpp: Reduce*, ArgMax, CumSum
 void add_shape_translations(TranslationTable& t);        // translate_shape.cpp: Reshape ... Transpose
 void add_slice_translations(TranslationTable& t);        // translate_slice.cpp: Slice, Split, Concat, Pad
