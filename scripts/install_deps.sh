@@ -10,7 +10,7 @@ PACKAGES=(
   zlib1g-dev libpng-dev libopenblas-dev libpcre2-dev
   clang libclang-rt-14-dev
   glslang-tools
-  libonnx-dev libprotobuf-dev libonnx-testdata
+  libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
   dataset-fashion-mnist
 )
 

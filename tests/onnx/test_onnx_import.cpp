@@ -135,7 +135,7 @@ TEST(OnnxImport, RunsOnTheCpuBackendAndExportsToStableHlo) {
   auto& pads = *b.graph().mutable_node(0)->add_attribute();
   pads.set_name("pads");
   pads.set_type(::onnx::AttributeProto::INTS);
-  for (int64_t p : {1, 0, 1, 0}) pads.add_ints(p);  // uneven: an explicit pad before the conv
+  for (int64_t p : {1, 0, 0, 1}) pads.add_ints(p);  // uneven: an explicit pad before the conv
   b.node("Relu", {"c"}, {"y"});
   const auto g = io::onnx::import_onnx(b.parse());
   EXPECT_EQ(g.graph.output_types()[0].shape, (Shape{1, 2, 3, 3}));
