@@ -18,13 +18,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// input_0.pb, input_1.pb, ... in numeric order.
-std::vector<Array> read_tensors(const fs::path& folder, const std::string& prefix) {
+// input_0.pb, input_1.pb, ... in numeric order; `declared` are the model's values of that kind, whose
+// BFLOAT16 ones the test data stores as UINT16 bits.
+std::vector<Array> read_tensors(const fs::path& folder, const std::string& prefix,
+                                const std::vector<io::onnx::OnnxValueInfo>& declared) {
+  constexpr int64_t kBfloat16 = 16;  // TensorProto.BFLOAT16
   std::vector<Array> out;
   for (size_t i = 0;; ++i) {
     const fs::path file = folder / (prefix + std::to_string(i) + ".pb");
     if (!fs::exists(file)) break;
-    out.push_back(io::onnx::load_onnx_tensor(file.string()));
+    const bool bf16 = i < declared.size() && declared[i].elem_type == kBfloat16;
+    out.push_back(io::onnx::load_onnx_tensor(file.string(), bf16));
   }
   return out;
 }
@@ -75,8 +79,8 @@ CaseResult run_test_case(const std::string& folder, const std::vector<std::strin
     const std::vector<fs::path> sets = data_sets(folder);
     if (sets.empty()) return {false, "no test_data_set_* folder"};
     for (const fs::path& set : sets) {
-      const std::vector<Array> inputs = read_tensors(set, "input_");
-      const std::vector<Array> expected = read_tensors(set, "output_");
+      const std::vector<Array> inputs = read_tensors(set, "input_", model.inputs());
+      const std::vector<Array> expected = read_tensors(set, "output_", model.outputs());
       const io::onnx::ImportedGraph imported = io::onnx::import_onnx_for(model, inputs);
       const std::vector<Array> feed = io::onnx::graph_inputs(imported, inputs);
       if (expected.size() != imported.output_names.size()) {

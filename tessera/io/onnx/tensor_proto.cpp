@@ -128,18 +128,19 @@ Array array_from_tensor_proto(const pb::TensorProto& tensor, const std::string& 
   return out;
 }
 
-Array parse_onnx_tensor(const uint8_t* data, size_t size, const std::string& what) {
+Array parse_onnx_tensor(const uint8_t* data, size_t size, const std::string& what, bool uint16_as_bfloat16) {
   TESSERA_CHECK(size <= static_cast<size_t>(INT32_MAX), "{}: {} bytes is over protobuf's 2 GiB limit", what, size);
   pb::TensorProto tensor;
   TESSERA_CHECK(tensor.ParseFromArray(data, static_cast<int>(size)), "{}: not a valid ONNX TensorProto ({} bytes)",
                 what, size);
+  if (uint16_as_bfloat16 && tensor.data_type() == pb::TensorProto::UINT16) tensor.set_data_type(pb::TensorProto::BFLOAT16);
   const std::string label = tensor.name().empty() ? what : fmt::format("{}: tensor {}", what, printable_quoted(tensor.name()));
   return array_from_tensor_proto(tensor, label, "");
 }
 
-Array load_onnx_tensor(const std::string& path) {
+Array load_onnx_tensor(const std::string& path, bool uint16_as_bfloat16) {
   const MappedFile file(path);
-  return parse_onnx_tensor(file.data(), file.size(), path);
+  return parse_onnx_tensor(file.data(), file.size(), path, uint16_as_bfloat16);
 }
 
 }  // namespace tessera::io::onnx
