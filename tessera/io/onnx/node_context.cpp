@@ -117,6 +117,12 @@ std::vector<double> NodeContext::attr_floats(const std::string& name, const std:
   return a ? std::vector<double>(a->floats().begin(), a->floats().end()) : fallback;
 }
 
+std::vector<std::string> NodeContext::attr_strings(const std::string& name,
+                                                  const std::vector<std::string>& fallback) const {
+  const auto* a = find_attr(name, pb::AttributeProto::STRINGS);
+  return a ? std::vector<std::string>(a->strings().begin(), a->strings().end()) : fallback;
+}
+
 std::optional<std::vector<int64_t>> NodeContext::optional_ints(const std::string& name) const {
   const auto* a = find_attr(name, pb::AttributeProto::INTS);
   if (!a) return std::nullopt;

@@ -59,6 +59,7 @@ class NodeContext {
   std::string attr_string(const std::string& name, const std::string& fallback) const;
   std::vector<int64_t> attr_ints(const std::string& name, const std::vector<int64_t>& fallback = {}) const;
   std::vector<double> attr_floats(const std::string& name, const std::vector<double>& fallback = {}) const;
+  std::vector<std::string> attr_strings(const std::string& name, const std::vector<std::string>& fallback = {}) const;
   std::optional<std::vector<int64_t>> optional_ints(const std::string& name) const;
   Array attr_tensor(const std::string& name) const;  // fails when absent
   int64_t required_int(const std::string& name) const;

@@ -48,6 +48,7 @@ const TranslationTable& translations() {
     add_slice_translations(t);
     add_index_translations(t);
     add_nn_translations(t);
+    add_rnn_translations(t);
     add_creation_translations(t);
     add_quant_translations(t);
     return t;

@@ -53,6 +53,7 @@ void add_shape_translations(TranslationTable& t);        // translate_shape.cpp:
 void add_slice_translations(TranslationTable& t);        // translate_slice.cpp: Slice, Split, Concat, Pad
 void add_index_translations(TranslationTable& t);        // translate_index.cpp: Gather*, Scatter*, OneHot
 void add_nn_translations(TranslationTable& t);           // translate_nn.cpp: Softmax, norms, losses
+void add_rnn_translations(TranslationTable& t);          // translate_rnn.cpp: RNN, GRU, LSTM
 void add_creation_translations(TranslationTable& t);     // translate_creation.cpp: Constant, Range, windows, ...
 void add_quant_translations(TranslationTable& t);        // translate_quant.cpp: (De)QuantizeLinear
 
