@@ -1,4 +1,5 @@
-// Gather, GatherElements, GatherND, ScatterElements (and the older Scatter), ScatterND and OneHot. ONNX indices may be negative (counted from the
+// Gather, GatherElements, GatherND, ScatterElements (and the older Scatter), ScatterND, OneHot, and
+// Compress / NonZero, whose positions are found at import. ONNX indices may be negative (counted from the
 // end of the axis); Tessera's index ops take 0..size-1, so negative ones are shifted first.
 #include "tessera/io/onnx/translate_util.h"
 #include "tessera/io/onnx/translation_table.h"
@@ -149,9 +150,53 @@ std::vector<Tensor> scatter_nd(NodeContext& c) {
   return {ops::reshape(out, ds)};
 }
 
+// Compress and NonZero have output shapes that depend on values, so those values must be known at
+// import (constants, or inputs fixed to their data: onnx_import.h); the positions are found here.
+std::vector<Tensor> compress(NodeContext& c) {
+  Tensor x = c.input(0);
+  const Array condition = c.constant_input(1, "condition");
+  if (condition.rank() != 1) c.fail("condition has rank {}, expected 1", condition.rank());
+  int64_t axis = 0;
+  if (c.has_attr("axis")) {
+    axis = normalize_axis(c, c.attr_int("axis", 0), x.rank());
+  } else {
+    x = ops::reshape(x, {x.numel()});
+  }
+  const int64_t length = x.shape()[static_cast<size_t>(axis)];
+  const std::vector<double> keep = condition.to_vector<double>();
+  if (static_cast<int64_t>(keep.size()) > length) c.fail("condition has {} entries for an axis of {}", keep.size(), length);
+  std::vector<int64_t> picked;
+  for (size_t i = 0; i < keep.size(); ++i) {
+    if (keep[i] != 0) picked.push_back(static_cast<int64_t>(i));
+  }
+  return {ops::index_select(x, axis, Tensor::from_vector<int64_t>(picked, {static_cast<int64_t>(picked.size())}))};
+}
+
+std::vector<Tensor> non_zero(NodeContext& c) {
+  const Array x = c.constant_input(0, "X");
+  const std::vector<double> v = x.to_vector<double>();
+  const Shape& s = x.shape();
+  std::vector<std::vector<int64_t>> coordinates(s.size());
+  for (size_t flat = 0; flat < v.size(); ++flat) {
+    if (v[flat] == 0) continue;
+    size_t rest = flat;
+    for (size_t a = s.size(); a-- > 0;) {
+      coordinates[a].push_back(static_cast<int64_t>(rest % static_cast<size_t>(s[a])));
+      rest /= static_cast<size_t>(s[a]);
+    }
+  }
+  const int64_t count = s.empty() ? (v.at(0) != 0 ? 1 : 0) : static_cast<int64_t>(coordinates[0].size());
+  std::vector<int64_t> out;
+  for (const auto& axis : coordinates) out.insert(out.end(), axis.begin(), axis.end());
+  if (s.empty()) out.assign(static_cast<size_t>(count), 0);
+  return {Tensor::from_vector<int64_t>(out, {static_cast<int64_t>(std::max<size_t>(s.size(), 1)), count})};
+}
+
 }  // namespace
 
 void add_index_translations(TranslationTable& t) {
+  t.add("Compress", {9, 11}, compress);
+  t.add("NonZero", {9, 13}, non_zero);
   t.add("GatherND", {11, 12, 13}, gather_nd);
   t.add("ScatterND", {11, 13, 16}, scatter_nd);
   t.add("Scatter", {9, 11}, scatter_elements);
