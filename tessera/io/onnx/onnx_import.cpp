@@ -161,10 +161,12 @@ class Importer {
     try {
       results = entry->translate(c);
     } catch (const Error& e) {
-      const std::string message = e.what();
       // Errors from NodeContext::fail already name the node; those from the ops get the node prefixed.
-      if (message.rfind(c.where(), 0) == 0) throw Error(model_.source() + ": " + message);
-      throw Error(fmt::format("{}: {}: {}", model_.source(), c.where(), message));
+      // Attribute strings from the file may appear in either, so the message is made printable.
+      const std::string message = e.what();
+      const std::string full = message.rfind(c.where(), 0) == 0 ? model_.source() + ": " + message
+                                                                : fmt::format("{}: {}: {}", model_.source(), c.where(), message);
+      throw Error(printable(full, 1500));
     }
     const std::vector<std::string> unread = c.unread_attributes();
     if (!unread.empty()) {
