@@ -20,3 +20,8 @@ target_link_libraries(tessera_llm PRIVATE nlohmann_json::nlohmann_json)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 target_link_libraries(tessera_tokenizers PRIVATE PkgConfig::PCRE2)
+# ONNX (tessera/io/onnx): Debian's libonnx-dev, whose onnx_proto target carries the generated protobuf
+# classes (ONNX_ML flavour) and links libprotobuf. Only io/onnx's own files include them.
+find_package(Protobuf REQUIRED)
+find_package(ONNX REQUIRED)
+target_link_libraries(tessera_io PRIVATE onnx_proto)

@@ -11,6 +11,7 @@ PACKAGES=(
   clang libclang-rt-14-dev
   glslang-tools
   doxygen
+  libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
   dataset-fashion-mnist
 )
 

@@ -1,7 +1,8 @@
 // tessera inspect FILE: reads a graph in the IR text form and reports what is in it: a summary, the
 // canonical text (--print), a Graphviz rendering (--dot) and a check of its invariants (--verify).
 // A GGUF model file (recognised by its magic) is summarised instead: metadata, tensors, types and
-// sizes; --tensor NAME shows one tensor and --dump OUT.npy writes its dequantized f32 values.
+// sizes; --tensor NAME shows one tensor and --dump OUT.npy writes its dequantized f32 values. An ONNX
+// model (.onnx) shows its opsets, inputs, outputs, initializers and op histogram.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,8 @@
 #include "tessera/io/gguf/gguf_summary.h"
 #include "tessera/io/safetensors_summary.h"
 #include "tessera/io/npy.h"
+#include "tessera/io/onnx/onnx_import.h"
+#include "tessera/io/onnx/onnx_summary.h"
 #include "tessera/ir/graph.h"
 #include "tessera/ir/op_def.h"
 
@@ -163,19 +166,8 @@ std::string summarize(const ir::Graph& graph) {
   return out;
 }
 
-int run_inspect(const InspectOptions& options) {
-  if (options.file != "-" && is_safetensors_file(options.file)) return run_inspect_safetensors(options);
-  // --tensor/--dump only make sense for model files, so the GGUF reader explains what is wrong with the file.
-  if (is_gguf_file(options.file) || !options.tensor.empty() || !options.dump_path.empty()) {
-    return run_inspect_gguf(options);
-  }
-  const std::string text = read_text_file(options.file);
-  ir::Graph graph;
-  try {
-    graph = ir::parse_graph(text);
-  } catch (const Error& e) {
-    fail("{}: {}", options.file == "-" ? "<stdin>" : options.file, e.what());
-  }
+// The summary, --verify, --dot and --print of a graph (parsed from IR text or imported from ONNX).
+int report_graph(const ir::Graph& graph, const InspectOptions& options) {
   if (options.verify) {
     try {
       ir::verify(graph);
@@ -195,12 +187,47 @@ int run_inspect(const InspectOptions& options) {
   return kExitOk;
 }
 
+bool is_onnx_file(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+}
+
+// An ONNX model: its summary; with --print, --dot or --verify, the graph imported for its declared
+// input types (a model with dynamic dimensions says which; `tessera run` binds them from inputs).
+int run_inspect_onnx(const InspectOptions& options) {
+  if (!options.tensor.empty() || !options.dump_path.empty()) {
+    fail("{}: --tensor and --dump apply to GGUF and safetensors files, not ONNX models", options.file);
+  }
+  const io::onnx::OnnxModel model = io::onnx::load_onnx_model(options.file);
+  if (!options.print && !options.verify && options.dot_path.empty()) {
+    std::cout << io::onnx::describe_onnx_model(model);
+    return kExitOk;
+  }
+  return report_graph(io::onnx::import_onnx(model).graph, options);
+}
+
+int run_inspect(const InspectOptions& options) {
+  if (options.file != "-" && is_safetensors_file(options.file)) return run_inspect_safetensors(options);
+  if (options.file != "-" && is_onnx_file(options.file)) return run_inspect_onnx(options);
+  // --tensor/--dump only make sense for model files, so the GGUF reader explains what is wrong with the file.
+  if (is_gguf_file(options.file) || !options.tensor.empty() || !options.dump_path.empty()) {
+    return run_inspect_gguf(options);
+  }
+  const std::string text = read_text_file(options.file);
+  ir::Graph graph;
+  try {
+    graph = ir::parse_graph(text);
+  } catch (const Error& e) {
+    fail("{}: {}", options.file == "-" ? "<stdin>" : options.file, e.what());
+  }
+  return report_graph(graph, options);
+}
+
 }  // namespace
 
 Command add_inspect_command(CLI::App& root) {
   auto options = std::make_shared<InspectOptions>();
-  CLI::App* app = root.add_subcommand("inspect", "Summarise a graph in the IR text form (.tsr), a GGUF model or a safetensors file");
-  app->add_option("FILE", options->file, "Graph in the IR text form ('-' reads standard input), a .gguf or a .safetensors file")
+  CLI::App* app = root.add_subcommand("inspect", "Summarise a graph in the IR text form (.tsr), a GGUF model, a safetensors file or an ONNX model");
+  app->add_option("FILE", options->file, "Graph in the IR text form ('-' reads standard input), a .gguf, .safetensors or .onnx file")
       ->required();
   app->add_option("--dot", options->dot_path, "Also write the graph as Graphviz DOT to this file ('-': stdout)")
       ->type_name("OUT.dot");

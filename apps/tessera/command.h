@@ -34,6 +34,7 @@ Command add_tokenize_command(CLI::App& root);
 Command add_generate_command(CLI::App& root);
 Command add_init_model_command(CLI::App& root);
 Command add_convert_command(CLI::App& root);
+Command add_run_command(CLI::App& root);
 Command add_bench_llm_command(CLI::App& bench);  // `bench llm`, a subcommand of bench
 
 // --threads N: the size of the host thread pool (TESSERA_NUM_THREADS), set once the command line is

@@ -50,6 +50,7 @@ int run(int argc, char** argv) {
       add_generate_command(app),
       add_init_model_command(app),
       add_convert_command(app),
+      add_run_command(app),
   };
 
   try {

@@ -1,0 +1,18 @@
+# ONNX: the conformance driver (tools/onnx_conformance) over Debian's libonnx-testdata, registered as the
+# ctest onnx.conformance when the test data is installed, and the onnx test suite's protobuf access
+# (tests/onnx build models with ONNX's generated classes).
+add_executable(onnx_conformance ${PROJECT_SOURCE_DIR}/tools/onnx_conformance/main.cpp
+                                ${PROJECT_SOURCE_DIR}/tools/onnx_conformance/exclusions.cpp
+                                ${PROJECT_SOURCE_DIR}/tools/onnx_conformance/test_case.cpp)
+target_include_directories(onnx_conformance PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(onnx_conformance PRIVATE tessera tessera_warnings)
+set(TESSERA_ONNX_TESTDATA /usr/share/libonnx-testdata/data CACHE PATH "ONNX's backend test data (libonnx-testdata)")
+if(TESSERA_BUILD_TESTS AND EXISTS ${TESSERA_ONNX_TESTDATA}/node)
+  add_test(NAME onnx.conformance
+           COMMAND onnx_conformance --data ${TESSERA_ONNX_TESTDATA}
+                   --exclusions ${PROJECT_SOURCE_DIR}/tools/onnx_conformance/exclusions.txt)
+  set_tests_properties(onnx.conformance PROPERTIES TIMEOUT 300)
+endif()
+if(TARGET test_onnx)
+  target_link_libraries(test_onnx PRIVATE onnx)  # onnx_proto, and the operator schemas (test_onnx_versions)
+endif()

@@ -1,0 +1,36 @@
+// The translation table's version lists against ONNX's own operator schemas (libonnx's registry): an
+// op's versions must be exactly the spec's since_versions up to the newest opset the importer knows,
+// or a model's opset could select semantics the translation does not implement.
+#include <gtest/gtest.h>
+#include <onnx/defs/schema.h>
+
+#include "tessera/io/onnx/translation_table.h"
+
+namespace tessera::test {
+namespace {
+
+std::vector<int64_t> spec_versions(const std::string& op) {
+  std::vector<int64_t> out;
+  for (int v = static_cast<int>(io::onnx::kNewestOpset); v >= 1;) {
+    const ::onnx::OpSchema* schema = ::onnx::OpSchemaRegistry::Schema(op, v, "");
+    if (schema == nullptr) break;
+    out.insert(out.begin(), schema->since_version());
+    v = schema->since_version() - 1;
+  }
+  return out;
+}
+
+TEST(OnnxVersions, EveryTranslationListsTheSpecsVersions) {
+  const auto& table = io::onnx::translations();
+  EXPECT_GE(table.names().size(), 120u);
+  for (const std::string& op : table.names()) {
+    const io::onnx::OpTranslation* entry = table.find(op);
+    ASSERT_NE(entry, nullptr);
+    EXPECT_EQ(entry->versions, spec_versions(op)) << op;
+    EXPECT_GE(entry->oldest_supported, entry->versions.front()) << op;
+    EXPECT_LE(entry->oldest_supported, entry->versions.back()) << op;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
