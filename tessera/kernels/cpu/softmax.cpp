@@ -35,6 +35,7 @@ float exp_sum_generic(const float* x, int64_t n, float shift, float* out) {
 }
 
 // ---- per-row building blocks, AVX2 --------------------------------------------------------------
+#if TESSERA_X86_KERNELS
 __attribute__((target("avx2,fma"))) float row_max_avx2(const float* x, int64_t n) {
   __m256 m0 = _mm256_set1_ps(kNegInf), m1 = m0;
   int64_t j = 0;
@@ -115,18 +116,46 @@ __attribute__((target("avx2,fma"))) void log_softmax_grad_row_avx2(const float* 
     _mm256_storeu_ps(dx + j, _mm256_fnmadd_ps(vec::exp(_mm256_loadu_ps(y + j)), sv, _mm256_loadu_ps(dy + j)));
   for (; j < n; ++j) dx[j] = dy[j] - std::exp(y[j]) * s;
 }
+#endif  // TESSERA_X86_KERNELS
 
-float row_max(const float* x, int64_t n, bool avx2) {
-  return avx2 ? row_max_avx2(x, n) : row_max_generic(x, n);
+// ---- each building block in the form this CPU runs (avx2: use_avx2(), false without x86 kernels) ----
+float row_max(const float* x, int64_t n, [[maybe_unused]] bool avx2) {
+#if TESSERA_X86_KERNELS
+  if (avx2) return row_max_avx2(x, n);
+#endif
+  return row_max_generic(x, n);
 }
-float exp_sum(const float* x, int64_t n, float shift, float* out, bool avx2) {
-  return avx2 ? exp_sum_avx2(x, n, shift, out) : exp_sum_generic(x, n, shift, out);
+float exp_sum(const float* x, int64_t n, float shift, float* out, [[maybe_unused]] bool avx2) {
+#if TESSERA_X86_KERNELS
+  if (avx2) return exp_sum_avx2(x, n, shift, out);
+#endif
+  return exp_sum_generic(x, n, shift, out);
 }
-float dot(const float* a, const float* b, int64_t n, bool avx2) {
+float dot(const float* a, const float* b, int64_t n, [[maybe_unused]] bool avx2) {
+#if TESSERA_X86_KERNELS
   if (avx2) return dot_avx2(a, b, n);
+#endif
   double s = 0.0;
   for (int64_t j = 0; j < n; ++j) s += static_cast<double>(a[j]) * b[j];
   return static_cast<float>(s);
+}
+void scale(float* y, int64_t n, float s, [[maybe_unused]] bool avx2) {
+#if TESSERA_X86_KERNELS
+  if (avx2) return scale_avx2(y, n, s);
+#endif
+  for (int64_t j = 0; j < n; ++j) y[j] *= s;
+}
+void softmax_grad_row(const float* y, const float* dy, float* dx, int64_t n, float d, [[maybe_unused]] bool avx2) {
+#if TESSERA_X86_KERNELS
+  if (avx2) return softmax_grad_row_avx2(y, dy, dx, n, d);
+#endif
+  for (int64_t j = 0; j < n; ++j) dx[j] = y[j] * (dy[j] - d);
+}
+void log_softmax_grad_row(const float* y, const float* dy, float* dx, int64_t n, float s, [[maybe_unused]] bool avx2) {
+#if TESSERA_X86_KERNELS
+  if (avx2) return log_softmax_grad_row_avx2(y, dy, dx, n, s);
+#endif
+  for (int64_t j = 0; j < n; ++j) dx[j] = dy[j] - std::exp(y[j]) * s;
 }
 
 // Runs row_fn(r) over all rows, in chunks of at least ~16K elements per thread.
@@ -152,11 +181,7 @@ void softmax_forward(int64_t rows, int64_t cols, const float* x, float* y, runti
     float* yr = y + r * cols;
     const float m = row_max(xr, cols, avx2);
     const float inv = 1.0f / exp_sum(xr, cols, m, yr, avx2);
-    if (avx2) {
-      scale_avx2(yr, cols, inv);
-    } else {
-      for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
-    }
+    scale(yr, cols, inv, avx2);
   });
 }
 
@@ -182,11 +207,7 @@ void softmax_backward(int64_t rows, int64_t cols, const float* y, const float* d
     const float* gr = dy + r * cols;
     float* dr = dx + r * cols;
     const float d = dot(gr, yr, cols, avx2);
-    if (avx2) {
-      softmax_grad_row_avx2(yr, gr, dr, cols, d);
-    } else {
-      for (int64_t j = 0; j < cols; ++j) dr[j] = yr[j] * (gr[j] - d);
-    }
+    softmax_grad_row(yr, gr, dr, cols, d, avx2);
   });
 }
 
@@ -200,11 +221,7 @@ void log_softmax_backward(int64_t rows, int64_t cols, const float* y, const floa
     float* dr = dx + r * cols;
     double s = 0.0;
     for (int64_t j = 0; j < cols; ++j) s += gr[j];
-    if (avx2) {
-      log_softmax_grad_row_avx2(yr, gr, dr, cols, static_cast<float>(s));
-    } else {
-      for (int64_t j = 0; j < cols; ++j) dr[j] = gr[j] - std::exp(yr[j]) * static_cast<float>(s);
-    }
+    log_softmax_grad_row(yr, gr, dr, cols, static_cast<float>(s), avx2);
   });
 }
 
@@ -247,12 +264,8 @@ void cross_entropy_backward(int64_t rows, int64_t cols, const float* logits, con
     }
     const float* xr = logits + r * cols;
     const float m = row_max(xr, cols, avx2);
-    const float scale = dloss[r * dloss_stride] / exp_sum(xr, cols, m, dr, avx2);  // dr holds exp(x - m)
-    if (avx2) {
-      scale_avx2(dr, cols, scale);
-    } else {
-      for (int64_t j = 0; j < cols; ++j) dr[j] *= scale;
-    }
+    const float factor = dloss[r * dloss_stride] / exp_sum(xr, cols, m, dr, avx2);  // dr holds exp(x - m)
+    scale(dr, cols, factor, avx2);
     dr[targets[r]] -= dloss[r * dloss_stride];
   });
 }
