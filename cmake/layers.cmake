@@ -99,8 +99,9 @@ target_link_libraries(tessera INTERFACE ${tessera_below})
 
 # The link check: each layer's archive linked whole (every object, used or not) into an empty program
 # with only the layers below it, so that any reference to a layer above is an undefined symbol and the
-# build fails naming it. A few seconds of linking; left out of sanitizer builds, which would only repeat it.
-if(TESSERA_SANITIZE)
+# build fails naming it. A few seconds of linking; left out of sanitizer builds, which would only repeat it,
+# and of projects that include Tessera as a subproject.
+if(TESSERA_SANITIZE OR NOT PROJECT_IS_TOP_LEVEL)
   set(tessera_layer_check_default OFF)
 else()
   set(tessera_layer_check_default ON)
