@@ -29,5 +29,11 @@ echo "installed CLI: $("$prefix/bin/tessera" --version)"
 t0=$(date +%s)
 cmake -S examples/consumer_fetchcontent -B "$fetch_consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DFETCHCONTENT_SOURCE_DIR_TESSERA="$PWD" -DFETCHCONTENT_BASE_DIR="$PWD" -DTESSERA_WERROR=ON > /dev/null
+# As a subproject Tessera adds no tests, examples or benchmarks of its own.
+extra=$(ninja -C "$fetch_consumer" -t targets all | grep -oE '^(test_|example_|bench_)[A-Za-z0-9_]+' | sort -u | head -5 || true)
+if [[ -n "$extra" ]]; then
+  echo "check_install: Tessera as a subproject defines its own programs: $extra" >&2
+  exit 1
+fi
 cmake --build "$fetch_consumer" --target consumer > /dev/null
 echo "FetchContent (built in $(( $(date +%s) - t0 )) s): $("$fetch_consumer/consumer")"
