@@ -18,7 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(cd "$build" && cpack -G DEB -B "$work" > "$work/cpack.log") || { cat "$work/cpack.log"; exit 1; }
+(cd "$build" && cpack -G DEB -B "$work" > "$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; exit 1; }
 deb=$(find "$work" -maxdepth 1 -name 'tessera_*.deb')
 echo "package: $(basename "$deb"), $(du -h "$deb" | cut -f1); $(dpkg-deb -f "$deb" Depends)"
 $SUDO dpkg -i "$deb" > /dev/null
