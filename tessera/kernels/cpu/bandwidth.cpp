@@ -100,10 +100,11 @@ void run(int64_t n, float* out, runtime::ThreadPool* pool, const F& f) {
 #if TESSERA_X86_KERNELS
     if (avx2) {
       run_avx2(out, i0, i1, streaming, f);
-      return;
-    }
+    } else
 #endif
-    for (int64_t i = i0; i < i1; ++i) out[i] = f.scalar(i);
+    {
+      for (int64_t i = i0; i < i1; ++i) out[i] = f.scalar(i);
+    }
   });
 }
 

@@ -16,12 +16,7 @@ void pack_a(const MatrixView& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
 #if TESSERA_X86_KERNELS
     if (a.trans && rows == kMR && avx2) {
       pack_at_panel_avx2(a.data + p0 * a.ld + (i0 + ir), a.ld, kc, dst);
-      continue;
-    }
-    if (!a.trans && rows == kMR && avx2) {
-      pack_a_panel_avx2(a.data + (i0 + ir) * a.ld + p0, a.ld, kc, dst);
-      continue;
-    }
+    } else
 #endif
     if (a.trans) {
       // op(A)[i, p] = A[p, i]: the MR values of one p are contiguous.
@@ -32,6 +27,10 @@ void pack_a(const MatrixView& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
         for (; r < rows; ++r) out[r] = src[r];
         for (; r < kMR; ++r) out[r] = 0.0f;
       }
+#if TESSERA_X86_KERNELS
+    } else if (rows == kMR && avx2) {
+      pack_a_panel_avx2(a.data + (i0 + ir) * a.ld + p0, a.ld, kc, dst);
+#endif
     } else if (rows == kMR) {
       const float* r0 = a.data + (i0 + ir) * a.ld + p0;
       const float* r1 = r0 + a.ld;
@@ -69,8 +68,7 @@ void pack_b(const MatrixView& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
 #if TESSERA_X86_KERNELS
       if (cols == kNR && avx2) {
         pack_b_panel_avx2(src, b.ld, kc, dst);
-        continue;
-      }
+      } else
 #endif
       if (cols == kNR) {
         for (int64_t p = 0; p < kc; ++p) std::memcpy(dst + p * kNR, src + p * b.ld, sizeof(float) * kNR);

@@ -306,18 +306,19 @@ void sgemm_small_m(const MatrixView& a, const MatrixView& b, int64_t m, int64_t 
           store_result(c + i * ldc + j, dots, 4, alpha, beta);
         }
         j += 4;
-        continue;
-      }
+      } else
 #endif
-      for (int64_t i = 0; i < m; ++i) {
+      {
+        for (int64_t i = 0; i < m; ++i) {
 #if TESSERA_X86_KERNELS
-        const float d = avx2 ? dot_avx2(arows + i * lda_rows, bcols, k) : dot_generic(arows + i * lda_rows, bcols, k);
+          const float d = avx2 ? dot_avx2(arows + i * lda_rows, bcols, k) : dot_generic(arows + i * lda_rows, bcols, k);
 #else
-        const float d = dot_generic(arows + i * lda_rows, bcols, k);
+          const float d = dot_generic(arows + i * lda_rows, bcols, k);
 #endif
-        store_result(c + i * ldc + j, &d, 1, alpha, beta);
+          store_result(c + i * ldc + j, &d, 1, alpha, beta);
+        }
+        j += 1;
       }
-      j += 1;
     }
   }
   apply_epilogue(c, ldc, 0, m, j0, j1 - j0, epilogue);

@@ -131,10 +131,11 @@ void run_all(const KvAttentionShape& s, const float* q, const KV* k, const KV* v
 #if TESSERA_X86_KERNELS
       if (avx2) {
         attend_one<true>(s, qt, k, v, last, kv_head, ot);
-        continue;
-      }
+      } else
 #endif
-      attend_one<false>(s, qt, k, v, last, kv_head, ot);
+      {
+        attend_one<false>(s, qt, k, v, last, kv_head, ot);
+      }
     }
   });
 }

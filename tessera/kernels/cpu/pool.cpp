@@ -254,10 +254,11 @@ void max_pool2d_forward(const Pool2dGeometry& g, const float* x, float* y, runti
 #if TESSERA_X86_KERNELS
     if (fast) {
       max_plane_2x2(g, xp, yp);
-      return;
-    }
+    } else
 #endif
-    max_plane_generic(g, xp, yp);
+    {
+      max_plane_generic(g, xp, yp);
+    }
   });
 }
 
@@ -272,10 +273,11 @@ void max_pool2d_backward(const Pool2dGeometry& g, const float* x, const float* d
 #if TESSERA_X86_KERNELS
     if (fast) {
       max_grad_plane_2x2(g, xp, dyp, dxp);
-      return;
-    }
+    } else
 #endif
-    max_grad_plane_generic(g, xp, dyp, dxp);
+    {
+      max_grad_plane_generic(g, xp, dyp, dxp);
+    }
   });
 }
 

@@ -118,19 +118,22 @@ __attribute__((target("avx2,fma"))) void log_softmax_grad_row_avx2(const float* 
 }
 #endif  // TESSERA_X86_KERNELS
 
-// ---- each building block in the form this CPU runs (avx2: use_avx2(), false without x86 kernels) ----
-float row_max(const float* x, int64_t n, [[maybe_unused]] bool avx2) {
+// avx2: use_avx2(), always false in a build without the x86 kernels.
 #if TESSERA_X86_KERNELS
-  if (avx2) return row_max_avx2(x, n);
-#endif
+float row_max(const float* x, int64_t n, bool avx2) {
+  return avx2 ? row_max_avx2(x, n) : row_max_generic(x, n);
+}
+float exp_sum(const float* x, int64_t n, float shift, float* out, bool avx2) {
+  return avx2 ? exp_sum_avx2(x, n, shift, out) : exp_sum_generic(x, n, shift, out);
+}
+#else
+float row_max(const float* x, int64_t n, bool) {
   return row_max_generic(x, n);
 }
-float exp_sum(const float* x, int64_t n, float shift, float* out, [[maybe_unused]] bool avx2) {
-#if TESSERA_X86_KERNELS
-  if (avx2) return exp_sum_avx2(x, n, shift, out);
-#endif
+float exp_sum(const float* x, int64_t n, float shift, float* out, bool) {
   return exp_sum_generic(x, n, shift, out);
 }
+#endif
 float dot(const float* a, const float* b, int64_t n, [[maybe_unused]] bool avx2) {
 #if TESSERA_X86_KERNELS
   if (avx2) return dot_avx2(a, b, n);
@@ -138,24 +141,6 @@ float dot(const float* a, const float* b, int64_t n, [[maybe_unused]] bool avx2)
   double s = 0.0;
   for (int64_t j = 0; j < n; ++j) s += static_cast<double>(a[j]) * b[j];
   return static_cast<float>(s);
-}
-void scale(float* y, int64_t n, float s, [[maybe_unused]] bool avx2) {
-#if TESSERA_X86_KERNELS
-  if (avx2) return scale_avx2(y, n, s);
-#endif
-  for (int64_t j = 0; j < n; ++j) y[j] *= s;
-}
-void softmax_grad_row(const float* y, const float* dy, float* dx, int64_t n, float d, [[maybe_unused]] bool avx2) {
-#if TESSERA_X86_KERNELS
-  if (avx2) return softmax_grad_row_avx2(y, dy, dx, n, d);
-#endif
-  for (int64_t j = 0; j < n; ++j) dx[j] = y[j] * (dy[j] - d);
-}
-void log_softmax_grad_row(const float* y, const float* dy, float* dx, int64_t n, float s, [[maybe_unused]] bool avx2) {
-#if TESSERA_X86_KERNELS
-  if (avx2) return log_softmax_grad_row_avx2(y, dy, dx, n, s);
-#endif
-  for (int64_t j = 0; j < n; ++j) dx[j] = dy[j] - std::exp(y[j]) * s;
 }
 
 // Runs row_fn(r) over all rows, in chunks of at least ~16K elements per thread.
@@ -175,19 +160,26 @@ void check_sizes(const char* what, int64_t rows, int64_t cols) {
 
 void softmax_forward(int64_t rows, int64_t cols, const float* x, float* y, runtime::ThreadPool* pool) {
   check_sizes("softmax_forward", rows, cols);
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
     const float m = row_max(xr, cols, avx2);
     const float inv = 1.0f / exp_sum(xr, cols, m, yr, avx2);
-    scale(yr, cols, inv, avx2);
+#if TESSERA_X86_KERNELS
+    if (avx2) {
+      scale_avx2(yr, cols, inv);
+    } else
+#endif
+    {
+      for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
+    }
   });
 }
 
 void log_softmax_forward(int64_t rows, int64_t cols, const float* x, float* y, runtime::ThreadPool* pool) {
   check_sizes("log_softmax_forward", rows, cols);
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
@@ -201,27 +193,41 @@ void log_softmax_forward(int64_t rows, int64_t cols, const float* x, float* y, r
 void softmax_backward(int64_t rows, int64_t cols, const float* y, const float* dy, float* dx,
                       runtime::ThreadPool* pool) {
   check_sizes("softmax_backward", rows, cols);
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     const float* yr = y + r * cols;
     const float* gr = dy + r * cols;
     float* dr = dx + r * cols;
     const float d = dot(gr, yr, cols, avx2);
-    softmax_grad_row(yr, gr, dr, cols, d, avx2);
+#if TESSERA_X86_KERNELS
+    if (avx2) {
+      softmax_grad_row_avx2(yr, gr, dr, cols, d);
+    } else
+#endif
+    {
+      for (int64_t j = 0; j < cols; ++j) dr[j] = yr[j] * (gr[j] - d);
+    }
   });
 }
 
 void log_softmax_backward(int64_t rows, int64_t cols, const float* y, const float* dy, float* dx,
                           runtime::ThreadPool* pool) {
   check_sizes("log_softmax_backward", rows, cols);
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     const float* yr = y + r * cols;
     const float* gr = dy + r * cols;
     float* dr = dx + r * cols;
     double s = 0.0;
     for (int64_t j = 0; j < cols; ++j) s += gr[j];
-    log_softmax_grad_row(yr, gr, dr, cols, static_cast<float>(s), avx2);
+#if TESSERA_X86_KERNELS
+    if (avx2) {
+      log_softmax_grad_row_avx2(yr, gr, dr, cols, static_cast<float>(s));
+    } else
+#endif
+    {
+      for (int64_t j = 0; j < cols; ++j) dr[j] = gr[j] - std::exp(yr[j]) * static_cast<float>(s);
+    }
   });
 }
 
@@ -239,7 +245,7 @@ void cross_entropy_forward(int64_t rows, int64_t cols, const float* logits, cons
                            int64_t ignore_index, runtime::ThreadPool* pool) {
   check_sizes("cross_entropy_forward", rows, cols);
   check_targets(rows, cols, targets, ignore_index, "cross_entropy_forward");
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     if (targets[r] == ignore_index) {
       loss[r] = 0.0f;
@@ -255,7 +261,7 @@ void cross_entropy_backward(int64_t rows, int64_t cols, const float* logits, con
                             int64_t dloss_stride, float* dlogits, int64_t ignore_index, runtime::ThreadPool* pool) {
   check_sizes("cross_entropy_backward", rows, cols);
   check_targets(rows, cols, targets, ignore_index, "cross_entropy_backward");
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     float* dr = dlogits + r * cols;
     if (targets[r] == ignore_index) {
@@ -264,8 +270,15 @@ void cross_entropy_backward(int64_t rows, int64_t cols, const float* logits, con
     }
     const float* xr = logits + r * cols;
     const float m = row_max(xr, cols, avx2);
-    const float factor = dloss[r * dloss_stride] / exp_sum(xr, cols, m, dr, avx2);  // dr holds exp(x - m)
-    scale(dr, cols, factor, avx2);
+    const float scale = dloss[r * dloss_stride] / exp_sum(xr, cols, m, dr, avx2);  // dr holds exp(x - m)
+#if TESSERA_X86_KERNELS
+    if (avx2) {
+      scale_avx2(dr, cols, scale);
+    } else
+#endif
+    {
+      for (int64_t j = 0; j < cols; ++j) dr[j] *= scale;
+    }
     dr[targets[r]] -= dloss[r * dloss_stride];
   });
 }
