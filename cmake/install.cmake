@@ -50,13 +50,14 @@ install(FILES ${PROJECT_BINARY_DIR}/TesseraConfig.cmake ${PROJECT_BINARY_DIR}/Te
 # pkg-config: the layers, top first, then what they link (static archives: a consumer links their
 # dependencies too); the op registry is pulled in by its undefined symbol, as Tessera::tessera does.
 list(JOIN tessera_pc_libs " " TESSERA_PC_LIBS)
-set(TESSERA_PC_REQUIRES "fmt zlib libpng libpcre2-8")
-set(TESSERA_PC_EXTRA_LIBS "")
+set(TESSERA_PC_REQUIRES "fmt zlib libpng libpcre2-8 protobuf")
+# The ONNX import (tessera/io/onnx) uses the generated classes of Debian's libonnx-dev.
+set(TESSERA_PC_EXTRA_LIBS "-lonnx_proto")
 if(OPENBLAS_FOUND)
   string(APPEND TESSERA_PC_REQUIRES " openblas")
 endif()
 if(TARGET tessera_cuda)
-  set(TESSERA_PC_EXTRA_LIBS "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
+  string(APPEND TESSERA_PC_EXTRA_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
 endif()
 # Relocatable: the prefix is found from the file's own folder, so `cmake --install --prefix` anywhere works.
 file(RELATIVE_PATH TESSERA_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)

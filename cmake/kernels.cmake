@@ -15,9 +15,6 @@ else()
 endif()
 
 # Benchmark programs: one per file under bench/kernels.
-file(GLOB TESSERA_KERNEL_BENCHES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/../bench/kernels/*.cpp)
-foreach(bench ${TESSERA_KERNEL_BENCHES})
-  get_filename_component(bench_name ${bench} NAME_WE)
-  add_executable(${bench_name} ${bench})
-  target_link_libraries(${bench_name} PRIVATE tessera tessera_warnings)
-endforeach()
+if(TESSERA_BUILD_EXAMPLES)
+  tessera_add_programs(${PROJECT_SOURCE_DIR}/bench/kernels)
+endif()

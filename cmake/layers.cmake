@@ -74,6 +74,9 @@ target_include_directories(tessera_core PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURC
                                                $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_link_libraries(tessera_core PUBLIC fmt::fmt Threads::Threads)
 target_compile_definitions(tessera_core PUBLIC TESSERA_VERSION="${PROJECT_VERSION}")
+if(TESSERA_PORTABLE)
+  target_compile_definitions(tessera_kernels PRIVATE TESSERA_PORTABLE=1)  # tessera/kernels/cpu/x86_kernels.h
+endif()
 # The op definitions are reached from the IR through a weak reference (tessera/ir/op_registry.cpp), which
 # pulls nothing out of an archive: whatever links the ops layer asks for them by name.
 target_link_options(tessera_ops INTERFACE "LINKER:--undefined=tessera_register_all_ops")
@@ -96,8 +99,9 @@ target_link_libraries(tessera INTERFACE ${tessera_below})
 
 # The link check: each layer's archive linked whole (every object, used or not) into an empty program
 # with only the layers below it, so that any reference to a layer above is an undefined symbol and the
-# build fails naming it. A few seconds of linking; left out of sanitizer builds, which would only repeat it.
-if(TESSERA_SANITIZE)
+# build fails naming it. A few seconds of linking; left out of sanitizer builds, which would only repeat it,
+# and of projects that include Tessera as a subproject.
+if(TESSERA_SANITIZE OR NOT PROJECT_IS_TOP_LEVEL)
   set(tessera_layer_check_default OFF)
 else()
   set(tessera_layer_check_default ON)

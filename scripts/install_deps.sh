@@ -13,6 +13,10 @@ PACKAGES=(
   doxygen
   libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
   dataset-fashion-mnist
+  # The arm64 stage (scripts/ci_arm64.sh): Debian's cross toolchain, qemu-user, and the libraries the
+  # build links, for arm64 (multiarch: dpkg --add-architecture arm64 below).
+  crossbuild-essential-arm64 qemu-user
+  libfmt-dev:arm64 libgtest-dev:arm64 zlib1g-dev:arm64 libpng-dev:arm64 libpcre2-dev:arm64
 )
 
 missing=()
@@ -23,6 +27,9 @@ done
 if ((${#missing[@]})); then
   echo "install_deps: installing ${missing[*]}"
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $SUDO dpkg --add-architecture arm64  # the :arm64 packages above; Debian's sources serve arm64 as they are
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else

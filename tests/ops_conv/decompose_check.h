@@ -101,13 +101,17 @@ inline ir::Graph expect_decomposition_matches(const ir::Graph& g, const std::vec
 // Every node of `g` is one the CUDA backend keeps; where the CUDA backend is built, its own supports()
 // agrees with the replicated rule.
 inline void expect_cuda_keeps_all(const ir::Graph& g) {
+#if defined(TESSERA_HAVE_CUDA)  // without the toolkit "cuda" is the registry's stub, which supports nothing
   const backends::Backend* cuda = backends::find_backend("cuda");
+#endif
   for (const ir::NodePtr& n : g.nodes()) {
     EXPECT_TRUE(cuda_keeps(*n)) << "the CUDA backend would not keep " << n->op_name() << " on "
                                 << ir::type_str(n->inputs().empty() ? n->output_types()[0] : n->input(0).type());
+#if defined(TESSERA_HAVE_CUDA)
     if (cuda != nullptr) {
       EXPECT_EQ(cuda->supports(*n), cuda_keeps(*n)) << n->op_name();
     }
+#endif
   }
 }
 

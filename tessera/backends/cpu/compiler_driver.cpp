@@ -17,6 +17,7 @@
 
 #include "tessera/backends/common/kernel_cache.h"
 #include "tessera/core/error.h"
+#include "tessera/kernels/cpu/cpu_features.h"
 
 extern char** environ;
 
@@ -130,11 +131,6 @@ std::string CompilerCommand::text() const {
   return fmt::format("{}", fmt::join(all, " "));
 }
 
-bool cpu_has_avx2_fma() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
 const CompilerCommand& compiler_command() {
   static std::mutex mutex;
   static std::map<std::string, CompilerCommand> memo;
@@ -171,7 +167,7 @@ const CompilerCommand& compiler_command() {
              "-fno-plt",
              "-w",
              "--param=vect-epilogues-nomask=0"};
-  if (cpu_has_avx2_fma()) {
+  if (kernels::cpu_has_avx2_fma()) {
     c.flags.push_back("-mavx2");
     c.flags.push_back("-mfma");
   }

@@ -32,7 +32,4 @@ bool compiler_available();
 CompileResult run_compiler(const CompilerCommand& command, const std::string& source_path,
                            const std::string& output_path);
 
-// Whether this CPU runs AVX2 and FMA code.
-bool cpu_has_avx2_fma();
-
 }  // namespace tessera::backends::cpu

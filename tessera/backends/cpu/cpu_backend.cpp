@@ -156,8 +156,11 @@ std::string CpuBackend::status() const {
   const std::string compiler =
       compiler_available() ? cc.version
                            : fmt::format("none ('{}' did not run; set TESSERA_CC): no generated kernels", cc.program.front());
-  return fmt::format("available: {} threads, {}, kernel compiler: {}", runtime::default_pool().size(),
-                     kernels::use_avx2() ? "AVX2/FMA kernels" : "portable kernels (no AVX2/FMA)", compiler);
+  const char* kernel_set = kernels::use_avx2()             ? "AVX2/FMA kernels"
+                           : kernels::x86_kernels_built() ? "portable kernels (no AVX2/FMA)"
+                                                          : "portable kernels (built without x86 kernels)";
+  return fmt::format("available: {} threads, {}, kernel compiler: {}", runtime::default_pool().size(), kernel_set,
+                     compiler);
 }
 
 const CpuExecutable& as_cpu(const Executable& exe) {

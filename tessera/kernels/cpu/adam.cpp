@@ -2,13 +2,16 @@
 // float with the reference's operation order, so results agree to float rounding.
 #include "tessera/kernels/cpu/adam.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "tessera/core/error.h"
 #include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS
+#include <immintrin.h>
+#endif
 
 namespace tessera::kernels {
 
@@ -60,6 +63,7 @@ void update_range_generic(const AdamScalars& s, const AdamTensor& t, int64_t i0,
   update_range_body(s, t, i0, i1);
 }
 
+#if TESSERA_X86_KERNELS
 // The same operations in the same order, eight lanes at a time (no FMA contraction, so each step
 // rounds as the unfused reference does). In-place use is safe: each lane is loaded before stored.
 __attribute__((target("avx2,fma"))) void update_range_avx2(const AdamScalars& s, const AdamTensor& t, int64_t i0,
@@ -85,6 +89,7 @@ __attribute__((target("avx2,fma"))) void update_range_avx2(const AdamScalars& s,
   }
   update_range_body(s, t, i, i1);
 }
+#endif
 
 }  // namespace
 
@@ -97,7 +102,7 @@ void adam_update_many(const AdamHyper& h, const AdamTensor* tensors, int64_t cou
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
   int64_t total = 0;
   for (int64_t i = 0; i < count; ++i) total += tensors[i].n;
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   // Global element range [e0, e1) -> the pieces of each tensor it covers.
   tp.parallel_for(total, 16384, [&](int64_t e0, int64_t e1) {
     int64_t base = 0;
@@ -105,9 +110,12 @@ void adam_update_many(const AdamHyper& h, const AdamTensor* tensors, int64_t cou
       const AdamTensor& t = tensors[i];
       const int64_t lo = std::max(e0, base), hi = std::min(e1, base + t.n);
       if (lo < hi) {
+#if TESSERA_X86_KERNELS
         if (avx2) {
           update_range_avx2(s, t, lo - base, hi - base);
-        } else {
+        } else
+#endif
+        {
           update_range_generic(s, t, lo - base, hi - base);
         }
       }

@@ -3,13 +3,16 @@
 // built with a good compiler; smaller ones with ordinary stores so the result stays in cache.
 #include "tessera/kernels/cpu/bandwidth.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 
 #include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS
+#include <immintrin.h>
+#endif
 
 namespace tessera::kernels {
 
@@ -26,6 +29,7 @@ void split(int64_t n, runtime::ThreadPool* pool, Body&& body) {
   tp.parallel_for(n, 32768, [&](int64_t i0, int64_t i1) { body(i0, i1); });
 }
 
+#if TESSERA_X86_KERNELS
 // The three kernels share one AVX2 loop shape: f computes 8 results from index i.
 template <typename F>
 __attribute__((target("avx2,fma"), always_inline)) inline void stream_loop(float* out, int64_t i0, int64_t i1,
@@ -43,23 +47,28 @@ __attribute__((target("avx2,fma"), always_inline)) inline void stream_loop(float
   }
   for (; i < i1; ++i) out[i] = f.scalar(i);
 }
+#endif
 
 struct Triad {
   const float *b, *c;
   float s;
   float scalar(int64_t i) const { return b[i] + s * c[i]; }
+#if TESSERA_X86_KERNELS
   __attribute__((target("avx2,fma"))) __m256 vector(int64_t i) const {
     return _mm256_fmadd_ps(_mm256_set1_ps(s), _mm256_loadu_ps(c + i), _mm256_loadu_ps(b + i));
   }
+#endif
 };
 
 struct ReluAxpb {
   const float *a, *x, *b;
   float scalar(int64_t i) const { return relu(a[i] * x[i] + b[i]); }
+#if TESSERA_X86_KERNELS
   __attribute__((target("avx2,fma"))) __m256 vector(int64_t i) const {
     const __m256 v = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(x + i), _mm256_loadu_ps(b + i));
     return _mm256_max_ps(_mm256_setzero_ps(), v);
   }
+#endif
 };
 
 struct ReluAxpbScalar {
@@ -67,31 +76,39 @@ struct ReluAxpbScalar {
   const float* x;
   float b;
   float scalar(int64_t i) const { return relu(a * x[i] + b); }
+#if TESSERA_X86_KERNELS
   __attribute__((target("avx2,fma"))) __m256 vector(int64_t i) const {
     const __m256 v = _mm256_fmadd_ps(_mm256_set1_ps(a), _mm256_loadu_ps(x + i), _mm256_set1_ps(b));
     return _mm256_max_ps(_mm256_setzero_ps(), v);
   }
+#endif
 };
 
+#if TESSERA_X86_KERNELS
 template <typename F>
 __attribute__((target("avx2,fma"))) void run_avx2(float* out, int64_t i0, int64_t i1, bool streaming, const F& f) {
   stream_loop(out, i0, i1, streaming, f);
   if (streaming) _mm_sfence();
 }
+#endif
 
 template <typename F>
 void run(int64_t n, float* out, runtime::ThreadPool* pool, const F& f) {
-  const bool avx2 = use_avx2();
-  const bool streaming = n >= kStreamingThreshold;
+  [[maybe_unused]] const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool streaming = n >= kStreamingThreshold;
   split(n, pool, [&](int64_t i0, int64_t i1) {
+#if TESSERA_X86_KERNELS
     if (avx2) {
       run_avx2(out, i0, i1, streaming, f);
-    } else {
+    } else
+#endif
+    {
       for (int64_t i = i0; i < i1; ++i) out[i] = f.scalar(i);
     }
   });
 }
 
+#if TESSERA_X86_KERNELS
 // Four independent accumulators keep four loads in flight per iteration; integer adds have no
 // slow path for any bit pattern (float adds would meet denormals in arbitrary bytes).
 __attribute__((target("avx2"))) uint64_t read_sum_avx2(const uint64_t* x, int64_t i0, int64_t i1) {
@@ -109,17 +126,21 @@ __attribute__((target("avx2"))) uint64_t read_sum_avx2(const uint64_t* x, int64_
   for (; i < i1; ++i) sum += x[i];
   return sum;
 }
+#endif
 
 }  // namespace
 
 uint64_t stream_read_sum(int64_t n, const uint64_t* x, runtime::ThreadPool* pool) {
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   std::atomic<uint64_t> total{0};
   split(n, pool, [&](int64_t i0, int64_t i1) {
     uint64_t sum = 0;
+#if TESSERA_X86_KERNELS
     if (avx2) {
       sum = read_sum_avx2(x, i0, i1);
-    } else {
+    } else
+#endif
+    {
       for (int64_t i = i0; i < i1; ++i) sum += x[i];
     }
     total.fetch_add(sum, std::memory_order_relaxed);

@@ -1,11 +1,14 @@
 // im2col / col2im for NCHW convolution, geometry checks and the per-thread work split.
-#include <immintrin.h>
-
 #include <cstring>
 
 #include "tessera/core/error.h"
 #include "tessera/kernels/cpu/conv_internal.h"
 #include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS
+#include <immintrin.h>
+#endif
 
 namespace tessera::kernels {
 
@@ -43,6 +46,7 @@ namespace conv_detail {
 
 namespace {
 
+#if TESSERA_X86_KERNELS
 // A rows x cols block copy (dst stride dst_ld, src stride src_ld) for im2col's short rows (11 to 30
 // floats in CNNs): whole vectors, and a last vector that overlaps the previous one instead of a
 // scalar tail. One call per (channel, tap) keeps the per-row overhead to a few instructions.
@@ -71,6 +75,7 @@ __attribute__((target("avx2,fma"))) void add_block_avx2(float* dst, int64_t dst_
     for (; i < cols; ++i) dst[i] += src[i];
   }
 }
+#endif
 
 }  // namespace
 
@@ -88,11 +93,13 @@ void im2col(const Conv2dGeometry& g, const float* x, float* col) {
         int64_t ow_lo = 0, ow_hi = 0;
         valid_outputs(g.in_w, ow_n, g.stride_w, w_off, ow_lo, ow_hi);
         const float* first = xc + (oh_lo * g.stride_h + kh * g.dilation_h - g.pad_h) * g.in_w + w_off;
+#if TESSERA_X86_KERNELS
         if (g.stride_w == 1 && avx2) {
           copy_block_avx2(row + oh_lo * ow_n + ow_lo, ow_n, first + ow_lo, g.stride_h * g.in_w, oh_hi - oh_lo,
                           ow_hi - ow_lo);
           if (oh_lo == 0 && oh_hi == oh_n && ow_lo == 0 && ow_hi == ow_n) continue;  // no padding to fill
         }
+#endif
         if (oh_lo > 0) std::memset(row, 0, sizeof(float) * static_cast<size_t>(oh_lo * ow_n));
         for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
           float* dst = row + oh * ow_n;
@@ -116,7 +123,7 @@ void im2col(const Conv2dGeometry& g, const float* x, float* col) {
 
 void col2im_add(const Conv2dGeometry& g, const float* col, float* dx) {
   const int64_t oh_n = g.out_h, ow_n = g.out_w, plane = out_plane(g);
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for (int64_t ci = 0; ci < in_per_group(g); ++ci) {
     float* dc = dx + ci * in_plane(g);
     for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
@@ -127,12 +134,14 @@ void col2im_add(const Conv2dGeometry& g, const float* col, float* dx) {
         const int64_t w_off = kw * g.dilation_w - g.pad_w;
         int64_t ow_lo = 0, ow_hi = 0;
         valid_outputs(g.in_w, ow_n, g.stride_w, w_off, ow_lo, ow_hi);
+#if TESSERA_X86_KERNELS
         if (g.stride_w == 1 && avx2) {
           if (oh_lo < oh_hi)
             add_block_avx2(dc + (oh_lo * g.stride_h + kh * g.dilation_h - g.pad_h) * g.in_w + w_off + ow_lo,
                            g.stride_h * g.in_w, row + oh_lo * ow_n + ow_lo, ow_n, oh_hi - oh_lo, ow_hi - ow_lo);
           continue;
         }
+#endif
         for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
           const float* src = row + oh * ow_n;
           float* dst = dc + (oh * g.stride_h + kh * g.dilation_h - g.pad_h) * g.in_w + w_off;

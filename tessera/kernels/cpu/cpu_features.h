@@ -1,8 +1,15 @@
 #pragma once
 // Run-time CPU feature checks for the hand-written kernels. The library is compiled for baseline
-// x86-64; AVX2/FMA code paths are compiled per function and chosen here at run time.
+// x86-64; AVX2/FMA code paths are compiled per function and chosen here at run time. Builds without
+// the x86 kernels (arm64, TESSERA_PORTABLE=ON: x86_kernels.h) answer false and run the portable ones.
 
 namespace tessera::kernels {
+
+// Whether this CPU has AVX2 and FMA, whatever the build and the switches below (the JIT's flags).
+bool cpu_has_avx2_fma();
+
+// Whether this build has the x86 kernels at all (false on arm64 and with TESSERA_PORTABLE=ON).
+bool x86_kernels_built();
 
 // True when the CPU has AVX2 and FMA and the AVX2 paths are not disabled (TESSERA_NO_AVX2=1, or
 // set_avx2_enabled(false) in tests that cover the portable fallback).

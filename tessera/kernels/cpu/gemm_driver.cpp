@@ -5,6 +5,7 @@
 
 #include "tessera/kernels/cpu/cpu_features.h"
 #include "tessera/kernels/cpu/gemm_internal.h"
+#include "tessera/kernels/cpu/x86_kernels.h"
 #include "tessera/runtime/thread_scratch.h"
 
 namespace tessera::kernels::gemm_detail {
@@ -105,7 +106,11 @@ void sgemm_packed(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, f
                    c,
                    ldc,
                    &epilogue,
+#if TESSERA_X86_KERNELS
                    use_avx2() ? &microkernel_avx2 : &microkernel_generic};
+#else
+                   &microkernel_generic};
+#endif
   // Below about a million flops the wake-up of a second thread costs more than it saves.
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const int64_t max_threads = flops < 1.0e6 ? 1 : pool.size();

@@ -1,6 +1,9 @@
 // The AVX2/FMA 6x16 SGEMM micro-kernel: 12 ymm accumulators, per k step two B loads and six A
 // broadcasts feed 12 FMAs (Zen 3 issues two FMAs per cycle, so 12 independent chains hide the
 // 4-cycle FMA latency). Compiled for AVX2 only in this function; callers check use_avx2() first.
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS  // x86 only: without it, use_avx2() is false and nothing calls these
 #include <immintrin.h>
 
 #include "tessera/kernels/cpu/gemm_internal.h"
@@ -117,3 +120,5 @@ __attribute__((target("avx2,fma"))) void microkernel_avx2(int64_t kc, const floa
 }
 
 }  // namespace tessera::kernels::gemm_detail
+
+#endif  // TESSERA_X86_KERNELS

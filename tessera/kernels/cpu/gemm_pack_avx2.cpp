@@ -1,6 +1,9 @@
 // AVX2 packing for the two layouts that need a transpose: op(A) = A (rows of A become columns of
 // an MR-panel) and op(B) = B^T (rows of B become columns of an NR-panel). Both move 8x8 blocks
 // through registers with the classic unpack/shuffle/permute transpose.
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS  // x86 only: without it, use_avx2() is false and nothing calls these
 #include <immintrin.h>
 
 #include "tessera/kernels/cpu/gemm_internal.h"
@@ -84,3 +87,5 @@ __attribute__((target("avx2,fma"))) void pack_b_panel_avx2(const float* b, int64
 }
 
 }  // namespace tessera::kernels::gemm_detail
+
+#endif  // TESSERA_X86_KERNELS

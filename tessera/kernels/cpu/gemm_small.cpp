@@ -4,8 +4,6 @@
 //   op(B) = B   (k x n): rank-4 updates of an L1-resident row accumulator, reading rows of B in order;
 //   op(B) = B^T (n x k): dot products of an A row with 4 contiguous rows of B at a time (8 for a
 //   single row of A, with bias and relu applied in registers).
-#include <immintrin.h>
-
 #include <algorithm>
 
 #include "tessera/kernels/cpu/cpu_features.h"
@@ -74,6 +72,7 @@ float dot_generic(const float* x, const float* y, int64_t k) {
 }
 
 // ---- AVX2 versions -----------------------------------------------------------------------------
+#if TESSERA_X86_KERNELS
 alignas(32) constexpr int32_t kMaskTable[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
 __attribute__((target("avx2,fma"))) inline __m256i tail_mask(int64_t remaining) {
@@ -252,6 +251,7 @@ __attribute__((target("avx2,fma"))) void gemv_bt_avx2(const float* x, const Matr
     apply_epilogue(c, 0, 0, 1, j, 1, epilogue);
   }
 }
+#endif  // TESSERA_X86_KERNELS
 
 }  // namespace
 
@@ -261,16 +261,19 @@ bool prefer_small_m(int64_t m, bool /*trans_b*/) {
 
 void sgemm_small_m(const MatrixView& a, const MatrixView& b, int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha,
                    float beta, float* c, int64_t ldc, const GemmEpilogue& epilogue) {
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   if (!b.trans) {
     alignas(64) float acc[kMaxSmallRows * kColumnBlock];
     for (int64_t i0 = 0; i0 < m; i0 += kMaxSmallRows) {
       const int64_t rows = std::min(kMaxSmallRows, m - i0);
       for (int64_t jb = j0; jb < j1; jb += kColumnBlock) {
         const int64_t cols = std::min(kColumnBlock, j1 - jb);
+#if TESSERA_X86_KERNELS
         if (avx2) {
           rows_times_b_avx2(a, b, i0, rows, jb, cols, k, acc);
-        } else {
+        } else
+#endif
+        {
           rows_times_b_generic(a, b, i0, rows, jb, cols, k, acc);
         }
         for (int64_t r = 0; r < rows; ++r)
@@ -280,12 +283,15 @@ void sgemm_small_m(const MatrixView& a, const MatrixView& b, int64_t m, int64_t 
   } else {
     int64_t lda_rows = 0;
     const float* arows = contiguous_a_rows(a, m, k, lda_rows);
+#if TESSERA_X86_KERNELS
     if (m == 1 && avx2) {
       gemv_bt_avx2(arows, b, j0, j1, k, alpha, beta, c, epilogue);
       return;
     }
+#endif
     for (int64_t j = j0; j < j1;) {
       const float* bcols = b.data + j * b.ld;
+#if TESSERA_X86_KERNELS
       if (j + 4 <= j1 && avx2) {
         int64_t i = 0;
         for (; i + 2 <= m; i += 2) {
@@ -300,9 +306,15 @@ void sgemm_small_m(const MatrixView& a, const MatrixView& b, int64_t m, int64_t 
           store_result(c + i * ldc + j, dots, 4, alpha, beta);
         }
         j += 4;
-      } else {
+      } else
+#endif
+      {
         for (int64_t i = 0; i < m; ++i) {
+#if TESSERA_X86_KERNELS
           const float d = avx2 ? dot_avx2(arows + i * lda_rows, bcols, k) : dot_generic(arows + i * lda_rows, bcols, k);
+#else
+          const float d = dot_generic(arows + i * lda_rows, bcols, k);
+#endif
           store_result(c + i * ldc + j, &d, 1, alpha, beta);
         }
         j += 1;

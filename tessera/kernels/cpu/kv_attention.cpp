@@ -38,6 +38,7 @@ void scale_add_generic(float* y, float c, float a, const uint16_t* x, int64_t n)
   for (int64_t p = 0; p < n; ++p) y[p] = y[p] * c + a * f16_bits_to_f32(x[p]);
 }
 
+#if TESSERA_X86_KERNELS
 // Out-of-line AVX2 versions (called, not inlined, from the portable loop around them).
 __attribute__((target("avx2,fma"))) float dot_avx2(const float* x, const float* y, int64_t n) {
   return vec::dot(x, y, static_cast<long>(n));
@@ -66,6 +67,7 @@ __attribute__((target("avx2,fma,f16c"))) void scale_add_avx2(float* y, float c, 
   }
   for (; p < n; ++p) y[p] = y[p] * c + a * f16_bits_to_f32(x[p]);
 }
+#endif
 
 // One (query, head) pair: out = sum_j softmax_j(scale * q.k_j) v_j over rows 0..last, kept as a running
 // maximum, a running sum and an unnormalised output rescaled whenever the maximum grows.
@@ -119,16 +121,19 @@ namespace {
 template <class KV>
 void run_all(const KvAttentionShape& s, const float* q, const KV* k, const KV* v, const int64_t* positions,
              float* out, runtime::ThreadPool& pool) {
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   const int64_t group = s.q_heads / s.kv_heads;
   pool.parallel_for(s.m * s.q_heads, 1, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const float* qt = q + t * s.head_dim;
       float* ot = out + t * s.value_dim;
       const int64_t last = positions[t / s.q_heads], kv_head = t % s.q_heads / group;
+#if TESSERA_X86_KERNELS
       if (avx2) {
         attend_one<true>(s, qt, k, v, last, kv_head, ot);
-      } else {
+      } else
+#endif
+      {
         attend_one<false>(s, qt, k, v, last, kv_head, ot);
       }
     }

@@ -2,8 +2,6 @@
 // path that handles 8 windows per step; everything else goes through the general scalar loops.
 #include "tessera/kernels/cpu/pool.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,6 +11,11 @@
 #include "tessera/core/window.h"
 #include "tessera/kernels/cpu/conv_internal.h"
 #include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS
+#include <immintrin.h>
+#endif
 
 namespace tessera::kernels {
 
@@ -79,6 +82,7 @@ void max_grad_plane_generic(const Pool2dGeometry& g, const float* xp, const floa
     }
 }
 
+#if TESSERA_X86_KERNELS
 // max(a, b) where a NaN in either operand wins (_mm256_max_ps alone returns b when a is NaN).
 __attribute__((target("avx2,fma"))) inline __m256 max_nan(__m256 a, __m256 b) {
   return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
@@ -183,6 +187,7 @@ __attribute__((target("avx2,fma"))) void max_grad_plane_2x2(const Pool2dGeometry
   // Rows past the last window get no gradient.
   std::memset(dxp + 2 * g.out_h * g.in_w, 0, sizeof(float) * static_cast<size_t>((g.in_h - 2 * g.out_h) * g.in_w));
 }
+#endif  // TESSERA_X86_KERNELS
 
 // Parallel over planes with enough planes per chunk to amortise the dispatch.
 template <typename F>
@@ -242,13 +247,16 @@ Pool2dGeometry make_pool2d_geometry(int64_t planes, int64_t in_h, int64_t in_w, 
 
 void max_pool2d_forward(const Pool2dGeometry& g, const float* x, float* y, runtime::ThreadPool* pool) {
   check_geometry(g, "max_pool2d_forward");
-  const bool fast = is_2x2_stride2(g) && use_avx2();
+  [[maybe_unused]] const bool fast = is_2x2_stride2(g) && use_avx2();
   for_planes(g, pool, [&](int64_t p) {
     const float* xp = x + p * g.in_h * g.in_w;
     float* yp = y + p * g.out_h * g.out_w;
+#if TESSERA_X86_KERNELS
     if (fast) {
       max_plane_2x2(g, xp, yp);
-    } else {
+    } else
+#endif
+    {
       max_plane_generic(g, xp, yp);
     }
   });
@@ -257,14 +265,17 @@ void max_pool2d_forward(const Pool2dGeometry& g, const float* x, float* y, runti
 void max_pool2d_backward(const Pool2dGeometry& g, const float* x, const float* dy, float* dx,
                          runtime::ThreadPool* pool) {
   check_geometry(g, "max_pool2d_backward");
-  const bool fast = is_2x2_stride2(g) && use_avx2();
+  [[maybe_unused]] const bool fast = is_2x2_stride2(g) && use_avx2();
   for_planes(g, pool, [&](int64_t p) {
     const float* xp = x + p * g.in_h * g.in_w;
     const float* dyp = dy + p * g.out_h * g.out_w;
     float* dxp = dx + p * g.in_h * g.in_w;
+#if TESSERA_X86_KERNELS
     if (fast) {
       max_grad_plane_2x2(g, xp, dyp, dxp);
-    } else {
+    } else
+#endif
+    {
       max_grad_plane_generic(g, xp, dyp, dxp);
     }
   });

@@ -43,6 +43,7 @@ inline bool is_sum(ReduceOp op) {
   return op == ReduceOp::sum || op == ReduceOp::mean;
 }
 
+#if TESSERA_X86_KERNELS
 // The sum of n contiguous floats, in double.
 __attribute__((target("avx2,fma"))) double sum_avx2(const float* x, int64_t n) {
   __m256d a0 = _mm256_setzero_pd(), a1 = _mm256_setzero_pd(), a2 = _mm256_setzero_pd(), a3 = _mm256_setzero_pd();
@@ -59,9 +60,12 @@ __attribute__((target("avx2,fma"))) double sum_avx2(const float* x, int64_t n) {
   for (; j < n; ++j) total += x[j];
   return total;
 }
+#endif
 
 double sum_contiguous(const float* x, int64_t n) {
+#if TESSERA_X86_KERNELS
   if (use_avx2()) return sum_avx2(x, n);
+#endif
   double lanes[8] = {};
   int64_t j = 0;
   for (; j + 8 <= n; j += 8)

@@ -35,6 +35,7 @@ float exp_sum_generic(const float* x, int64_t n, float shift, float* out) {
 }
 
 // ---- per-row building blocks, AVX2 --------------------------------------------------------------
+#if TESSERA_X86_KERNELS
 __attribute__((target("avx2,fma"))) float row_max_avx2(const float* x, int64_t n) {
   __m256 m0 = _mm256_set1_ps(kNegInf), m1 = m0;
   int64_t j = 0;
@@ -115,15 +116,28 @@ __attribute__((target("avx2,fma"))) void log_softmax_grad_row_avx2(const float* 
     _mm256_storeu_ps(dx + j, _mm256_fnmadd_ps(vec::exp(_mm256_loadu_ps(y + j)), sv, _mm256_loadu_ps(dy + j)));
   for (; j < n; ++j) dx[j] = dy[j] - std::exp(y[j]) * s;
 }
+#endif  // TESSERA_X86_KERNELS
 
+// avx2: use_avx2(), always false in a build without the x86 kernels.
+#if TESSERA_X86_KERNELS
 float row_max(const float* x, int64_t n, bool avx2) {
   return avx2 ? row_max_avx2(x, n) : row_max_generic(x, n);
 }
 float exp_sum(const float* x, int64_t n, float shift, float* out, bool avx2) {
   return avx2 ? exp_sum_avx2(x, n, shift, out) : exp_sum_generic(x, n, shift, out);
 }
-float dot(const float* a, const float* b, int64_t n, bool avx2) {
+#else
+float row_max(const float* x, int64_t n, bool) {
+  return row_max_generic(x, n);
+}
+float exp_sum(const float* x, int64_t n, float shift, float* out, bool) {
+  return exp_sum_generic(x, n, shift, out);
+}
+#endif
+float dot(const float* a, const float* b, int64_t n, [[maybe_unused]] bool avx2) {
+#if TESSERA_X86_KERNELS
   if (avx2) return dot_avx2(a, b, n);
+#endif
   double s = 0.0;
   for (int64_t j = 0; j < n; ++j) s += static_cast<double>(a[j]) * b[j];
   return static_cast<float>(s);
@@ -146,15 +160,18 @@ void check_sizes(const char* what, int64_t rows, int64_t cols) {
 
 void softmax_forward(int64_t rows, int64_t cols, const float* x, float* y, runtime::ThreadPool* pool) {
   check_sizes("softmax_forward", rows, cols);
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
     const float m = row_max(xr, cols, avx2);
     const float inv = 1.0f / exp_sum(xr, cols, m, yr, avx2);
+#if TESSERA_X86_KERNELS
     if (avx2) {
       scale_avx2(yr, cols, inv);
-    } else {
+    } else
+#endif
+    {
       for (int64_t j = 0; j < cols; ++j) yr[j] *= inv;
     }
   });
@@ -162,7 +179,7 @@ void softmax_forward(int64_t rows, int64_t cols, const float* x, float* y, runti
 
 void log_softmax_forward(int64_t rows, int64_t cols, const float* x, float* y, runtime::ThreadPool* pool) {
   check_sizes("log_softmax_forward", rows, cols);
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
@@ -176,15 +193,18 @@ void log_softmax_forward(int64_t rows, int64_t cols, const float* x, float* y, r
 void softmax_backward(int64_t rows, int64_t cols, const float* y, const float* dy, float* dx,
                       runtime::ThreadPool* pool) {
   check_sizes("softmax_backward", rows, cols);
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     const float* yr = y + r * cols;
     const float* gr = dy + r * cols;
     float* dr = dx + r * cols;
     const float d = dot(gr, yr, cols, avx2);
+#if TESSERA_X86_KERNELS
     if (avx2) {
       softmax_grad_row_avx2(yr, gr, dr, cols, d);
-    } else {
+    } else
+#endif
+    {
       for (int64_t j = 0; j < cols; ++j) dr[j] = yr[j] * (gr[j] - d);
     }
   });
@@ -193,16 +213,19 @@ void softmax_backward(int64_t rows, int64_t cols, const float* y, const float* d
 void log_softmax_backward(int64_t rows, int64_t cols, const float* y, const float* dy, float* dx,
                           runtime::ThreadPool* pool) {
   check_sizes("log_softmax_backward", rows, cols);
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     const float* yr = y + r * cols;
     const float* gr = dy + r * cols;
     float* dr = dx + r * cols;
     double s = 0.0;
     for (int64_t j = 0; j < cols; ++j) s += gr[j];
+#if TESSERA_X86_KERNELS
     if (avx2) {
       log_softmax_grad_row_avx2(yr, gr, dr, cols, static_cast<float>(s));
-    } else {
+    } else
+#endif
+    {
       for (int64_t j = 0; j < cols; ++j) dr[j] = gr[j] - std::exp(yr[j]) * static_cast<float>(s);
     }
   });
@@ -222,7 +245,7 @@ void cross_entropy_forward(int64_t rows, int64_t cols, const float* logits, cons
                            int64_t ignore_index, runtime::ThreadPool* pool) {
   check_sizes("cross_entropy_forward", rows, cols);
   check_targets(rows, cols, targets, ignore_index, "cross_entropy_forward");
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     if (targets[r] == ignore_index) {
       loss[r] = 0.0f;
@@ -238,7 +261,7 @@ void cross_entropy_backward(int64_t rows, int64_t cols, const float* logits, con
                             int64_t dloss_stride, float* dlogits, int64_t ignore_index, runtime::ThreadPool* pool) {
   check_sizes("cross_entropy_backward", rows, cols);
   check_targets(rows, cols, targets, ignore_index, "cross_entropy_backward");
-  const bool avx2 = use_avx2();
+  [[maybe_unused]] const bool avx2 = use_avx2();
   for_rows(rows, cols, pool, [&](int64_t r) {
     float* dr = dlogits + r * cols;
     if (targets[r] == ignore_index) {
@@ -248,9 +271,12 @@ void cross_entropy_backward(int64_t rows, int64_t cols, const float* logits, con
     const float* xr = logits + r * cols;
     const float m = row_max(xr, cols, avx2);
     const float scale = dloss[r * dloss_stride] / exp_sum(xr, cols, m, dr, avx2);  // dr holds exp(x - m)
+#if TESSERA_X86_KERNELS
     if (avx2) {
       scale_avx2(dr, cols, scale);
-    } else {
+    } else
+#endif
+    {
       for (int64_t j = 0; j < cols; ++j) dr[j] *= scale;
     }
     dr[targets[r]] -= dloss[r * dloss_stride];

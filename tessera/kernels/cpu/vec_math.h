@@ -1,6 +1,10 @@
 #pragma once
 // AVX2 vector math shared by the kernels (internal). Include only from translation units whose
-// callers check use_avx2(); every function is compiled for AVX2/FMA on its own.
+// callers check use_avx2(); every function is compiled for AVX2/FMA on its own. Empty in builds
+// without the x86 kernels (x86_kernels.h).
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
 namespace tessera::kernels::vec {
@@ -78,3 +82,5 @@ TESSERA_AVX2 void scale_add(float* y, float c, float a, const float* x, long n) 
 }
 
 }  // namespace tessera::kernels::vec
+
+#endif  // TESSERA_X86_KERNELS

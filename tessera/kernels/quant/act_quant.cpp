@@ -14,7 +14,9 @@
 #include "tessera/quant/blocks.h"
 #include "tessera/quant/quantize.h"
 
-#if defined(__x86_64__)
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS
 #include <immintrin.h>
 #endif
 
@@ -47,7 +49,7 @@ void block_portable(const float* x, uint16_t* d_bits, int8_t* q, int* sum) {
   *sum = s;
 }
 
-#if defined(__x86_64__)
+#if TESSERA_X86_KERNELS
 // The largest of the eight lanes.
 __attribute__((target("avx2,fma,f16c"))) inline float horizontal_max(__m256 m) {
   __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
@@ -152,16 +154,14 @@ void quantize_activations_with_scales(GgmlType act_type, const float* x, uint8_t
     case GgmlType::q8_1: {
       const bool with_sum = act_type == GgmlType::q8_1;
       const int64_t block_bytes = with_sum ? 36 : 34;
-#if defined(__x86_64__)
+#if TESSERA_X86_KERNELS
       const bool avx2 = use_avx2();
-#else
-      const bool avx2 = false;
 #endif
       for (int64_t b = 0; b < k / kQK; ++b) {
         uint16_t d;
         int8_t q[kQK];
         int sum;
-#if defined(__x86_64__)
+#if TESSERA_X86_KERNELS
         if (avx2) {
           block_avx2(x + b * kQK, &d, q, &sum);
         } else {
@@ -189,7 +189,7 @@ void quantize_activations_with_scales(GgmlType act_type, const float* x, uint8_t
       constexpr auto kBytes = static_cast<int64_t>(sizeof(tessera::quant::BlockQ8_K));
       for (int64_t b = 0; b < k / kN; ++b) {
         uint8_t* blk = out + b * kBytes;
-#if defined(__x86_64__)
+#if TESSERA_X86_KERNELS
         const bool done = use_avx2() && q8_k_block_avx2(x + b * kN, blk);
 #else
         const bool done = false;

@@ -7,7 +7,9 @@
 // per function; quantized_matmul calls these only when use_avx2() says the CPU has them.
 #include "tessera/kernels/quant/dot.h"
 
-#if defined(__x86_64__)
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
 #define TESSERA_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -429,7 +431,7 @@ DotFn avx2_dot(tessera::quant::GgmlType type) {
 
 }  // namespace tessera::kernels::quant
 
-#else  // not x86-64: no AVX2 kernels
+#else  // no x86 kernels: no AVX2 kernels
 
 namespace tessera::kernels::quant {
 DotFn avx2_dot(tessera::quant::GgmlType) {

@@ -4,7 +4,9 @@
 // models at a few percent of memory speed.
 #include "tessera/kernels/quant/dot.h"
 
-#if defined(__x86_64__)
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
 #include "tessera/core/half.h"

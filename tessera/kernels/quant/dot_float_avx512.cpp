@@ -5,7 +5,9 @@
 // the instructions per byte).
 #include "tessera/kernels/quant/dot.h"
 
-#if defined(__x86_64__)
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
 #include "tessera/core/half.h"

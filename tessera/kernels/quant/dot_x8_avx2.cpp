@@ -8,7 +8,9 @@
 #include "tessera/kernels/quant/interleave_x8.h"
 #include "tessera/quant/blocks.h"
 
-#if defined(__x86_64__)
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
 #define TESSERA_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -231,7 +233,7 @@ DotX8Fn avx2_dot_x8(tessera::quant::GgmlType type, int rows, int groups) {
 
 }  // namespace tessera::kernels::quant
 
-#else  // not x86-64: no AVX2 kernels
+#else  // no x86 kernels: no AVX2 kernels
 
 namespace tessera::kernels::quant {
 DotX8Fn avx2_dot_x8(tessera::quant::GgmlType, int, int) {

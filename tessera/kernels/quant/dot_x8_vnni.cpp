@@ -7,7 +7,9 @@
 #include "tessera/kernels/quant/interleave_x8.h"
 #include "tessera/quant/blocks.h"
 
-#if defined(__x86_64__)
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
 #define TESSERA_VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
@@ -121,7 +123,7 @@ DotX8Fn vnni_dot_x8(tessera::quant::GgmlType type, int rows, int groups) {
 
 }  // namespace tessera::kernels::quant
 
-#else  // not x86-64
+#else  // no x86 kernels
 
 namespace tessera::kernels::quant {
 DotX8Fn vnni_dot_x8(tessera::quant::GgmlType, int, int) {

@@ -3,6 +3,11 @@
 // k block to an f32 panel that stays in L1 (pack_f16_panel) and runs the register tile over every
 // activation panel. A weight is converted once per call instead of once per four activation rows,
 // and the tile does 24 FMAs per two loads where the row dot products did one FMA per load.
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS  // x86 only: without it, use_avx2() is false and nothing calls these
+#include <immintrin.h>
+
 #include "tessera/kernels/quant/f16_gemm.h"
 
 #include <algorithm>
@@ -101,3 +106,5 @@ void f16_gemm(const uint16_t* w, int64_t n, int64_t k, const float* x, int64_t m
 }
 
 }  // namespace tessera::kernels::quant
+
+#endif  // TESSERA_X86_KERNELS

@@ -2,6 +2,9 @@
 // weight rows, so the rows are transposed. Eight rows move at a time as an 8x8 transpose of 16-bit
 // values within each 128-bit lane (sixteen k positions per ymm), then each lane is widened with F16C:
 // a quarter of the shuffles of transposing after widening.
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS  // x86 only: without it, use_avx2() is false and nothing calls these
 #include <immintrin.h>
 
 #include "tessera/core/half.h"
@@ -61,3 +64,5 @@ TESSERA_F16C void pack_f16_panel(const uint16_t* w, int64_t ldw, int64_t rows, i
 }
 
 }  // namespace tessera::kernels::quant
+
+#endif  // TESSERA_X86_KERNELS

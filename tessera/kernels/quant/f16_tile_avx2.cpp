@@ -1,5 +1,10 @@
 // The f16 GEMM's AVX2 register tile is Tessera's 6x16 SGEMM micro-kernel on the widened panels; edge
 // tiles (the last activation or weight rows) run it into a scratch tile and copy the valid part.
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS  // x86 only: without it, use_avx2() is false and nothing calls these
+#include <immintrin.h>
+
 #include <algorithm>
 
 #include "tessera/kernels/cpu/gemm_internal.h"
@@ -34,3 +39,5 @@ F16Tile avx2_f16_tile() {
 }
 
 }  // namespace tessera::kernels::quant
+
+#endif  // TESSERA_X86_KERNELS

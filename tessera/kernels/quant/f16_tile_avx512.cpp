@@ -2,6 +2,9 @@
 // Per k step two panel loads and twelve broadcasts (folded into the FMAs) feed 24 FMAs, enough
 // independent chains to cover the FMA latency on two 512-bit ports. Short tiles (the last activation
 // rows) run the same loop with fewer rows; short column counts store through a mask.
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#if TESSERA_X86_KERNELS  // x86 only: without it, use_avx2() is false and nothing calls these
 #include <immintrin.h>
 
 #include <utility>
@@ -60,3 +63,5 @@ F16Tile avx512_f16_tile() {
 }
 
 }  // namespace tessera::kernels::quant
+
+#endif  // TESSERA_X86_KERNELS

@@ -11,6 +11,7 @@
 
 #include "tessera/core/error.h"
 #include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/cpu/x86_kernels.h"
 #include "tessera/kernels/quant/dot.h"
 #include "tessera/kernels/quant/f16_gemm.h"
 #include "tessera/kernels/quant/interleave_x8.h"
@@ -157,10 +158,12 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
   const int64_t w_row = row_bytes(type, k, "quantized_matmul weights");
   if (trivial_product(m, n, k, y)) return;
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
+#if TESSERA_X86_KERNELS
   if (type == GgmlType::f16 && f16_gemm_applies(m)) {
     f16_gemm(static_cast<const uint16_t*>(w), n, k, x, m, y, tp);
     return;
   }
+#endif
   // The quantized activations live in this thread's scratch, reused across calls.
   const Activations acts = quantize_for(type, x, m, k, tp);
   const int64_t nb = acts.nb;
