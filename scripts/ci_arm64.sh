@@ -9,14 +9,14 @@
 # compiler, aarch64-linux-gnu-gcc (TESSERA_CC): it runs natively (qemu-user hands the exec of an x86
 # program to the host), so the generated kernels are real arm64 code, compiled at native speed and run
 # under emulation like the rest. An arm64 gcc under qemu would be slower for no gain in honesty.
-#   bash scripts/ci_arm64.sh [BUILD_DIR]          (default build-arm64; packages: scripts/install_deps.sh)
+#   bash scripts/ci_arm64.sh [BUILD_DIR]          (default build-arm64; packages: TESSERA_ARM64=1 scripts/install_deps.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-arm64}
 suites=(core ir ops_conv ops_elementwise ops_index ops_linalg ops_nn ops_random ops_reduce ops_shape
         autodiff backends cpu_backend kernels io)
 for tool in aarch64-linux-gnu-g++ aarch64-linux-gnu-gcc qemu-aarch64; do
-  command -v "$tool" > /dev/null || { echo "ci_arm64: $tool not found (bash scripts/install_deps.sh)" >&2; exit 1; }
+  command -v "$tool" > /dev/null || { echo "ci_arm64: $tool not found (TESSERA_ARM64=1 bash scripts/install_deps.sh)" >&2; exit 1; }
 done
 
 t0=$(date +%s)

@@ -13,11 +13,13 @@ PACKAGES=(
   doxygen
   libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
   dataset-fashion-mnist
-  # The arm64 stage (scripts/ci_arm64.sh): Debian's cross toolchain, qemu-user, and the libraries the
-  # build links, for arm64 (multiarch: dpkg --add-architecture arm64 below).
-  crossbuild-essential-arm64 qemu-user
-  libfmt-dev:arm64 libgtest-dev:arm64 zlib1g-dev:arm64 libpng-dev:arm64 libpcre2-dev:arm64
 )
+# The arm64 stage (scripts/ci_arm64.sh, opt-in with TESSERA_ARM64=1): Debian's cross toolchain,
+# qemu-user, and the libraries the build links, for arm64 (multiarch: dpkg --add-architecture arm64).
+if [[ "${TESSERA_ARM64:-0}" == 1 ]]; then
+  PACKAGES+=(crossbuild-essential-arm64 qemu-user
+    libfmt-dev:arm64 libgtest-dev:arm64 zlib1g-dev:arm64 libpng-dev:arm64 libpcre2-dev:arm64)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -27,7 +29,7 @@ done
 if ((${#missing[@]})); then
   echo "install_deps: installing ${missing[*]}"
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  if [[ "${TESSERA_ARM64:-0}" == 1 ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
     $SUDO dpkg --add-architecture arm64  # the :arm64 packages above; Debian's sources serve arm64 as they are
   fi
   $SUDO apt-get update -qq

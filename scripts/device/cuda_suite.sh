@@ -86,17 +86,17 @@ if want llmbench; then
 fi
 if want matvec; then
   # Decode rates of the 1B-shape models under forced matvec launch shapes (quant_kernels.cpp's
-  # TESSERA_CUDA_MATVEC_UNROLL / _WPR / _XSHARED; "0 0 0" is what the backend picks): which shape reads the
+  # TESSERA_CUDA_MATVEC_UNROLL / _WPR / _RPW; "0 0 0" is what the backend picks): which shape reads the
   # weights fastest.
   models=/tmp/tessera-llm-models
   python3 bench/compare_llm_gpu.py --tessera .device/bin/tessera --models "$models" --types bf16,q4_0 --make-models-only
   for m in ${MATVEC_MODELS:-llama1b-bf16 llama1b-q4_0 gpt2s-bf16}; do
-    for shape in ${MATVEC_SHAPES:-"0 0 0" "0 0 1" "8 0 0" "0 1 0" "0 2 0" "4 1 0" "8 1 0" "8 2 0" "8 1 1" "2 1 0"}; do
+    for shape in ${MATVEC_SHAPES:-"0 0 0" "0 0 1" "0 0 2" "0 0 4" "0 1 4" "0 2 4" "2 1 4" "2 2 4" "0 1 2" "0 2 2"}; do
       set -- $shape
-      rate=$(TESSERA_CUDA_MATVEC_UNROLL=$1 TESSERA_CUDA_MATVEC_WPR=$2 TESSERA_CUDA_MATVEC_XSHARED=$3 timeout 120 .device/bin/tessera bench llm \
+      rate=$(TESSERA_CUDA_MATVEC_UNROLL=$1 TESSERA_CUDA_MATVEC_WPR=$2 TESSERA_CUDA_MATVEC_RPW=$3 timeout 120 .device/bin/tessera bench llm \
         -m "$models/$m.gguf" --device cuda -p 16 -n 128 -r 3 --cache-type f16 --json 2>>"$out/matvec_errors.txt" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["decode_tokens_per_s"])' 2>&1 | tail -n 1)
-      echo "matvec $m unroll=$1 wpr=$2 xshared=$3: decode $rate tok/s" | tee -a "$out/matvec_sweep.txt"
+      echo "matvec $m unroll=$1 wpr=$2 rpw=$3: decode $rate tok/s" | tee -a "$out/matvec_sweep.txt"
     done
     # The same without programmatic dependent launch (launch.h), for its share of the step.
     rate=$(TESSERA_CUDA_PDL=0 timeout 120 .device/bin/tessera bench llm -m "$models/$m.gguf" --device cuda -p 16 \

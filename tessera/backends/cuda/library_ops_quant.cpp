@@ -91,12 +91,15 @@ struct TailOperands {
 class MatvecStep final : public common::Step {
  public:
   MatvecStep(Context& ctx, const QuantOperands& q, Operand w, Operand x, Operand y, TailOperands adds)
-      : q_(q), w_(w), x_(x), y_(y), tail_operands_(adds),
-        warps_per_row_(matvec_warps_per_row(q.type, q.n, q.k, ctx.multiprocessors())) {
+      : q_(q), w_(w), x_(x), y_(y), tail_operands_(adds) {
     full_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(std::min<int64_t>(q.m, kMaxMatvecRows)));
     if (const int64_t tail = q.m % kMaxMatvecRows; q.m > kMaxMatvecRows && tail != 0) {
       tail_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(tail));
     }
+    warps_per_row_ = matvec_warps_per_row(q.type, q.n, q.k, full_.rows_per_warp, ctx.multiprocessors());
+    tail_warps_per_row_ = tail_.kernel == nullptr
+                              ? warps_per_row_
+                              : matvec_warps_per_row(q.type, q.n, q.k, tail_.rows_per_warp, ctx.multiprocessors());
   }
   void run(const common::RunContext& ctx) const override {
     const auto* w = ctx.ptr<const std::byte>(w_);
@@ -105,23 +108,25 @@ class MatvecStep final : public common::Step {
     const float* bias = tail_operands_.bias_ptr<float>(ctx);
     const float* residual = tail_operands_.residual_ptr<float>(ctx);
     for (int64_t r = 0; r < q_.m; r += kMaxMatvecRows) {
-      const QuantKernel& k = q_.m - r >= kMaxMatvecRows || tail_.kernel == nullptr ? full_ : tail_;
-      launch_quant_matvec(k, w, x + r * q_.k, y + r * q_.n, q_.n, q_.k, q_.row_bytes, warps_per_row_, stream_of(ctx),
+      const bool full = q_.m - r >= kMaxMatvecRows || tail_.kernel == nullptr;
+      const QuantKernel& k = full ? full_ : tail_;
+      launch_quant_matvec(k, w, x + r * q_.k, y + r * q_.n, q_.n, q_.k, q_.row_bytes,
+                          full ? warps_per_row_ : tail_warps_per_row_, stream_of(ctx),
                           MatvecTail{bias, residual == nullptr ? nullptr : residual + r * q_.n});
     }
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override {
-    return fmt::format("cuda {} matvec {}x{}x{}{} ({} warps per row)", quant::type_name(q_.type), q_.m, q_.n, q_.k,
-                       tail_operands_.describe(), warps_per_row_);
+    return fmt::format("cuda {} matvec {}x{}x{}{} ({} warps per {} rows)", quant::type_name(q_.type), q_.m, q_.n, q_.k,
+                       tail_operands_.describe(), warps_per_row_, full_.rows_per_warp);
   }
 
  private:
   QuantOperands q_;
   Operand w_, x_, y_;
   TailOperands tail_operands_;
-  int warps_per_row_;
   QuantKernel full_, tail_;
+  int warps_per_row_ = 1, tail_warps_per_row_ = 1;
 };
 
 // The weight as a tensor-core operand: f16/bf16/f32 rows are one already; other types decode to f16.

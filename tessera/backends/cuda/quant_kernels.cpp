@@ -245,10 +245,13 @@ std::string decode_source(GgmlType type) {
   }
 }
 
-// WARPS_PER_ROW (wpr) warps share a weight row, 8 / wpr rows per block of 8 warps: lane l of part p
-// takes groups p * 32 + l, stepping 32 * wpr (consecutive lanes read consecutive blocks), UNROLL groups
-// at a time so that that many loads per lane are in flight. Each group's dot products are scaled once
-// per half; the offset term uses the sum of x over the group. Parts meet in shared memory.
+// A warp group of WARPS_PER_ROW (wpr) warps takes RPW consecutive weight rows, 8 / wpr groups per block
+// of 8 warps: lane l of part p takes groups p * 32 + l, stepping 32 * wpr (consecutive lanes read
+// consecutive blocks), UNROLL groups at a time so that UNROLL * RPW loads per lane are in flight. Each
+// x group is loaded once for the RPW rows (x is read as f32: for 16-bit and narrower rows it is more
+// bytes per value than the weight, so reading it once per row made the products L1-bound). Each group's
+// dot products are scaled once per half; the offset term uses the sum of x over the group. A row's sum
+// is formed in the same order whatever RPW is. Parts meet in shared memory.
 constexpr const char* kMatvecSource = R"CUDA(
 #ifndef UNROLL
 #define UNROLL (GROUP == 32 ? 2 : 4)
@@ -258,27 +261,28 @@ __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
-// x from shared memory (staged once per block) or through the read-only cache.
-template <bool SHARED>
-__device__ __forceinline__ float4 load_x(const float4* p) {
-  if (SHARED) return *p;
-  return __ldg(p);
-}
-template <bool SHARED>
-__device__ __forceinline__ void accumulate(const float* q, float s0, float s1, float off, const float* __restrict__ x,
-    long long k, long long s, float* acc) {
+__device__ __forceinline__ void accumulate(const float (*q)[GROUP], const float* s0, const float* s1, const float* off,
+    const float* __restrict__ x, long long k, long long s, float (*acc)[ROWS]) {
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) {
     const float4* xp = (const float4*)(x + r * k + s * GROUP);
-    float lo = 0.0f, hi = 0.0f, sum = 0.0f;
+    float lo[RPW], hi[RPW], sum = 0.0f;
+#pragma unroll
+    for (int t = 0; t < RPW; ++t) lo[t] = hi[t] = 0.0f;
 #pragma unroll
     for (int i = 0; i < GROUP / 4; ++i) {
-      const float4 v = load_x<SHARED>(xp + i);
-      const float part = q[4 * i] * v.x + q[4 * i + 1] * v.y + q[4 * i + 2] * v.z + q[4 * i + 3] * v.w;
-      if (4 * i < GROUP / 2) lo += part; else hi += part;
+      const float4 v = __ldg(xp + i);
+#pragma unroll
+      for (int t = 0; t < RPW; ++t) {
+        const float part = q[t][4 * i] * v.x + q[t][4 * i + 1] * v.y + q[t][4 * i + 2] * v.z + q[t][4 * i + 3] * v.w;
+        if (4 * i < GROUP / 2) lo[t] += part; else hi[t] += part;
+      }
       if (HAS_OFFSET) sum += (v.x + v.y) + (v.z + v.w);
     }
-    acc[r] += HAS_OFFSET ? s0 * lo + s1 * hi + off * sum : s0 * lo + s1 * hi;
+#pragma unroll
+    for (int t = 0; t < RPW; ++t) {
+      acc[t][r] += HAS_OFFSET ? s0[t] * lo[t] + s1[t] * hi[t] + off[t] * sum : s0[t] * lo[t] + s1[t] * hi[t];
+    }
   }
 }
 // The stored value: the product, then + bias[j], then + the residual (the graph's order of the adds).
@@ -287,70 +291,76 @@ __device__ __forceinline__ float finish(float v, const float* bias, const float*
   if (res != nullptr) v += res[r * n + j];
   return v;
 }
-template <bool SHARED>
+// Rows j0 .. j0 + RPW - 1; rows past n read row n - 1 again (their sums are not stored).
 __device__ __forceinline__ void row_products(const u8* __restrict__ w, const float* __restrict__ x, long long n,
-    long long k, long long row_bytes, int wpr, int part, int lane, long long j, float* acc) {
-  if (j >= n) return;
-  const u8* row = w + j * row_bytes;
+    long long k, long long row_bytes, int wpr, int part, int lane, long long j0, float (*acc)[ROWS]) {
+  const u8* rows[RPW];
+#pragma unroll
+  for (int t = 0; t < RPW; ++t) rows[t] = w + (j0 + t < n ? j0 + t : n - 1) * row_bytes;
   const long long groups = k / GROUP, stride = 32LL * wpr;
   long long s = (long long)part * 32 + lane;
   for (; s + (UNROLL - 1) * stride < groups; s += UNROLL * stride) {
-    float q[UNROLL][GROUP], s0[UNROLL], s1[UNROLL], off[UNROLL];
+    float q[UNROLL][RPW][GROUP], s0[UNROLL][RPW], s1[UNROLL][RPW], off[UNROLL][RPW];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) decode(row, s + u * stride, q[u], s0[u], s1[u], off[u]);
+    for (int u = 0; u < UNROLL; ++u) {
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) accumulate<SHARED>(q[u], s0[u], s1[u], off[u], x, k, s + u * stride, acc);
+      for (int t = 0; t < RPW; ++t) decode(rows[t], s + u * stride, q[u][t], s0[u][t], s1[u][t], off[u][t]);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) accumulate(q[u], s0[u], s1[u], off[u], x, k, s + u * stride, acc);
   }
   for (; s < groups; s += stride) {
-    float q[GROUP], s0, s1, off;
-    decode(row, s, q, s0, s1, off);
-    accumulate<SHARED>(q, s0, s1, off, x, k, s, acc);
+    float q[RPW][GROUP], s0[RPW], s1[RPW], off[RPW];
+#pragma unroll
+    for (int t = 0; t < RPW; ++t) decode(rows[t], s, q[t], s0[t], s1[t], off[t]);
+    accumulate(q, s0, s1, off, x, k, s, acc);
   }
 }
-// With X_SHARED (a measuring variant) and x_shared, the block first copies x (ROWS * k floats, the
-// launch's dynamic shared memory) to shared memory, so that the products read it from there instead of
-// through the cache. Compiled without it, the kernel has one path (two inlined copies spill registers).
 extern "C" __global__ void __launch_bounds__(256) tsr_quant_matvec(const u8* __restrict__ w, const float* __restrict__ x,
     float* __restrict__ y, long long n, long long k, long long row_bytes, int wpr, const float* __restrict__ bias,
-    const float* __restrict__ res, int x_shared) {
+    const float* __restrict__ res) {
   TSR_GRID_PROLOGUE();
-  __shared__ float partial[8][ROWS];
-  extern __shared__ float4 x_stage[];
+  __shared__ float partial[8][RPW * ROWS];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, part = warp % wpr;
-  const long long j = (long long)blockIdx.x * (8 / wpr) + warp / wpr;
-  float acc[ROWS];
+  const long long j0 = ((long long)blockIdx.x * (8 / wpr) + warp / wpr) * RPW;
+  float acc[RPW][ROWS];
 #pragma unroll
-  for (int r = 0; r < ROWS; ++r) acc[r] = 0.0f;
-#if X_SHARED
-  if (x_shared) {
-    const float4* src = (const float4*)x;
-    for (long long i = threadIdx.x; i < ROWS * k / 4; i += blockDim.x) x_stage[i] = __ldg(src + i);
-    __syncthreads();
-    row_products<true>(w, (const float*)x_stage, n, k, row_bytes, wpr, part, lane, j, acc);
-  } else {
-    row_products<false>(w, x, n, k, row_bytes, wpr, part, lane, j, acc);
+  for (int t = 0; t < RPW; ++t) {
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) acc[t][r] = 0.0f;
   }
-#else
-  row_products<false>(w, x, n, k, row_bytes, wpr, part, lane, j, acc);
-#endif
+  if (j0 < n) row_products(w, x, n, k, row_bytes, wpr, part, lane, j0, acc);
 #pragma unroll
-  for (int r = 0; r < ROWS; ++r) acc[r] = warp_sum(acc[r]);
+  for (int t = 0; t < RPW; ++t) {
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) acc[t][r] = warp_sum(acc[t][r]);
+  }
   if (wpr == 1) {
-    if (j < n && lane == 0) {
+    // Every lane holds every sum; lane t * ROWS + r stores row j0 + t of activation row r.
 #pragma unroll
-      for (int r = 0; r < ROWS; ++r) y[r * n + j] = finish(acc[r], bias, res, n, r, j);
+    for (int t = 0; t < RPW; ++t) {
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        if (lane == t * ROWS + r && j0 + t < n) y[r * n + j0 + t] = finish(acc[t][r], bias, res, n, r, j0 + t);
+      }
     }
     return;
   }
   if (lane == 0) {
 #pragma unroll
-    for (int r = 0; r < ROWS; ++r) partial[warp][r] = acc[r];
+    for (int t = 0; t < RPW; ++t) {
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) partial[warp][t * ROWS + r] = acc[t][r];
+    }
   }
   __syncthreads();
-  if (part == 0 && lane < ROWS && j < n) {
-    float total = 0.0f;
-    for (int p = 0; p < wpr; ++p) total += partial[warp + p][lane];
-    y[lane * n + j] = finish(total, bias, res, n, lane, j);
+  if (part == 0 && lane < RPW * ROWS) {
+    const int t = lane / ROWS, r = lane % ROWS;
+    if (j0 + t < n) {
+      float total = 0.0f;
+      for (int p = 0; p < wpr; ++p) total += partial[warp + p][lane];
+      y[r * n + j0 + t] = finish(total, bias, res, n, r, j0 + t);
+    }
   }
 }
 )CUDA";
@@ -412,7 +422,8 @@ QuantKernel load(Context& ctx, const std::string& source, const char* name, cons
 }
 
 // Matvec launch shapes forced for measuring them: TESSERA_CUDA_MATVEC_UNROLL (groups in flight per
-// lane, 1..8) and TESSERA_CUDA_MATVEC_WPR (warps per weight row: 1, 2, 4 or 8); 0 when unset.
+// lane, 1..8), TESSERA_CUDA_MATVEC_WPR (warps per weight row: 1, 2, 4 or 8) and
+// TESSERA_CUDA_MATVEC_RPW (weight rows per warp group: 1, 2 or 4); 0 when unset.
 int matvec_override(const char* name, int most) {
   const char* env = std::getenv(name);
   const int v = env != nullptr ? std::atoi(env) : 0;
@@ -440,12 +451,14 @@ bool gpu_decodes(GgmlType type, int64_t k) {
 
 QuantKernel quant_matvec_kernel(Context& ctx, GgmlType type, int rows) {
   TESSERA_CHECK(rows >= 1 && rows <= kMaxMatvecRows, "cuda quant matvec: {} rows (1..{})", rows, kMaxMatvecRows);
-  std::string defines = fmt::format("#define ROWS {}\n", rows);
+  const int rpw = matvec_rows_per_warp(type, rows);
+  std::string defines = fmt::format("#define ROWS {}\n#define RPW {}\n", rows, rpw);
   if (const int unroll = matvec_override("TESSERA_CUDA_MATVEC_UNROLL", 8)) defines += fmt::format("#define UNROLL {}\n", unroll);
-  defines += fmt::format("#define X_SHARED {}\n", matvec_override("TESSERA_CUDA_MATVEC_XSHARED", 1));
   const std::string src = std::string(kPrelude) + checked_decode(type) + defines + kMatvecSource;
-  QuantKernel k = load(ctx, src, "tsr_quant_matvec", fmt::format("{} matvec kernel ({} rows)", quant::type_name(type), rows));
+  QuantKernel k = load(ctx, src, "tsr_quant_matvec",
+                       fmt::format("{} matvec kernel ({} rows, {} per warp)", quant::type_name(type), rows, rpw));
   k.rows = rows;
+  k.rows_per_warp = rpw;
   return k;
 }
 
@@ -456,19 +469,26 @@ void launch_quant_matvec(const QuantKernel& k, const void* w, const float* x, fl
   int wpr = warps_per_row;
   const float* bias = tail.bias;
   const float* res = tail.residual;
-  // x staged in shared memory (TESSERA_CUDA_MATVEC_XSHARED=1, for measuring it) where it fits the
-  // default 48 KiB of a block.
-  const int64_t x_bytes = int64_t{k.rows} * values * 4;
-  static const bool want_shared = matvec_override("TESSERA_CUDA_MATVEC_XSHARED", 1) == 1;
-  int x_shared = want_shared && x_bytes <= 40 * 1024 ? 1 : 0;
-  void* params[] = {&w, &x, &y, &nn, &kk, &rb, &wpr, &bias, &res, &x_shared};
-  const int rows_per_block = kMatvecWarps / warps_per_row;
+  void* params[] = {&w, &x, &y, &nn, &kk, &rb, &wpr, &bias, &res};
+  const int64_t rows_per_block = int64_t{kMatvecWarps / warps_per_row} * k.rows_per_warp;
   const auto blocks = static_cast<unsigned>((n + rows_per_block - 1) / rows_per_block);
-  launch_kernel(reinterpret_cast<const void*>(k.kernel), dim3(blocks), dim3(32 * kMatvecWarps), params,
-                         x_shared != 0 ? static_cast<size_t>(x_bytes) : 0, stream, "cudaLaunchKernel (quant matvec)");
+  launch_kernel(reinterpret_cast<const void*>(k.kernel), dim3(blocks), dim3(32 * kMatvecWarps), params, 0, stream,
+                "cudaLaunchKernel (quant matvec)");
 }
 
-int matvec_warps_per_row(GgmlType type, int64_t n, int64_t k, int multiprocessors) {
+int matvec_rows_per_warp(GgmlType type, int rows) {
+  if (const int forced = matvec_override("TESSERA_CUDA_MATVEC_RPW", 4); forced != 0 && (forced & (forced - 1)) == 0) {
+    return forced;
+  }
+  // Measured on an H200 over whole decode steps (TESSERA_CUDA_MATVEC_RPW sweeps, two warps per row):
+  // Llama-1B Q4_0 899 tok/s with 4 rows per warp against 583 with one, bf16 885 with 2 against 771,
+  // GPT-2 bf16 1,540 with 2 against 1,490 (4: 1,408). Launches of many activation rows keep one row
+  // per warp (their accumulators multiply).
+  if (rows > 2) return 1;
+  return group_of(type) == 32 ? 4 : 2;
+}
+
+int matvec_warps_per_row(GgmlType type, int64_t n, int64_t k, int rows_per_warp, int multiprocessors) {
   if (const int forced = matvec_override("TESSERA_CUDA_MATVEC_WPR", kMatvecWarps); forced != 0 && (forced & (forced - 1)) == 0) {
     return forced;
   }
@@ -478,12 +498,14 @@ int matvec_warps_per_row(GgmlType type, int64_t n, int64_t k, int multiprocessor
   // row (bf16 790 against 743 with one; Q8_0 536 against 493), 4-bit rows with one (Q4_0 577 against
   // 547), and short rows with one. Short products then take more warps per row while the grid has
   // fewer than three blocks per multiprocessor and every lane still gets whole unrolled batches (four
-  // for blocks of 32 values).
+  // for blocks of 32 values). Several rows per warp (matvec_rows_per_warp) ran best with two warps
+  // per row for every type measured.
   const quant::TypeTraits& t = quant::type_traits(type);
   const bool wide_values = t.type_size >= t.block_size;  // at least a byte per value
   const int64_t batches = group_of(type) == 32 ? 4 : 1;
-  int wpr = wide_values && k >= 2048 ? 2 : 1;
-  while (wpr < kMatvecWarps && n * wpr / kMatvecWarps < int64_t{3} * multiprocessors &&
+  int wpr = rows_per_warp > 1 || (wide_values && k >= 2048) ? 2 : 1;
+  const int64_t row_groups = (n + rows_per_warp - 1) / rows_per_warp;
+  while (wpr < kMatvecWarps && row_groups * wpr / kMatvecWarps < int64_t{3} * multiprocessors &&
          groups >= int64_t{32} * (2 * wpr) * unroll * batches) {
     wpr *= 2;
   }

@@ -25,20 +25,25 @@ bool gpu_decodes(quant::GgmlType type, int64_t k);
 struct QuantKernel {
   std::shared_ptr<KernelModule> module;
   cudaKernel_t kernel = nullptr;
-  int rows = 0;  // activation rows of a matvec kernel
+  int rows = 0;           // activation rows of a matvec kernel
+  int rows_per_warp = 1;  // weight rows each warp group of a matvec kernel takes
 };
 
 // y[r, j] = sum_c x[r, c] * w[j, c] (+ bias[j]) (+ residual[r, j]) for r < rows (1..kMaxMatvecRows):
 // x f32 [rows, k] and w 16-byte aligned, y and the residual f32 [rows, n]. Blocks of kMatvecWarps warps;
 // `warps_per_row` (1, 2, 4 or 8) of them share a weight row (matvec_warps_per_row: short products split
-// rows so that every multiprocessor has work).
+// rows so that every multiprocessor has work) and take `rows_per_warp` consecutive rows
+// (matvec_rows_per_warp: each x group is then read once for that many rows).
 inline constexpr int kMatvecWarps = 8;
 struct MatvecTail {
   const float* bias = nullptr;      // [n], or none
   const float* residual = nullptr;  // laid out as y (not y itself), or none
 };
 QuantKernel quant_matvec_kernel(Context& ctx, quant::GgmlType type, int rows);
-int matvec_warps_per_row(quant::GgmlType type, int64_t n, int64_t k, int multiprocessors);
+/// Warps that share each weight row group of a matvec over `n` rows of `k` values.
+int matvec_warps_per_row(quant::GgmlType type, int64_t n, int64_t k, int rows_per_warp, int multiprocessors);
+/// Consecutive weight rows one warp group takes in a matvec of `rows` activation rows.
+int matvec_rows_per_warp(quant::GgmlType type, int rows);
 void launch_quant_matvec(const QuantKernel& k, const void* w, const float* x, float* y, int64_t n, int64_t values,
                          int64_t row_bytes, int warps_per_row, cudaStream_t stream, const MatvecTail& tail = {});
 
