@@ -8,6 +8,7 @@ files themselves as they are. Line numbers do not move, so warnings point at the
 - a comment over consecutive one-line declarations of one name (an overload set, one-line inline
   definitions and explicit specializations such as f<float>() included) documents all of them: the run
   becomes a Doxygen member group, whose comment DISTRIBUTE_GROUP_DOC gives each member;
+- a comment over one line declaring several variables (`Tensor weight, bias;`) documents each of them;
 - a comment after a one-line struct with a single member (`struct S { using type = T; };  // ...`)
   documents both the struct and that member (a table of trait specializations, one per line);
 - a comment block followed by a blank line (a section note) stays a plain comment;
@@ -42,6 +43,7 @@ def code_part(line):
     return line.split("//", 1)[0].rstrip()
 
 
+MULTI_DECLARATION = re.compile(r"^\s*[\w:<>]+\s+\w+(\s*,\s*\w+)+;\s*$")
 DECLARED_NAME = re.compile(r"(operator\s*[^\s(]+|~?\w+)(?:<[^()]*>)?\s*\(")
 
 
@@ -84,6 +86,8 @@ def main():
     while i < len(lines):
         if OWN_LINE.match(lines[i]) and i + 1 < len(lines) and not OWN_LINE.match(lines[i + 1]):
             end = overload_run(lines, i + 1)
+            if end == i + 1 and MULTI_DECLARATION.match(code_part(lines[i + 1])):
+                end = i + 2  # one member group whose comment each of the variables receives
             if end > i + 1:
                 out[i + 1] = "/**@{*/ " + out[i + 1]
                 last = out[end - 1]
