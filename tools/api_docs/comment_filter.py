@@ -43,7 +43,7 @@ def code_part(line):
     return line.split("//", 1)[0].rstrip()
 
 
-MULTI_DECLARATION = re.compile(r"^\s*[\w:<>]+\s+\w+(\s*,\s*\w+)+;\s*$")
+MULTI_DECLARATION = re.compile(r"^\s*[\w:<>]+\s+\w+(\s*=\s*[^,;(]+)?(\s*,\s*\w+(\s*=\s*[^,;(]+)?)+;\s*$")
 DECLARED_NAME = re.compile(r"(operator\s*[^\s(]+|~?\w+)(?:<[^()]*>)?\s*\(")
 
 
