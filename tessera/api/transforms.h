@@ -12,7 +12,10 @@
 
 namespace tessera {
 
+// A function of tensors returning one tensor: what grad() and value_and_grad() differentiate (its
+// result must be a one-element floating-point tensor, a loss).
 using ScalarFn = std::function<Tensor(const std::vector<Tensor>&)>;
+// A function of tensors returning several: what compile() and trace() take, and what grad() returns.
 using MultiFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
 // Gradients of a scalar-valued function with respect to the arguments listed in `argnums` (all
@@ -33,14 +36,17 @@ Tensor stop_gradient(const Tensor& x);
 class CompiledFunction {
  public:
   explicit CompiledFunction(MultiFn fn, backends::Backend* backend = nullptr);
+  // Runs the executable for the arguments' types (tracing and compiling on the first call with them).
+  // The results are evaluated leaves without history: backward() does not reach through a compiled call
+  // (compile a function that returns the gradients instead, e.g. compile(grad(f))).
   std::vector<Tensor> operator()(const std::vector<Tensor>& args);
   // The graph traced for these argument types (tracing it now if needed). Its inputs are the
   // arguments followed by the captured tensors that are read at every call.
   const ir::Graph& graph_for(const std::vector<ir::TensorType>& types);
   // How many captured tensors the graph for these types reads at every call.
   size_t captured_count(const std::vector<ir::TensorType>& types);
-  size_t cache_size() const { return cache_.size(); }
-  size_t trace_count() const { return traces_; }
+  size_t cache_size() const { return cache_.size(); }  // how many signatures have an executable
+  size_t trace_count() const { return traces_; }       // how many times `fn` has been traced (once per signature)
 
  private:
   using Signature = std::vector<std::pair<DType, Shape>>;
@@ -61,6 +67,8 @@ class CompiledFunction {
   std::vector<Array> data_;  // the call's input arrays, reused
 };
 
+// PyTorch's torch.compile / JAX's jit: wraps `fn` in a CompiledFunction (nothing is traced until the
+// first call). `backend` must outlive the result; null means default_backend().
 CompiledFunction compile(MultiFn fn, backends::Backend* backend = nullptr);
 
 // Traces `fn` on placeholders of the given types into a graph without running it.

@@ -14,29 +14,33 @@ namespace tessera {
 // bool_ is the spelling NumPy and PyTorch users guess (torch.bool, np.bool_); boolean is the same dtype.
 enum class DType : uint8_t { f32, f64, f16, bf16, i8, i32, i64, u8, boolean, bool_ = boolean };
 
+// Every dtype once (bool_ is an alias of boolean), in declaration order: for tests and tables.
 inline constexpr DType kAllDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i8,
                                        DType::i32, DType::i64, DType::u8,  DType::boolean};
 
-size_t dtype_size(DType dt);
+size_t dtype_size(DType dt);  // bytes per element: 8 for f64/i64, 4 for f32/i32, 2 for f16/bf16, 1 otherwise
 const char* dtype_name(DType dt);          // "f32", "bf16", "bool", ...
 DType parse_dtype(std::string_view name);  // inverse of dtype_name; throws Error on unknown names
-bool is_floating(DType dt);
+bool is_floating(DType dt);  // f32, f64, f16, bf16
 bool is_integral(DType dt);  // integers, excluding bool
-bool is_signed(DType dt);
+bool is_signed(DType dt);  // can hold negative values: every dtype but u8 and bool
+// The dtype a binary op of `a` and `b` computes in (the rules in this header's opening comment);
+// symmetric, and promote_types(t, t) == t.
 DType promote_types(DType a, DType b);
 
 // C++ element type for each dtype, and back.
 template <DType D> struct dtype_cpp;
-template <> struct dtype_cpp<DType::f32> { using type = float; };
-template <> struct dtype_cpp<DType::f64> { using type = double; };
-template <> struct dtype_cpp<DType::f16> { using type = f16_t; };
-template <> struct dtype_cpp<DType::bf16> { using type = bf16_t; };
-template <> struct dtype_cpp<DType::i8> { using type = int8_t; };
-template <> struct dtype_cpp<DType::i32> { using type = int32_t; };
-template <> struct dtype_cpp<DType::i64> { using type = int64_t; };
-template <> struct dtype_cpp<DType::u8> { using type = uint8_t; };
-template <> struct dtype_cpp<DType::boolean> { using type = bool; };
+template <> struct dtype_cpp<DType::f32> { using type = float; };      // f32 elements are float
+template <> struct dtype_cpp<DType::f64> { using type = double; };     // f64 elements are double
+template <> struct dtype_cpp<DType::f16> { using type = f16_t; };      // f16 elements are IEEE binary16 (core/half.h)
+template <> struct dtype_cpp<DType::bf16> { using type = bf16_t; };    // bf16 elements are bfloat16 (core/half.h)
+template <> struct dtype_cpp<DType::i8> { using type = int8_t; };      // i8 elements are int8_t
+template <> struct dtype_cpp<DType::i32> { using type = int32_t; };    // i32 elements are int32_t
+template <> struct dtype_cpp<DType::i64> { using type = int64_t; };    // i64 elements are int64_t
+template <> struct dtype_cpp<DType::u8> { using type = uint8_t; };     // u8 elements are uint8_t
+template <> struct dtype_cpp<DType::boolean> { using type = bool; };  // bool elements are one-byte bool
 
+// The dtype whose elements are T: dtype_of<float>() is DType::f32 (only the types listed here).
 template <class T> constexpr DType dtype_of();
 template <> constexpr DType dtype_of<float>() { return DType::f32; }
 template <> constexpr DType dtype_of<double>() { return DType::f64; }

@@ -6,11 +6,13 @@
 
 namespace tessera {
 
-using Shape = std::vector<int64_t>;
-using Strides = std::vector<int64_t>;
+using Shape = std::vector<int64_t>;    // dimension sizes, outermost first; {} is a scalar
+using Strides = std::vector<int64_t>;  // per axis, the step between neighbouring elements, in elements
 
+// The product of the dimensions (1 for a scalar); throws tessera::Error when it overflows 64 bits.
 int64_t shape_numel(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "[2, 3]"
+// Row-major strides of a packed array of `shape` ({3, 4} gives {4, 1}); throws tessera::Error on overflow.
 Strides contiguous_strides(const Shape& shape);
 
 // Maps a possibly negative axis into [0, rank); throws naming `what` when out of range.

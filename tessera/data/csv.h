@@ -11,7 +11,9 @@
 
 namespace tessera::data {
 
-enum class CsvHeader { detect, present, absent };  // detect: a header iff the first row has a non-number
+// Whether the first row names the columns: present, absent, or detect (a header iff the first row has a
+// cell that is not a number).
+enum class CsvHeader { detect, present, absent };
 
 // A parsed CSV file: its column names (if any) and its rows of numbers.
 struct CsvTable {
@@ -20,6 +22,8 @@ struct CsvTable {
   std::vector<int64_t> row_lines;    // 1-based source line of each row, for error messages
 };
 
+// Reads and parses the file at `path`; throws tessera::Error when it cannot be read or a cell is not a
+// number (naming the file, line and column) or rows differ in length.
 CsvTable read_csv(const std::string& path, CsvHeader header = CsvHeader::detect, char delimiter = ',');
 // Parses CSV text; `what` names it in error messages.
 CsvTable parse_csv(std::string_view text, const std::string& what, CsvHeader header = CsvHeader::detect,
@@ -27,7 +31,8 @@ CsvTable parse_csv(std::string_view text, const std::string& what, CsvHeader hea
 
 // How to read a CSV file as a dataset: header, delimiter, which column is the label, dtypes.
 struct CsvOptions {
-  CsvHeader header = CsvHeader::detect;
+  CsvHeader header = CsvHeader::detect;  // whether the first row is a header
+  // The cell separator (',' by default; '\t' or ';' for other dialects).
   char delimiter = ',';
   std::string label_column;          // the label column's header name; when empty, label_index is used
   int64_t label_index = -1;          // column index of the label, negative counts from the end (-1: last)
@@ -39,9 +44,11 @@ struct CsvOptions {
 struct CsvDataset {
   TensorDataset dataset;                   // features [rows, columns - 1], targets [rows]
   std::vector<std::string> feature_names;  // in column order, the label column removed
-  std::string label_name;
+  std::string label_name;                  // the label column's name (its index when there is no header)
 };
 
+// Reads `path` (read_csv) and splits it into features and labels (csv_dataset); throws tessera::Error
+// naming the file when the label column does not exist or a label is not valid for label_dtype.
 CsvDataset load_csv_dataset(const std::string& path, const CsvOptions& options = {});
 // The same from a parsed table (`what` names it in errors).
 CsvDataset csv_dataset(const CsvTable& table, const CsvOptions& options, const std::string& what);

@@ -23,7 +23,7 @@ struct Batch {
 class Dataset {
  public:
   virtual ~Dataset() = default;
-  virtual int64_t size() const = 0;
+  virtual int64_t size() const = 0;  // number of examples
   // Example `index` in [0, size()).
   virtual std::pair<Array, Array> get(int64_t index) const = 0;
   // Stacks the examples at `indices` (non-empty). This default calls get() per example and requires
@@ -35,12 +35,12 @@ class Dataset {
 class TensorDataset : public Dataset {
  public:
   TensorDataset(Array features, Array targets);
-  int64_t size() const override { return features_.shape()[0]; }
+  int64_t size() const override { return features_.shape()[0]; }  // N, the rows of the features
   std::pair<Array, Array> get(int64_t index) const override;  // views into the rows, no copy
   Batch get_batch(const std::vector<int64_t>& indices) const override;
 
-  const Array& features() const { return features_; }
-  const Array& targets() const { return targets_; }
+  const Array& features() const { return features_; }  // [N, ...], contiguous
+  const Array& targets() const { return targets_; }    // [N, ...], contiguous
   // Rows [start, stop) as a dataset sharing storage (for train/validation splits).
   TensorDataset slice(int64_t start, int64_t stop) const;
 
@@ -70,35 +70,38 @@ class DataLoader {
   DataLoader(std::shared_ptr<Dataset> dataset, int64_t batch_size, bool shuffle = false, uint64_t seed = 0,
              bool drop_last = false);
 
+  // Batches per epoch: size / batch_size rounded up, or down with drop_last.
   int64_t num_batches() const;
-  int64_t batch_size() const { return batch_size_; }
-  int64_t epoch() const { return epoch_; }
+  int64_t batch_size() const { return batch_size_; }  // examples per batch (the last may have fewer)
+  int64_t epoch() const { return epoch_; }  // the epoch set_epoch() last chose (0 at first)
   // Reorders the examples for `epoch`: with shuffle, a permutation determined by (seed, epoch) alone.
   void set_epoch(int64_t epoch);
   // Example indices of the current epoch, in the order batches take them.
   const std::vector<int64_t>& order() const { return order_; }
   Batch batch(int64_t i) const;  // i in [0, num_batches()); the last may be short unless drop_last
-  const Dataset& dataset() const { return *dataset_; }
+  const Dataset& dataset() const { return *dataset_; }  // the dataset it batches (shared with the caller)
 
   // Walks the batches of one epoch.
   class Iterator {
    public:
-    using value_type = Batch;
-    using difference_type = std::ptrdiff_t;
+    using value_type = Batch;                // what dereferencing gives (a fresh batch, by value)
+    using difference_type = std::ptrdiff_t;  // for std::input_iterator
     Iterator(const DataLoader* loader, int64_t index) : loader_(loader), index_(index) {}
-    Batch operator*() const { return loader_->batch(index_); }
+    Batch operator*() const { return loader_->batch(index_); }  // builds the current batch (copies its rows)
+    // Moves to the next batch.
     Iterator& operator++() {
       ++index_;
       return *this;
     }
-    bool operator==(const Iterator& other) const { return index_ == other.index_; }
+    bool operator==(const Iterator& other) const { return index_ == other.index_; }  // same batch position
 
    private:
     const DataLoader* loader_;
     int64_t index_;
   };
+  // The first batch of the current epoch; a range for does not change the epoch (call set_epoch).
   Iterator begin() const { return Iterator(this, 0); }
-  Iterator end() const { return Iterator(this, num_batches()); }
+  Iterator end() const { return Iterator(this, num_batches()); }  // one past the last batch
 
  private:
   std::shared_ptr<Dataset> dataset_;

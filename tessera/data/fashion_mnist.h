@@ -9,10 +9,12 @@
 
 namespace tessera::data {
 
+// Where Debian's dataset-fashion-mnist installs the IDX files: load_fashion_mnist's default directory.
 inline constexpr const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 // Pixel statistics of the training set after scaling to [0, 1], for normalize_features.
 inline constexpr double kFashionMnistMean = 0.2860;
-inline constexpr double kFashionMnistStd = 0.3530;
+inline constexpr double kFashionMnistStd = 0.3530;  // standard deviation of those pixels
+// The class names, indexed by label.
 inline constexpr std::array<const char*, 10> kFashionMnistClasses = {
     "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
 

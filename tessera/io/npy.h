@@ -20,6 +20,7 @@ std::string serialize_npy(const Array& array);
 // Reads the descriptors above in either byte order ('<', '>', '|', '='), C or Fortran order; other
 // types (structured, object, u2, c8, ...) throw tessera::Error naming the file and the descriptor.
 Array load_npy(const std::string& path);
+// Parses an in-memory .npy image of `size` bytes (copying the elements out); `what` names it in errors.
 Array load_npy_from_memory(const uint8_t* data, size_t size, const std::string& what);
 
 }  // namespace tessera::io

@@ -18,8 +18,8 @@ namespace tessera::io {
 
 // A whole file: its tensors and the string pairs of its header's "__metadata__".
 struct SafetensorsFile {
-  StateDict tensors;
-  std::map<std::string, std::string> metadata;
+  StateDict tensors;                            // by name, contiguous host arrays
+  std::map<std::string, std::string> metadata;  // the header's "__metadata__" (empty when absent)
 };
 
 // Writes the tensors (in sorted-name order, any strides) atomically, as safetensors' save_file. The
@@ -40,22 +40,25 @@ SafetensorsFile load_safetensors_with_metadata(const std::string& path);
 // Converters that read many large shards map the files (MappedFile) and take each tensor's bytes
 // from the mapping instead of copying whole files.
 struct SafetensorsEntry {
-  DType dtype = DType::f32;
-  Shape shape;
+  DType dtype = DType::f32;  // the tensor's element type
+  Shape shape;               // the tensor's dimensions
   uint64_t offset = 0;  // of the first byte, from the start of the image (not of the data section)
-  uint64_t nbytes = 0;
+  uint64_t nbytes = 0;  // numel(shape) * dtype_size(dtype): the tensor's bytes start at `offset`
 };
+// A safetensors header, parsed and validated: each tensor's entry and the metadata.
 struct SafetensorsHeader {
-  std::map<std::string, SafetensorsEntry> tensors;
-  std::map<std::string, std::string> metadata;
+  std::map<std::string, SafetensorsEntry> tensors;  // by name
+  std::map<std::string, std::string> metadata;      // the header's "__metadata__" (empty when absent)
 };
+// Parses and validates the header of an image of `size` bytes (its first 8 + N bytes; every entry's bytes
+// must lie within `size`). Throws tessera::Error naming `what` and the tensor on anything malformed.
 SafetensorsHeader read_safetensors_header(const uint8_t* data, size_t size, const std::string& what);
 // Parses an in-memory safetensors image; `what` names it in error messages.
 SafetensorsFile load_safetensors_from_memory(const uint8_t* data, size_t size, const std::string& what);
 
 // "F32", "BF16", "BOOL", ... and back (the latter throws naming `what` on unknown names).
 const char* safetensors_dtype_name(DType dtype);
-DType parse_safetensors_dtype(const std::string& name, const std::string& what);
+DType parse_safetensors_dtype(const std::string& name, const std::string& what);  // see above
 
 // Headers above this size are rejected before anything is allocated (the reference implementation's limit).
 inline constexpr uint64_t kSafetensorsMaxHeaderBytes = 100'000'000;

@@ -18,13 +18,13 @@ class Graph {
   // Throws if an output depends on an `input` leaf that is not among `inputs`.
   static Graph build(std::vector<Value> inputs, std::vector<Value> outputs, std::string name = "main");
 
-  const std::string& name() const { return name_; }
-  const std::vector<Value>& inputs() const { return inputs_; }
-  const std::vector<Value>& outputs() const { return outputs_; }
+  const std::string& name() const { return name_; }  // for printing and messages ("main" by default)
+  const std::vector<Value>& inputs() const { return inputs_; }  // in the order run() takes their arrays
+  const std::vector<Value>& outputs() const { return outputs_; }  // in the order run() returns them
   const std::vector<NodePtr>& nodes() const { return nodes_; }  // excludes nodes bound as inputs
-  std::vector<TensorType> input_types() const;
-  std::vector<TensorType> output_types() const;
-  bool is_input(const Value& v) const;
+  std::vector<TensorType> input_types() const;   // the inputs' dtypes and shapes, in order
+  std::vector<TensorType> output_types() const;  // the outputs' dtypes and shapes, in order
+  bool is_input(const Value& v) const;  // whether `v` is bound as one of the inputs
 
  private:
   std::string name_ = "main";
@@ -44,12 +44,15 @@ void verify(const Graph& graph);
 // `outputs_of` reads the new graph's outputs from it.
 std::unordered_map<Value, Value, ValueHash> substitute(const Graph& graph,
                                                        std::unordered_map<Value, Value, ValueHash> replace);
+// The graph's outputs through `map` (an output the map lacks stays itself).
 std::vector<Value> outputs_of(const Graph& graph, const std::unordered_map<Value, Value, ValueHash>& map);
 
 // Stable text form; parse_graph(print_graph(g)) prints back to the same text.
 std::string print_graph(const Graph& graph);
 // The numbers print_graph gives the values (%0, %1, ...), for messages that point into the text.
 std::unordered_map<Value, int, ValueHash> value_numbers(const Graph& graph);
+// Reads print_graph's text back into a graph of fresh nodes; throws tessera::Error naming the line and
+// column on bad text.
 Graph parse_graph(const std::string& text);
 
 // Graphviz DOT, one box per node labelled with op, attributes and output types.

@@ -18,6 +18,6 @@ std::shared_ptr<nn::Sequential> cnn(ops::Generator& gen = ops::default_generator
 
 // By name ("mlp", "cnn"); throws listing the known names otherwise.
 std::shared_ptr<nn::Module> make_classifier(const std::string& name, ops::Generator& gen = ops::default_generator());
-std::vector<std::string> classifier_names();
+std::vector<std::string> classifier_names();  // the names make_classifier accepts
 
 }  // namespace tessera::models

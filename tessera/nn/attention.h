@@ -14,8 +14,9 @@ class MultiheadAttention : public Module {
                  bool is_causal = false);
   Tensor forward(const Tensor& x) override { return forward(x, x, x); }  // self-attention
   std::string name() const override;
+  // The stacked q/k/v projection: weight [3E, E], bias [3E] (undefined without bias), as in PyTorch.
   Tensor in_proj_weight, in_proj_bias;
-  std::shared_ptr<Linear> out_proj;
+  std::shared_ptr<Linear> out_proj;  // the output projection E -> E
 
  private:
   int64_t embed_dim_, heads_;

@@ -14,6 +14,7 @@ class Conv1d : public Module {
          int64_t dilation = 1, int64_t groups = 1, bool bias = true, ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
+  // weight [out_channels, in_channels / groups, kernel], bias [out_channels] (undefined without bias).
   Tensor weight, bias;
 
  private:
@@ -29,6 +30,7 @@ class Conv2d : public Module {
          ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
+  // weight [out_channels, in_channels / groups, kh, kw], bias [out_channels] (undefined without bias).
   Tensor weight, bias;
 
  private:
@@ -45,6 +47,7 @@ class ConvTranspose2d : public Module {
                   ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
+  // weight [in_channels, out_channels / groups, kh, kw] (as PyTorch), bias [out_channels] (or undefined).
   Tensor weight, bias;
 
  private:

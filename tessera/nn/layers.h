@@ -18,6 +18,7 @@ class Linear : public Module {
   Linear(int64_t in_features, int64_t out_features, bool bias = true, ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
+  // weight [out_features, in_features] (y = x W^T + b), bias [out_features] (undefined without bias).
   Tensor weight, bias;
 
  private:
@@ -30,7 +31,7 @@ class Embedding : public Module {
   Embedding(int64_t num_embeddings, int64_t dim, ops::Generator& gen = ops::default_generator());
   Tensor forward(const Tensor& indices) override;
   std::string name() const override;
-  Tensor weight;
+  Tensor weight;  // [num_embeddings, dim], row i is the vector of index i; starts N(0, 1)
 };
 
 // Zeroes elements with probability p in training (scaling the rest by 1 / (1 - p)); identity in eval.

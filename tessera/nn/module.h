@@ -28,6 +28,7 @@ class Module {
   // Calls forward inside an origin scope naming this module, so that errors about the nodes it builds
   // point back to it (ir/origin.h).
   Tensor operator()(const Tensor& x);
+  // The type with its sizes, as summary() prints it (e.g. "Linear(784, 128)").
   virtual std::string name() const { return "Module"; }  // the type with its sizes, as summary() prints it
   // "Linear 'fc1'": the module's type and the name its parent registered it under.
   std::string origin_label() const;

@@ -14,14 +14,16 @@ class BatchNorm : public Module {
   BatchNorm(int64_t num_features, double eps = 1e-5, double momentum = 0.1, bool affine = true);
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
+  // Parameters weight (gamma) and bias (beta), [C] (undefined without affine); buffers running_mean
+  // and running_var, [C], used in eval mode.
   Tensor weight, bias, running_mean, running_var;
 
  private:
   int64_t features_;
   double eps_, momentum_;
 };
-using BatchNorm1d = BatchNorm;
-using BatchNorm2d = BatchNorm;
+using BatchNorm1d = BatchNorm;  // PyTorch's name for BatchNorm over [N, C] inputs
+using BatchNorm2d = BatchNorm;  // PyTorch's name for BatchNorm over [N, C, H, W] inputs
 
 // Normalises over the trailing normalized_shape axes, with an optional affine transform.
 class LayerNorm : public Module {
@@ -29,6 +31,7 @@ class LayerNorm : public Module {
   explicit LayerNorm(Shape normalized_shape, double eps = 1e-5, bool affine = true);
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
+  // The affine parameters, of normalized_shape (undefined without affine): weight starts at 1, bias at 0.
   Tensor weight, bias;
 
  private:
@@ -42,7 +45,7 @@ class RMSNorm : public Module {
   explicit RMSNorm(Shape normalized_shape, std::optional<double> eps = std::nullopt);
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
-  Tensor weight;
+  Tensor weight;  // the scale, of normalized_shape, starting at 1
 
  private:
   Shape shape_;
@@ -55,6 +58,7 @@ class GroupNorm : public Module {
   GroupNorm(int64_t num_groups, int64_t num_channels, double eps = 1e-5, bool affine = true);
   Tensor forward(const Tensor& x) override;
   std::string name() const override;
+  // The per-channel affine parameters, [num_channels] (undefined without affine): weight 1, bias 0 at first.
   Tensor weight, bias;
 
  private:

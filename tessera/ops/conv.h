@@ -17,6 +17,7 @@ Tensor conv(const Tensor& x, const Tensor& weight, const Tensor& bias, const std
 Tensor conv_input_grad(const Tensor& grad_out, const Tensor& weight, const Shape& input_spatial,
                        const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                        const std::vector<int64_t>& dilation, int64_t groups = 1);
+// The weight gradient of that convolution: [Cout, Cin/groups, *kernel_spatial] from x and grad_out.
 Tensor conv_weight_grad(const Tensor& x, const Tensor& grad_out, const Shape& kernel_spatial,
                         const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
                         const std::vector<int64_t>& dilation, int64_t groups = 1);
@@ -47,6 +48,8 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
 Tensor max_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {0, 0},
                   std::array<int64_t, 2> padding = {0, 0}, std::array<int64_t, 2> dilation = {1, 1},
                   bool ceil_mode = false);
+// Mean of each window of x [N, C, H, W]; stride {0, 0} means the kernel size. count_include_pad counts
+// padded zeros in the divisor (PyTorch's default).
 Tensor avg_pool2d(const Tensor& x, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride = {0, 0},
                   std::array<int64_t, 2> padding = {0, 0}, bool count_include_pad = true, bool ceil_mode = false);
 // Output cell i averages input [floor(i * in / out), ceil((i + 1) * in / out)) along each axis (PyTorch's bins).

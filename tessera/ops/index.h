@@ -9,7 +9,7 @@ namespace tessera::ops {
 // out[i][j] = x[index[i][j]][j] for axis 0, etc. (torch.gather / numpy.take_along_axis): index has the
 // rank of x, and its other dimensions must not exceed x's.
 Tensor gather(const Tensor& x, int64_t axis, const Tensor& index);
-Tensor take_along_axis(const Tensor& x, const Tensor& index, int64_t axis);
+Tensor take_along_axis(const Tensor& x, const Tensor& index, int64_t axis);  // gather, NumPy's argument order
 // Picks whole slices along `axis`: out.shape = x.shape with shape[axis] = index.numel(); index is 1-D.
 Tensor index_select(const Tensor& x, int64_t axis, const Tensor& index);
 // x with src added at the positions index names along `axis` (torch.scatter_add): for each position p

@@ -7,14 +7,18 @@
 
 namespace tessera::ops {
 
+// How a loss combines its per-element values: None keeps them (same shape as the targets), Mean
+// averages, Sum adds (both give a scalar), as PyTorch's reduction='none'|'mean'|'sum'.
 enum class Reduction { None, Mean, Sum };
 
+// exp(x) / sum(exp(x)) along `axis` (negative counts from the end), computed stably (max subtracted).
 Tensor softmax(const Tensor& x, int64_t axis = -1);
+// log(softmax(x)) along `axis`, computed as x - max - log(sum(exp(x - max))) so it does not underflow.
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
 
 // cross_entropy's options, as PyTorch's keyword arguments.
 struct CrossEntropyOptions {
-  Reduction reduction = Reduction::Mean;
+  Reduction reduction = Reduction::Mean;  // how per-target losses combine
   int64_t ignore_index = -100;   // targets equal to this contribute nothing (and are not counted)
   double label_smoothing = 0.0;  // in [0, 1]
 };
@@ -30,6 +34,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& targets, Reduction reduct
                 int64_t ignore_index = -100);
 // prediction and target (and logits and targets below) must be floating and of the same shape.
 Tensor mse_loss(const Tensor& prediction, const Tensor& target, Reduction reduction = Reduction::Mean);
+// -(t * log(sigmoid(z)) + (1 - t) * log(1 - sigmoid(z))) per element, computed stably from the logits z.
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targets,
                                         Reduction reduction = Reduction::Mean);
 
@@ -50,12 +55,15 @@ double default_rms_norm_eps(DType dt);
 // weight/bias are optional; running_mean/running_var may be undefined in training (the result's are then
 // undefined too). The running update uses the unbiased batch variance, as PyTorch.
 struct BatchNormResult {
-  Tensor output;
-  Tensor running_mean;
-  Tensor running_var;
+  Tensor output;        // the normalised x, of x's shape
+  Tensor running_mean;  // [C]: updated in training, as given in inference
+  Tensor running_var;   // [C]: updated in training, as given in inference
 };
+// See BatchNormResult: momentum weighs the new batch statistic (PyTorch's convention), eps joins the variance.
 BatchNormResult batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                            const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5);
+// Normalises x [N, C, ...] over each of num_groups groups of C / num_groups channels (and the spatial axes),
+// then applies per-channel weight/bias [C] when given (PyTorch's F.group_norm).
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
                   double eps = 1e-5);
 

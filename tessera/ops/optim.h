@@ -7,6 +7,7 @@ namespace tessera::ops {
 
 // The hyperparameters of one fused Adam/AdamW update.
 struct AdamUpdateOptions {
+  // Decay rates of the first and second moment averages, the denominator's epsilon, and the weight decay.
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
   bool decoupled = false;  // AdamW: weight decay applied to the parameter, not added to the gradient
 };

@@ -11,9 +11,9 @@ namespace tessera::ops {
 class Generator {
  public:
   explicit Generator(uint64_t seed = 0) : seed_(seed) {}
-  uint64_t seed() const { return seed_; }
-  uint64_t offset() const { return offset_; }
-  void set_offset(uint64_t offset) { offset_ = offset; }
+  uint64_t seed() const { return seed_; }  // the seed it was made with
+  uint64_t offset() const { return offset_; }  // counters used so far: save it to resume the stream
+  void set_offset(uint64_t offset) { offset_ = offset; }  // resumes the stream at a saved offset()
   // Reserves `count` counters and returns the first.
   uint64_t advance(uint64_t count) {
     const uint64_t first = offset_;

@@ -13,7 +13,7 @@ Tensor mean(const Tensor& x, const Axes& axes = {}, bool keepdims = false);  // 
 // max/min are PyTorch's amax/amin: at a tie the gradient is split evenly between the elements equal to
 // the result (torch.max(x, dim), which returns indices, would route it all to one of them).
 Tensor max(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
-Tensor min(const Tensor& x, const Axes& axes = {}, bool keepdims = false);
+Tensor min(const Tensor& x, const Axes& axes = {}, bool keepdims = false);  // see max (PyTorch's amin)
 Tensor prod(const Tensor& x, const Axes& axes = {}, bool keepdims = false);  // product over `axes`
 // Index of the first maximum/minimum along one axis, as i64.
 Tensor argmax(const Tensor& x, int64_t axis, bool keepdims = false);

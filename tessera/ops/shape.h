@@ -22,7 +22,7 @@ Tensor unsqueeze(const Tensor& x, int64_t axis);                         // inse
 // first, so x[start:] is slice(x, axis, start, kEnd), x[::-1] is slice(x, axis, kEnd, kBegin, -1) and
 // x[:stop] is slice(x, axis, kBegin, stop) (0 does as well there). Indices clamp as in Python.
 inline constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();
-inline constexpr int64_t kBegin = std::numeric_limits<int64_t>::min();
+inline constexpr int64_t kBegin = std::numeric_limits<int64_t>::min();  // see kEnd
 // Python slice semantics along one axis (negative indices count from the end; step may be negative).
 Tensor slice(const Tensor& x, int64_t axis, int64_t start, int64_t stop, int64_t step = 1);
 // x[start:] along `axis` (to the end, step 1).
@@ -39,6 +39,7 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t axis = 0);
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t axis = 0);
 // Splits into `sections` equal pieces (the axis length must be divisible by `sections`).
 std::vector<Tensor> chunk(const Tensor& x, int64_t sections, int64_t axis = 0);
+// What pad() fills with: Constant writes `value`, Reflect mirrors the tensor's own elements.
 enum class PadMode { Constant, Reflect };
 // One (before, after) pair per axis, starting from the first axis; missing trailing axes get (0, 0).
 // PyTorch's F.pad orders its flat list the other way, from the last axis backwards:
@@ -53,6 +54,6 @@ Tensor flip(const Tensor& x, const std::vector<int64_t>& axes);  // empty: no ax
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);
 // Lower/upper triangle of the last two axes, keeping diagonals up to / from offset k.
 Tensor tril(const Tensor& x, int64_t k = 0);
-Tensor triu(const Tensor& x, int64_t k = 0);
+Tensor triu(const Tensor& x, int64_t k = 0);  // see tril (torch.triu)
 
 }  // namespace tessera::ops

@@ -6,10 +6,10 @@ namespace tessera::optim {
 
 // Adam's hyperparameters, PyTorch's defaults.
 struct AdamOptions {
-  double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
+  double lr = 1e-3;      // learning rate
+  double beta1 = 0.9;    // decay of the running mean of gradients (first moment)
+  double beta2 = 0.999;  // decay of the running mean of squared gradients (second moment)
+  double eps = 1e-8;     // added to the second moment's square root, for stability
   double weight_decay = 0.0;  // Adam/RAdam: L2 added to the gradient; AdamW: decoupled decay
 };
 
@@ -28,17 +28,18 @@ class Adam : public Optimizer {
   std::vector<std::string> slots() const override { return {"exp_avg", "exp_avg_sq"}; }
   // The moment updates (RAdam), and the whole Adam/AdamW step as one adam_update op.
   void update_moments(size_t i, const Tensor& grad);
-  Tensor fused_update(size_t i, const Tensor& param, const Tensor& grad, bool decoupled);
-  AdamOptions opt_;
+  Tensor fused_update(size_t i, const Tensor& param, const Tensor& grad, bool decoupled);  // see above
+  AdamOptions opt_;  // the hyperparameters, validated by the constructor
 };
 
 // AdamW's options: Adam's, with PyTorch's default decoupled weight decay of 0.01.
 struct AdamWOptions {
-  double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 0.01;
+  double lr = 1e-3;            // learning rate
+  double beta1 = 0.9;          // as AdamOptions::beta1
+  double beta2 = 0.999;        // as AdamOptions::beta2
+  double eps = 1e-8;           // as AdamOptions::eps
+  double weight_decay = 0.01;  // decoupled: each step multiplies the parameter by (1 - lr * weight_decay)
+  // The same values as AdamOptions (what the Adam base class keeps).
   AdamOptions adam() const { return {lr, beta1, beta2, eps, weight_decay}; }
 };
 

@@ -28,18 +28,21 @@ class Optimizer {
   void step();
   // Functional form: one gradient per parameter, in parameter order (undefined = skip).
   void step(const std::vector<Tensor>& grads);
-  void zero_grad();
+  void zero_grad();  // drops every parameter's accumulated gradient (Tensor::zero_grad)
 
-  double lr() const { return lr_; }
+  double lr() const { return lr_; }  // the learning rate the next step uses
   void set_lr(double lr);  // lr must be non-negative (schedules call this every step)
-  int64_t step_count() const { return steps_; }
+  int64_t step_count() const { return steps_; }  // steps completed (0 before the first)
   // Step numbers reach the update as f64 (step_scalar), exact up to 2^53.
   static constexpr int64_t kMaxStepCount = int64_t{1} << 53;
-  const std::vector<Tensor*>& params() const { return params_; }
+  const std::vector<Tensor*>& params() const { return params_; }  // not owned: they must outlive the optimiser
+  // The optimiser's name as checkpoints record it ("sgd", "adam", "adamw", "radam"); load_state_dict
+  // refuses state saved by another.
   virtual std::string name() const = 0;
 
   // Optimiser state for checkpoints: "<param name>.<slot>" -> array, plus "step" in the metadata map.
   StateDict state_dict() const;
+  // The metadata saved with state_dict(): "optimizer" (name()), "step" (step_count()) and "lr".
   std::map<std::string, std::string> state_metadata() const;
   // Restores state saved by state_dict (errors name the missing or mis-shaped entry). Everything is
   // validated first: a failed load leaves the optimiser as it was. The step count must be a plain
@@ -51,13 +54,16 @@ class Optimizer {
   virtual Tensor update(size_t i, const Tensor& param, const Tensor& grad) = 0;
   // The state slots this optimiser keeps per parameter (for checkpoint validation).
   virtual std::vector<std::string> slots() const = 0;
+  // Parameter i's state tensor in `slot` (created undefined on first use).
   Tensor& state(size_t i, const std::string& slot) { return state_[i][slot]; }
+  // Whether parameter i has state in `slot` yet (false before its first update).
   bool has_state(size_t i, const std::string& slot) const { return state_[i].count(slot) != 0; }
   // The learning rate and the number of the step being made (steps_ + 1) as f64 scalars: constants
   // when stepping eagerly, placeholders while a whole training step is traced, so that one compiled
   // graph serves every step. scalar_as casts such a scalar expression to a parameter's dtype.
   Tensor lr_scalar() const;
-  Tensor step_scalar() const;
+  Tensor step_scalar() const;  // see lr_scalar
+  // `scalar` cast to the dtype of `like` (see above).
   static Tensor scalar_as(const Tensor& scalar, const Tensor& like);
   int64_t steps_ = 0;  // completed steps; update() sees the step being made as steps_ + 1
 

@@ -5,9 +5,10 @@
 
 namespace tessera::optim {
 
+// The learning rate for a step number (from 0); pass it to training loops, which call set_lr each step.
 using Schedule = std::function<double(int64_t step)>;
 
-Schedule constant_lr(double lr);
+Schedule constant_lr(double lr);  // `lr` at every step
 // lr * gamma^(step / step_size)
 Schedule step_lr(double lr, int64_t step_size, double gamma = 0.1);
 // Cosine from lr down to min_lr over total_steps, then min_lr.

@@ -5,11 +5,11 @@ namespace tessera::optim {
 
 // SGD's hyperparameters, PyTorch's defaults.
 struct SGDOptions {
-  double lr = 0.01;
-  double momentum = 0.0;
-  double dampening = 0.0;
+  double lr = 0.01;         // learning rate: param -= lr * update
+  double momentum = 0.0;    // 0: plain SGD, no momentum buffer
+  double dampening = 0.0;   // scales down the gradient's share of the momentum buffer
   double weight_decay = 0.0;  // L2 penalty added to the gradient
-  bool nesterov = false;
+  bool nesterov = false;    // Nesterov momentum (needs momentum > 0 and dampening 0, as PyTorch)
 };
 
 // PyTorch's SGD: buf = momentum * buf + (1 - dampening) * g (buf = g on the first step);

@@ -33,19 +33,23 @@ class PreTokenizerRegex;
 // Text to token ids and back, for one model's vocabulary.
 class Tokenizer {
  public:
+  // The tokenizer described by a GGUF file's tokenizer.ggml.* metadata (from an open file, or by path);
+  // throws tessera::Error naming the file and the key that is missing or malformed.
   static Tokenizer from_gguf(const io::gguf::Reader& file);
   static Tokenizer from_gguf(const std::string& path);
   explicit Tokenizer(Vocab vocab);
   ~Tokenizer();
-  Tokenizer(Tokenizer&&) noexcept;
-  Tokenizer& operator=(Tokenizer&&) noexcept;
+  Tokenizer(Tokenizer&&) noexcept;  // movable, not copyable (it owns the compiled pre-tokenizer)
+  Tokenizer& operator=(Tokenizer&&) noexcept;  // movable, not copyable
 
-  const Vocab& vocab() const { return vocab_; }
-  int64_t size() const { return vocab_.size(); }
-  TokenId bos() const { return vocab_.bos; }
-  TokenId eos() const { return vocab_.eos; }
+  const Vocab& vocab() const { return vocab_; }  // the tokens, their scores and types, the special ids
+  int64_t size() const { return vocab_.size(); }  // number of tokens (n_vocab)
+  TokenId bos() const { return vocab_.bos; }  // beginning-of-sequence id, kNoToken when the vocabulary has none
+  TokenId eos() const { return vocab_.eos; }  // end-of-sequence id, kNoToken when the vocabulary has none
 
+  // Token ids of `text` (valid UTF-8; throws tessera::Error naming the offset of an invalid byte).
   std::vector<TokenId> encode(std::string_view text, const EncodeOptions& options = {}) const;
+  // The bytes of `ids` (throws tessera::Error on an id outside the vocabulary).
   std::string decode(const std::vector<TokenId>& ids, const DecodeOptions& options = {}) const;
   // One token's bytes, as decode() writes it in the middle of a sequence.
   std::string piece(TokenId id, bool render_special = true) const;

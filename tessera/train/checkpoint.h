@@ -16,6 +16,8 @@ struct CheckpointInfo {
   int64_t epoch = 0;                            // completed epochs
 };
 
+// Writes one safetensors file (atomically): the model's state_dict under "model.", the optimiser's state
+// (when not null) under "optim.", and `metadata` plus the optimiser's metadata ("optim." keys) and a format tag.
 void save_checkpoint(const std::string& path, nn::Module& model, const optim::Optimizer* optimizer,
                      std::map<std::string, std::string> metadata);
 // Loads into `model` (strict: missing, extra or mis-shaped tensors are errors naming the tensor and both

@@ -43,7 +43,7 @@ class CompiledTrainStep {
   // needs the optimiser's state to exist, i.e. at least one step made.
   ir::Graph step_graph(const ir::TensorType& x_type, const ir::TensorType& y_type);
 
-  size_t compiled_graphs() const { return plans_.size(); }
+  size_t compiled_graphs() const { return plans_.size(); }  // step graphs compiled so far, one per batch shape
   // The executable and graph of the most recent step (null before the first compiled step).
   const backends::Executable* last_executable() const { return last_; }
 

@@ -5,8 +5,12 @@ files themselves as they are. Line numbers do not move, so warnings point at the
 
 - a comment on a line of its own becomes ///, documenting the declaration that follows;
 - a comment after code on the same line becomes ///<, documenting that line's declaration;
-- a comment over consecutive one-line declarations of one name (an overload set) documents all of
-  them: the run becomes a Doxygen member group, whose comment DISTRIBUTE_GROUP_DOC gives each member;
+- a comment over consecutive one-line declarations of one name (an overload set, one-line inline
+  definitions and explicit specializations such as f<float>() included) documents all of them: the run
+  becomes a Doxygen member group, whose comment DISTRIBUTE_GROUP_DOC gives each member;
+- a comment over one line declaring several variables (`Tensor weight, bias;`) documents each of them;
+- a comment after a one-line struct with a single member (`struct S { using type = T; };  // ...`)
+  documents both the struct and that member (a table of trait specializations, one per line);
 - a comment block followed by a blank line (a section note) stays a plain comment;
 - `#pragma once` becomes `/// @file`, so the comment block that opens each header documents the file.
 """
@@ -16,6 +20,7 @@ import sys
 OWN_LINE = re.compile(r"^(\s*)//(?![/!])\s?(.*)$")
 TRAILING = re.compile(r"^([^\"']*?[;,{}]\s*)//(?![/!<])\s?(.*)$")
 NAMESPACE_END = re.compile(r"^\s*}\s*//")
+ONE_MEMBER_STRUCT = re.compile(r"^(\s*(?:template\s*<[^>]*>\s*)?struct\s[^{]*\{[^{};]*;\s*)(\};\s*)$")
 ACCESS = re.compile(r"^\s*(public|private|protected):\s*$")
 
 
@@ -27,6 +32,9 @@ def convert(line):
         return f"{m.group(1)}/// {m.group(2)}"
     m = TRAILING.match(line)
     if m and not NAMESPACE_END.match(line):
+        one = ONE_MEMBER_STRUCT.match(m.group(1))
+        if one:
+            return f"{one.group(1)}/**< {m.group(2)} */ {one.group(2)}///< {m.group(2)}"
         return f"{m.group(1)}///< {m.group(2)}"
     return line
 
@@ -35,7 +43,8 @@ def code_part(line):
     return line.split("//", 1)[0].rstrip()
 
 
-DECLARED_NAME = re.compile(r"(operator\s*[^\s(]+|~?\w+)\s*\(")
+MULTI_DECLARATION = re.compile(r"^\s*[\w:<>]+\s+\w+(\s*=\s*[^,;(]+)?(\s*,\s*\w+(\s*=\s*[^,;(]+)?)+;\s*$")
+DECLARED_NAME = re.compile(r"(operator\s*[^\s(]+|~?\w+)(?:<[^()]*>)?\s*\(")
 
 
 def overload_run(lines, start):
@@ -44,7 +53,7 @@ def overload_run(lines, start):
     end, names = start, set()
     while end < len(lines):
         code = code_part(lines[end])
-        if not code or OWN_LINE.match(lines[end]) or ACCESS.match(lines[end]) or not code.endswith(";"):
+        if not code or OWN_LINE.match(lines[end]) or ACCESS.match(lines[end]) or not code.endswith((";", "}")):
             break
         if code.count("(") != code.count(")") or code.count("{") != code.count("}"):
             break
@@ -77,6 +86,8 @@ def main():
     while i < len(lines):
         if OWN_LINE.match(lines[i]) and i + 1 < len(lines) and not OWN_LINE.match(lines[i + 1]):
             end = overload_run(lines, i + 1)
+            if end == i + 1 and MULTI_DECLARATION.match(code_part(lines[i + 1])):
+                end = i + 2  # one member group whose comment each of the variables receives
             if end > i + 1:
                 out[i + 1] = "/**@{*/ " + out[i + 1]
                 last = out[end - 1]

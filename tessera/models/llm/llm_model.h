@@ -28,8 +28,8 @@ class LlmModel {
   static LlmModel load(const std::string& path, const LoadOptions& options = {});
   explicit LlmModel(const io::gguf::Reader& file, const LoadOptions& options = {});
 
-  const LlmConfig& config() const;
-  const io::gguf::Reader& file() const { return file_; }
+  const LlmConfig& config() const;  // hyperparameters read from the file's metadata
+  const io::gguf::Reader& file() const { return file_; }  // the mapped GGUF file the weights view
 
   // Logits [n, n_vocab] of tokens and positions (integer [n]).
   // With last_row_only, only the last position's logits [1, n_vocab] (what generation samples from).

@@ -19,7 +19,7 @@ struct SamplingParams {
   float min_p = 0.05f;       // 0: off
   float repeat_penalty = 1.0f;  // 1: off
   int repeat_last_n = 64;       // how many recent tokens the penalty looks at
-  uint64_t seed = 0;
+  uint64_t seed = 0;            // seeds the sampler's generator: same seed, logits and params, same tokens
 
   // Throws tessera::Error naming the option that is out of range.
   void validate() const;
