@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -72,7 +73,12 @@ int run_onnx(const OnnxCli& cli) {
   if (!cli.checkpoint.empty()) program_options.model = checkpoint_model(cli.checkpoint);
   shlo::Program program = shlo::build_program(program_options);
   if (!cli.checkpoint.empty()) use_checkpoint_weights(program, cli.checkpoint, program_options.train_step);
-  options.output_names = program.output_names;
+  // ONNX names each value once: an output named like an input (the step count) becomes "new.<name>",
+  // as the updated parameters are named.
+  for (const std::string& n : program.output_names) {
+    const bool clash = std::find(program.input_names.begin(), program.input_names.end(), n) != program.input_names.end();
+    options.output_names.push_back(clash ? "new." + n : n);
+  }
   std::vector<Array> model_inputs;
   for (size_t i = 0; i < program.input_names.size(); ++i) {
     const std::string& n = program.input_names[i];

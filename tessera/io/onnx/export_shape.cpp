@@ -51,7 +51,8 @@ void add_shape_exports(LoweringTable& t) {
     return {r.name == c.in[0].name ? c.op("Identity", {r}) : r};
   });
   t.add("permute", [](LowerContext& c) -> std::vector<OVal> {
-    const std::vector<int64_t> perm = normalize_axes(c.attrs().get_ints("axes"), c.in[0].rank(), "permute");
+    std::vector<int64_t> perm;  // in order: normalize_axes would sort them
+    for (int64_t a : c.attrs().get_ints("axes")) perm.push_back(normalize_axis(a, c.in[0].rank(), "permute"));
     return {c.op("Transpose", {c.in[0]}, [perm](pb::NodeProto& n) { attr_ints(n, "perm", perm); })};
   });
   t.add("broadcast_to", [](LowerContext& c) -> std::vector<OVal> { return {c.op("Expand", {c.in[0], c.b.i64s(c.out_shape())})}; });
