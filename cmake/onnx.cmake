@@ -30,4 +30,10 @@ if(TESSERA_BUILD_TESTS AND TARGET tessera_cli)
                      ${CMAKE_BINARY_DIR}/ort)
     set_tests_properties(onnx.export_${mode} PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
   endforeach()
+  if(TARGET test_onnx_export)
+    add_test(NAME onnx.export_ort_ops
+             COMMAND ${PROJECT_SOURCE_DIR}/tools/onnx_export/test_export.sh ort_ops $<TARGET_FILE:test_onnx_export>
+                     ${CMAKE_BINARY_DIR}/ort)
+    set_tests_properties(onnx.export_ort_ops PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+  endif()
 endif()

@@ -84,7 +84,11 @@ void add_elementwise_exports(LoweringTable& t) {
   add_simple(t, "round", "Round");  // half to even, as Tessera
   add_simple(t, "erf", "Erf");
   add_simple(t, "reciprocal", "Reciprocal");
-  add_simple(t, "relu", "Relu");
+  add_unary(t, "relu", [](LowerContext& c, const OVal& x) {
+    // ONNX Runtime has Relu for floats and int8/int32 only: other integers take Max(x, 0).
+    if (is_floating(x.dtype)) return un(c.b, "Relu", x);
+    return bin(c.b, "Max", x, c.b.scalar(0, x.dtype));
+  });
   add_unary(t, "rsqrt", [](LowerContext& c, const OVal& x) { return un(c.b, "Reciprocal", un(c.b, "Sqrt", x)); });
   add_unary(t, "expm1", [](LowerContext& c, const OVal& x) { return plus(c.b, un(c.b, "Exp", x), -1.0); });
   add_unary(t, "log1p", [](LowerContext& c, const OVal& x) { return un(c.b, "Log", plus(c.b, x, 1.0)); });
@@ -141,7 +145,21 @@ void add_elementwise_exports(LoweringTable& t) {
   });
   // Tessera's float-to-integer cast saturates and maps NaN to 0; ONNX leaves out-of-range values to
   // the runtime, so only in-range values are guaranteed to agree.
-  t.add("cast", [](LowerContext& c) -> std::vector<OVal> { return {c.b.cast(c.in[0], c.out_dtype())}; });
+  t.add("cast", [](LowerContext& c) -> std::vector<OVal> {
+    GraphBuilder& b = c.b;
+    const OVal& x = c.in[0];
+    const DType to = c.out_dtype();
+    if (!is_floating(x.dtype) || !is_integral(to)) return {b.cast(x, to)};
+    // Float to integer saturates and maps NaN to 0, as Tessera's cast: clip in f64 (which holds every
+    // bound of i8..i32 exactly), and choose the bounds where x lies beyond them.
+    const double lo = Array::full(to, {}, -HUGE_VAL).astype(DType::f64).item();
+    const double hi = Array::full(to, {}, HUGE_VAL).astype(DType::f64).item();
+    const OVal wide = b.cast(x, DType::f64);
+    const OVal clipped = b.op("Clip", {wide, b.scalar(lo, DType::f64), b.scalar(hi, DType::f64)}, DType::f64, x.shape);
+    const OVal nan = b.op("IsNaN", {wide}, DType::boolean, x.shape);
+    const OVal zeroed = b.op("Where", {nan, b.scalar(0, DType::f64), clipped}, DType::f64, x.shape);
+    return {b.cast(zeroed, to)};
+  });
   t.add("stop_gradient", [](LowerContext& c) -> std::vector<OVal> { return {c.op("Identity", {c.in[0]})}; });
 
   add_binary(t, "add", Kind::Arithmetic, "Add");

@@ -3,6 +3,8 @@
 // node's shape. f16/bf16 sums accumulate in f32, booleans count as i64 (as Tessera's sum of bool) and
 // take max/min as 0/1 integers. ArgMax/ArgMin keep the first extremum (select_last_index = 0, as
 // Tessera); CumSum is inclusive; Softmax and LogSoftmax along one axis, f16/bf16 computed in f32.
+#include <cmath>
+
 #include "tessera/io/onnx/export_lower.h"
 
 namespace tessera::io::onnx {
@@ -35,7 +37,14 @@ void add_reduction(LoweringTable& t, const std::string& op, const std::string& o
     const std::vector<int64_t> axes = node_axes(c);
     DType acc = widened(c.in[0].dtype);
     if (acc == DType::boolean) acc = onnx_op == "ReduceSum" ? DType::i64 : DType::i32;
-    const OVal r = reduce(b, onnx_op, b.cast(c.in[0], acc), axes);
+    const OVal x = b.cast(c.in[0], acc);
+    OVal r = reduce(b, onnx_op, x, axes);
+    if (is_floating(acc) && (onnx_op == "ReduceMax" || onnx_op == "ReduceMin")) {
+      // A NaN wins, as in Tessera (ONNX Runtime skips NaNs): NaN where any element of the window is.
+      const OVal any_nan = reduce(b, "ReduceMax", b.cast(b.op("IsNaN", {x}, DType::boolean, x.shape), DType::f32), axes);
+      const OVal has = b.op("Greater", {any_nan, b.scalar(0, DType::f32)}, DType::boolean, any_nan.shape);
+      r = b.op("Where", {has, b.scalar(NAN, acc), r}, acc, r.shape);
+    }
     return {b.reshape(b.cast(r, c.out_dtype()), c.out_shape())};
   });
 }
@@ -46,11 +55,22 @@ void add_arg_extremum(LoweringTable& t, const std::string& op, const std::string
     OVal x = c.in[0];
     if (x.dtype == DType::boolean) x = b.cast(x, DType::i32);
     const int64_t axis = normalize_axis(c.attrs().get_int("axis"), x.rank(), "argmax");
-    const OVal r = b.op(onnx_op, {x}, DType::i64, kept_shape(x.shape, {axis}), [axis](pb::NodeProto& n) {
-      attr_int(n, "axis", axis);
-      attr_int(n, "keepdims", 1);
-      attr_int(n, "select_last_index", 0);
-    });
+    auto arg = [&](const std::string& op_type, const OVal& v) {
+      return b.op(op_type, {v}, DType::i64, kept_shape(v.shape, {axis}), [axis](pb::NodeProto& n) {
+        attr_int(n, "axis", axis);
+        attr_int(n, "keepdims", 1);
+        attr_int(n, "select_last_index", 0);
+      });
+    };
+    OVal r = arg(onnx_op, x);
+    if (is_floating(x.dtype)) {
+      // The first NaN wins, as in Tessera and NumPy (ONNX Runtime skips NaNs).
+      const OVal nan = b.cast(b.op("IsNaN", {x}, DType::boolean, x.shape), DType::i32);
+      const OVal first_nan = arg("ArgMax", nan);
+      const OVal any = b.op("Greater", {reduce(b, "ReduceMax", nan, {axis}), b.scalar(0, DType::i32)}, DType::boolean,
+                            first_nan.shape);
+      r = b.op("Where", {any, first_nan, r}, DType::i64, r.shape);
+    }
     return {b.reshape(b.cast(r, c.out_dtype()), c.out_shape())};
   });
 }
