@@ -20,14 +20,19 @@ struct OVal {
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
 };
 
-/// Sets one attribute of a node.
+/// Sets an INT attribute of a node.
 void attr_int(pb::NodeProto& n, const std::string& name, int64_t v);
+/// Sets an INTS attribute of a node.
 void attr_ints(pb::NodeProto& n, const std::string& name, const std::vector<int64_t>& v);
+/// Sets a FLOAT attribute of a node (stored as float, as ONNX does).
 void attr_float(pb::NodeProto& n, const std::string& name, double v);
+/// Sets a STRING attribute of a node.
 void attr_string(pb::NodeProto& n, const std::string& name, const std::string& v);
 
+/// Sets a node's attributes once the node exists.
 using AttrSetter = std::function<void(pb::NodeProto&)>;
 
+/// The ONNX graph being built by the export.
 class GraphBuilder {
  public:
   explicit GraphBuilder(pb::GraphProto& graph) : g_(graph) {}
