@@ -16,3 +16,24 @@ endif()
 if(TARGET test_onnx)
   target_link_libraries(test_onnx PRIVATE onnx)  # onnx_proto, and the operator schemas (test_onnx_versions)
 endif()
+# The export's tests reuse the StableHLO suite's op cases (small instances of every registered op).
+if(TARGET test_onnx_export)
+  target_sources(test_onnx_export PRIVATE ${PROJECT_SOURCE_DIR}/tests/stablehlo/op_cases.cpp)
+endif()
+# `tessera export onnx`'s output: onnx.checker accepts it (python3-onnx) and ONNX Runtime (onnxruntime-node,
+# installed into build/ort by scripts/install_ort.sh) computes Tessera's outputs; each skips when its tool
+# is missing, saying so.
+if(TESSERA_BUILD_TESTS AND TARGET tessera_cli)
+  foreach(mode checker ort)
+    add_test(NAME onnx.export_${mode}
+             COMMAND ${PROJECT_SOURCE_DIR}/tools/onnx_export/test_export.sh ${mode} $<TARGET_FILE:tessera_cli>
+                     ${CMAKE_BINARY_DIR}/ort)
+    set_tests_properties(onnx.export_${mode} PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+  endforeach()
+  if(TARGET test_onnx_export)
+    add_test(NAME onnx.export_ort_ops
+             COMMAND ${PROJECT_SOURCE_DIR}/tools/onnx_export/test_export.sh ort_ops $<TARGET_FILE:test_onnx_export>
+                     ${CMAKE_BINARY_DIR}/ort)
+    set_tests_properties(onnx.export_ort_ops PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+  endif()
+endif()

@@ -12,6 +12,9 @@ PACKAGES=(
   glslang-tools
   doxygen
   libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
+  # ONNX Runtime for the export's test (onnx.export_ort): node runs the npm package (install_ort.sh below;
+  # npm comes with nodejs here, else Debian's npm package).
+  nodejs
   dataset-fashion-mnist
 )
 # The arm64 stage (scripts/ci_arm64.sh, opt-in with TESSERA_ARM64=1): Debian's cross toolchain,
@@ -37,3 +40,6 @@ if ((${#missing[@]})); then
 else
   echo "install_deps: all ${#PACKAGES[@]} packages present"
 fi
+
+# onnxruntime-node into build/ort (npm; the test tries again and skips, saying so, without it).
+"$(dirname "$0")/install_ort.sh" || echo "install_deps: onnxruntime-node not installed (onnx.export_ort will skip)"

@@ -1,7 +1,7 @@
 // tessera export stablehlo: writes a built-in model's forward pass or training step (seeded weights, or
 // a training checkpoint's with --checkpoint), or any graph in Tessera's IR text form, as a StableHLO
 // module with its example inputs and Tessera's own outputs as .npy files and a JSON manifest, so that
-// XLA, IREE or anyone else can run it and compare.
+// XLA, IREE or anyone else can run it and compare. `export onnx` lives in export_onnx.cpp.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -12,6 +12,7 @@
 #include "command.h"
 #include "usage_errors.h"
 #include "export_checkpoint.h"
+#include "export_onnx.h"
 #include "file_io.h"
 #include "tessera/backends/backend.h"
 #include "tessera/io/stablehlo/bundle.h"
@@ -129,7 +130,9 @@ Command add_export_command(CLI::App& root) {
   shlo->add_flag("--no-expected", cli->no_expected, "Skip computing Tessera's outputs (the reference backend)");
   shlo->add_flag("--quiet", cli->quiet, "Print nothing on success");
   shlo->add_option("--out", cli->out_dir, "Output folder")->required()->check(output_folder());
-  return {app, [cli, shlo, model] {
+  const Command onnx = add_export_onnx_subcommand(*app);
+  return {app, [cli, shlo, model, onnx] {
+            if (onnx.app->parsed()) return onnx.run();
             cli->model_given = model->count() > 0;
             TESSERA_CHECK(cli->checkpoint.empty() || cli->graph_file.empty(),
                           "export: --checkpoint gives a model's weights; --graph exports a graph file as it is");

@@ -109,3 +109,34 @@ TEST_F(CliTest, ExportRefusesCheckpointsThatDoNotFit) {
   EXPECT_EQ(typo.exit_code, 2) << typo.err;
   EXPECT_TRUE(contains(typo.err, "did you mean '--checkpoint'")) << typo.err;
 }
+
+TEST_F(CliTest, ExportOnnxUsesTheCheckpointsWeights) {
+  const std::string ckpt = path("ckpt.safetensors").string();
+  write_trained_checkpoint(ckpt);
+  const io::SafetensorsFile saved = io::load_safetensors_with_metadata(ckpt);
+  const CliResult trained = run("export onnx --checkpoint " + shell_quote(ckpt) + " --batch-size 2 --quiet --out " +
+                                shell_quote(path("trained").string()));
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  const CliResult seeded =
+      run("export onnx --model mlp --batch-size 2 --quiet --out " + shell_quote(path("seeded").string()));
+  ASSERT_EQ(seeded.exit_code, 0) << seeded.err;
+  // The weights are initializers inside the model, so Tessera's outputs show which ones were used.
+  EXPECT_FALSE(same_bytes(io::load_npy(path("trained/mlp.expected_0.npy").string()),
+                          io::load_npy(path("seeded/mlp.expected_0.npy").string())));
+  EXPECT_NE(read_file(path("trained/mlp.json")).find("ckpt.safetensors"), std::string::npos);
+  // A training step takes every parameter, moment and the step count as inputs, in the program's order.
+  const CliResult step = run("export onnx --checkpoint " + shell_quote(ckpt) +
+                             " --train-step --batch-size 2 --no-expected --quiet --out " + shell_quote(path("step").string()));
+  ASSERT_EQ(step.exit_code, 0) << step.err;
+  EXPECT_TRUE(same_bytes(io::load_npy(path("step/mlp_train_step.input_0.npy").string()),
+                         saved.tensors.at("model.1.weight")));
+  EXPECT_TRUE(same_bytes(io::load_npy(path("step/mlp_train_step.input_8.npy").string()),
+                         saved.tensors.at("optim.1.weight.exp_avg")));
+  EXPECT_EQ(io::load_npy(path("step/mlp_train_step.input_24.npy").string()).item(), 2.0);
+  EXPECT_NE(read_file(path("step/mlp_train_step.json")).find("\"new.step\""), std::string::npos);
+  // A model that is not the checkpoint's, and a checkpoint with a graph file, are refused.
+  const CliResult wrong = run("export onnx --model cnn --checkpoint " + shell_quote(ckpt) + " --out " +
+                              shell_quote(path("wrong").string()));
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.err.find("holds a mlp"), std::string::npos) << wrong.err;
+}
