@@ -8,6 +8,7 @@
 #include "tessera/io/onnx/translation_table.h"
 #include "tessera/ops/linalg.h"
 #include "tessera/ops/shape.h"
+#include "tessera/ops/unary.h"
 
 namespace tessera::io::onnx {
 

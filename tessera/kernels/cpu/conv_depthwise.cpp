@@ -1,15 +1,14 @@
 // Depthwise convolution forward (one input channel per group, as MobileNet's 3x3 blocks): im2col +
 // GEMM degenerates there into a 1-row product per channel, so each output plane is accumulated
 // directly, row by row while the row stays in L1, and the planes are spread over the threads.
-#include <cstring>
+#include <algorithm>
 
 #include "tessera/kernels/cpu/activation.h"
 #include "tessera/kernels/cpu/conv_internal.h"
 
-namespace tessera::kernels {
+namespace tessera::kernels::conv_detail {
 
 namespace {
-using namespace conv_detail;
 
 // One output plane: y[oh, ow] = bias + sum over taps of w[kh, kw] * x[oh*s + kh*d - p, ow*s + kw*d - p].
 void depthwise_plane(const Conv2dGeometry& g, const float* x, const float* w, float bias, float* y) {
@@ -63,4 +62,4 @@ void conv2d_depthwise_forward(const Conv2dGeometry& g, const float* x, const flo
   });
 }
 
-}  // namespace tessera::kernels
+}  // namespace tessera::kernels::conv_detail
