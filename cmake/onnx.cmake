@@ -37,3 +37,15 @@ if(TESSERA_BUILD_TESTS AND TARGET tessera_cli)
     set_tests_properties(onnx.export_ort_ops PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
   endif()
 endif()
+# The ONNX model benchmark's Tessera side (bench/onnx/compare_onnxruntime.py runs it beside ONNX Runtime).
+if(TESSERA_BUILD_EXAMPLES)
+  tessera_add_programs(${PROJECT_SOURCE_DIR}/bench/onnx)
+endif()
+# Real PyTorch-exported models (scripts/onnx_models): exported into the build tree, run with `tessera run`
+# on the reference and CPU backends, compared with PyTorch's outputs; skipped (77) without torch.
+if(TESSERA_BUILD_TESTS AND TARGET tessera_cli)
+  add_test(NAME onnx.pytorch_models
+           COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/scripts/onnx_models/check_models.py
+                   --tessera $<TARGET_FILE:tessera_cli> --work ${CMAKE_BINARY_DIR}/onnx_models)
+  set_tests_properties(onnx.pytorch_models PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
+endif()

@@ -66,6 +66,8 @@ std::vector<ConvCase> conv_cases() {
       {make_conv2d_geometry(1, 2, 6, 6, 3, 6, 6), "kernel = input"},
       {make_conv2d_geometry(5, 3, 8, 8, 9, 1, 1, 2, 2), "strided 1x1"},
       {make_conv2d_geometry(2, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4), "depthwise"},
+      {make_conv2d_geometry(2, 4, 9, 8, 8, 3, 3, 2, 2, 1, 1, 1, 1, 4), "strided depthwise, 2 outputs per channel"},
+      {make_conv2d_geometry(1, 3, 11, 10, 3, 3, 3, 3, 3, 2, 2, 2, 2, 3), "stride 3 dilated depthwise"},
   };
   Conv2dGeometry cropped = make_conv2d_geometry(2, 3, 9, 9, 5, 3, 3, 2, 2, 1, 1);
   cropped.out_h -= 1;  // a cropped output (the IR's output_size), as in gradients of strided convs

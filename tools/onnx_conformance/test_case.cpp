@@ -72,6 +72,22 @@ std::vector<fs::path> data_sets(const fs::path& folder) {
 
 }  // namespace
 
+bool is_float_test(const std::string& folder) {
+  try {
+    const io::onnx::OnnxModel model = io::onnx::load_onnx_model((fs::path(folder) / "model.onnx").string());
+    // TensorProto.DataType: FLOAT 1, FLOAT16 10, DOUBLE 11, BFLOAT16 16.
+    auto is_float = [](const io::onnx::OnnxValueInfo& v) {
+      return v.elem_type == 1 || v.elem_type == 10 || v.elem_type == 11 || v.elem_type == 16;
+    };
+    const auto& in = model.inputs();
+    const auto& out = model.outputs();
+    return !in.empty() && !out.empty() && std::all_of(in.begin(), in.end(), is_float) &&
+           std::all_of(out.begin(), out.end(), is_float);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 CaseResult run_test_case(const std::string& folder, const std::vector<std::string>& backends,
                          const Tolerance& tolerance) {
   try {

@@ -18,6 +18,11 @@ struct CaseResult {
   std::string message;  // why it failed: the first error or mismatch
 };
 
+/// Whether every declared input and output of the test's model is a float tensor (f16, bf16, f32, f64):
+/// the "float node tests" of issue 16's target, counted whether the test runs or is excluded. A model
+/// that does not load counts as not float.
+bool is_float_test(const std::string& folder);
+
 CaseResult run_test_case(const std::string& folder, const std::vector<std::string>& backends,
                          const Tolerance& tolerance);
 

@@ -35,6 +35,7 @@ const TranslationTable& translations() {
   static const TranslationTable table = [] {
     TranslationTable t;
     add_elementwise_translations(t);
+    add_trig_translations(t);
     add_activation_translations(t);
     add_logic_translations(t);
     add_linalg_translations(t);
@@ -50,6 +51,7 @@ const TranslationTable& translations() {
     add_nn_translations(t);
     add_rnn_translations(t);
     add_creation_translations(t);
+    add_signal_translations(t);
     add_quant_translations(t);
     return t;
   }();

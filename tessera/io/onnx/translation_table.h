@@ -40,6 +40,7 @@ class TranslationTable {
 const TranslationTable& translations();
 
 void add_elementwise_translations(TranslationTable& t);  // translate_elementwise.cpp: unary and binary maths
+void add_trig_translations(TranslationTable& t);         // translate_trig.cpp: Acos, Asin, Atan
 void add_activation_translations(TranslationTable& t);   // translate_activation.cpp: Relu ... HardSwish
 void add_logic_translations(TranslationTable& t);        // translate_logic.cpp: comparisons, And/Or, Where
 void add_linalg_translations(TranslationTable& t);       // translate_linalg.cpp: MatMul, Gemm
@@ -55,6 +56,7 @@ void add_index_translations(TranslationTable& t);        // translate_index.cpp:
 void add_nn_translations(TranslationTable& t);           // translate_nn.cpp: Softmax, norms, losses
 void add_rnn_translations(TranslationTable& t);          // translate_rnn.cpp: RNN, GRU, LSTM
 void add_creation_translations(TranslationTable& t);     // translate_creation.cpp: Constant, Range, windows, ...
+void add_signal_translations(TranslationTable& t);       // translate_signal.cpp: DFT
 void add_quant_translations(TranslationTable& t);        // translate_quant.cpp: (De)QuantizeLinear
 
 }  // namespace tessera::io::onnx

@@ -72,7 +72,7 @@ void direct_image_group(const Conv2dGeometry& g, const float* x, const float* w,
 
 int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool) {
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
-  if (is_pointwise(g) || use_direct(g, ConvAlgorithm::automatic)) return 0;
+  if (is_pointwise(g) || is_depthwise(g) || use_direct(g, ConvAlgorithm::automatic)) return 0;
   return split_of(g, tp).slices * padded_floats(col_rows(g) * out_plane(g)) * 4;
 }
 
@@ -82,6 +82,10 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
   const int64_t plane = out_plane(g);
   if (g.batch == 0 || plane == 0) return;
+  if (algorithm == ConvAlgorithm::automatic && is_depthwise(g)) {
+    conv2d_depthwise_forward(g, x, w, bias, y, epilogue, tp);
+    return;
+  }
   const bool direct = use_direct(g, algorithm);
   const bool pointwise = is_pointwise(g);
   const Split split = split_of(g, tp);

@@ -48,6 +48,12 @@ inline void valid_outputs(int64_t size, int64_t out, int64_t stride, int64_t tap
   hi = std::clamp(hi, lo, out);
 }
 
+/// Whether every group reads one input channel (depthwise, any channel multiplier): the forward pass
+/// then runs conv2d_depthwise_forward instead of a one-row im2col product per channel.
+bool is_depthwise(const Conv2dGeometry& g);
+/// The depthwise forward pass (conv_depthwise.cpp): bias, activation and residual applied per plane.
+void conv2d_depthwise_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias, float* y,
+                              const ConvEpilogue& epilogue, runtime::ThreadPool& pool);
 // col[(ci*KH + kh)*KW + kw, oh*OW + ow] = x[ci, ih, iw] (0 in the padding), for the in_per_group
 // channels starting at `x` (one image, one group).
 void im2col(const Conv2dGeometry& g, const float* x, float* col);

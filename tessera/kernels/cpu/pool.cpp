@@ -65,12 +65,29 @@ inline int64_t window_argmax(const Pool2dGeometry& g, const float* xp, int64_t o
   return best_at;
 }
 
+// Row by row: each tap of the window is one pass over the output row's valid range, which the
+// compiler vectorises (the window-by-window argmax loop ran ResNet's 3x3 / stride-2 pool at a tenth of
+// that speed). A NaN wins as in beats(); a window entirely in padding stays -inf.
 void max_plane_generic(const Pool2dGeometry& g, const float* xp, float* yp) {
-  for (int64_t oh = 0; oh < g.out_h; ++oh)
-    for (int64_t ow = 0; ow < g.out_w; ++ow) {
-      const int64_t at = window_argmax(g, xp, oh, ow);
-      yp[oh * g.out_w + ow] = at < 0 ? -std::numeric_limits<float>::infinity() : xp[at];
+  for (int64_t oh = 0; oh < g.out_h; ++oh) {
+    float* yr = yp + oh * g.out_w;
+    std::fill(yr, yr + g.out_w, -std::numeric_limits<float>::infinity());
+    for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+      const int64_t ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
+      if (ih < 0 || ih >= g.in_h) continue;
+      for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+        const int64_t offset = kw * g.dilation_w - g.pad_w;
+        int64_t lo = 0, hi = 0;
+        conv_detail::valid_outputs(g.in_w, g.out_w, g.stride_w, offset, lo, hi);
+        const float* xr = xp + ih * g.in_w + offset;
+        const int64_t s = g.stride_w;
+        for (int64_t ow = lo; ow < hi; ++ow) {
+          const float v = xr[ow * s], best = yr[ow];
+          yr[ow] = (v > best || v != v) ? v : best;
+        }
+      }
     }
+  }
 }
 
 void max_grad_plane_generic(const Pool2dGeometry& g, const float* xp, const float* dyp, float* dxp) {

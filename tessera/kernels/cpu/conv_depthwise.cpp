@@ -1,0 +1,65 @@
+// Depthwise convolution forward (one input channel per group, as MobileNet's 3x3 blocks): im2col +
+// GEMM degenerates there into a 1-row product per channel, so each output plane is accumulated
+// directly, row by row while the row stays in L1, and the planes are spread over the threads.
+#include <algorithm>
+
+#include "tessera/kernels/cpu/activation.h"
+#include "tessera/kernels/cpu/conv_internal.h"
+
+namespace tessera::kernels::conv_detail {
+
+namespace {
+
+// One output plane: y[oh, ow] = bias + sum over taps of w[kh, kw] * x[oh*s + kh*d - p, ow*s + kw*d - p].
+void depthwise_plane(const Conv2dGeometry& g, const float* x, const float* w, float bias, float* y) {
+  for (int64_t oh = 0; oh < g.out_h; ++oh) {
+    float* yr = y + oh * g.out_w;
+    for (int64_t ow = 0; ow < g.out_w; ++ow) yr[ow] = bias;
+    for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+      const int64_t ih = oh * g.stride_h + kh * g.dilation_h - g.pad_h;
+      if (ih < 0 || ih >= g.in_h) continue;
+      const float* xr = x + ih * g.in_w;
+      for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+        const float wv = w[kh * g.kernel_w + kw];
+        const int64_t w_off = kw * g.dilation_w - g.pad_w;
+        int64_t lo = 0, hi = 0;
+        valid_outputs(g.in_w, g.out_w, g.stride_w, w_off, lo, hi);
+        const float* xs = xr + w_off;
+        if (g.stride_w == 1) {
+          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xs[ow];
+        } else if (g.stride_w == 2) {
+          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xs[2 * ow];
+        } else {
+          for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xs[ow * g.stride_w];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool is_depthwise(const Conv2dGeometry& g) { return g.groups > 1 && in_per_group(g) == 1; }
+
+void conv2d_depthwise_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias, float* y,
+                              const ConvEpilogue& epilogue, runtime::ThreadPool& pool) {
+  const int64_t plane = out_plane(g), multiplier = out_per_group(g);
+  const int64_t planes = g.batch * g.out_channels;
+  // About 16K multiply-adds per task keeps the pool's overhead small for the 7x7 planes too.
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, plane * taps(g)));
+  pool.parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t n = p / g.out_channels, co = p % g.out_channels;
+      const float* xc = x + (n * g.in_channels + co / multiplier) * in_plane(g);
+      float* yp = y + p * plane;
+      depthwise_plane(g, xc, w + co * taps(g), bias != nullptr ? bias[co] : 0.0f, yp);
+      apply_activation(epilogue.activation, yp, plane);
+      if (epilogue.residual != nullptr) {
+        const float* rp = epilogue.residual + p * plane;
+        for (int64_t i = 0; i < plane; ++i) yp[i] += rp[i];
+      }
+    }
+  });
+}
+
+}  // namespace tessera::kernels::conv_detail
