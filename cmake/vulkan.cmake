@@ -11,6 +11,16 @@ if(NOT TESSERA_VULKAN STREQUAL "OFF")
   find_path(TESSERA_VULKAN_INCLUDE_DIR vulkan/vulkan.h)
   find_path(TESSERA_SHADERC_INCLUDE_DIR shaderc/shaderc.h)
   find_library(TESSERA_SHADERC_COMBINED NAMES libshaderc_combined.a shaderc_combined)
+  # Debian's shaderc_combined holds shaderc alone: glslang and SPIRV-Tools come as their own archives
+  # (glslang-dev, spirv-tools), linked after it where they exist.
+  set(TESSERA_SHADERC_DEPENDENCIES "")
+  foreach(lib glslang SPIRV glslang-default-resource-limits MachineIndependent OSDependent OGLCompiler GenericCodeGen
+              SPIRV-Tools-opt SPIRV-Tools)
+    find_library(TESSERA_SHADERC_DEP_${lib} NAMES lib${lib}.a)
+    if(TESSERA_SHADERC_DEP_${lib})
+      list(APPEND TESSERA_SHADERC_DEPENDENCIES ${TESSERA_SHADERC_DEP_${lib}})
+    endif()
+  endforeach()
   if(TESSERA_VULKAN_INCLUDE_DIR AND TESSERA_SHADERC_INCLUDE_DIR AND TESSERA_SHADERC_COMBINED)
     set(tessera_vulkan_found TRUE)
   elseif(TESSERA_VULKAN STREQUAL "ON")
@@ -24,7 +34,9 @@ if(tessera_vulkan_found)
   target_include_directories(tessera_vulkan PUBLIC ${TESSERA_VULKAN_INCLUDE_DIR} ${TESSERA_SHADERC_INCLUDE_DIR})
   # Every Vulkan function comes through the table of vulkan_api.h (dlopen), never from a linked loader.
   target_compile_definitions(tessera_vulkan PUBLIC VK_NO_PROTOTYPES)
-  target_link_libraries(tessera_vulkan PUBLIC ${TESSERA_SHADERC_COMBINED} ${CMAKE_DL_LIBS} Threads::Threads
+  # The archives refer to one another in both directions: one group, rescanned by the linker.
+  target_link_libraries(tessera_vulkan PUBLIC "$<LINK_GROUP:RESCAN,${TESSERA_SHADERC_COMBINED};${TESSERA_SHADERC_DEPENDENCIES}>"
+                        ${CMAKE_DL_LIBS} Threads::Threads
                         PRIVATE tessera_warnings)
   target_compile_definitions(tessera_registry PUBLIC TESSERA_HAVE_VULKAN=1)
 else()

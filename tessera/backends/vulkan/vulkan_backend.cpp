@@ -164,6 +164,8 @@ Backend& vulkan_backend() {
   return *backend;
 }
 
+Context* vulkan_context() { return cached_probe().context; }
+
 std::vector<std::string> vulkan_fallback_ops(const ir::Graph& graph) {
   Backend& b = vulkan_backend();
   std::set<std::string> names;

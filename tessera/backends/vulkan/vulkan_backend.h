@@ -14,6 +14,10 @@ namespace tessera::backends::vulkan {
 /// The backend (made on first use; probes the loader and the device once).
 Backend& vulkan_backend();
 
+class Context;
+/// The backend's device context (null when the backend is not available): for tests and tools.
+Context* vulkan_context();
+
 /// The op names of `graph`'s nodes the Vulkan backend does not run itself (they go to the CPU),
 /// sorted, each once: what the coverage test and `tessera devices` report.
 std::vector<std::string> vulkan_fallback_ops(const ir::Graph& graph);

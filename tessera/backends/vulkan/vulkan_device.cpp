@@ -149,6 +149,16 @@ void VulkanDevice::deallocate(void* p, size_t) noexcept {
   stats_.in_use -= static_cast<int64_t>(it->second->places.free(address - it->first));
 }
 
+void VulkanDevice::set_memory_limit(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  limit_ = std::min<uint64_t>(bytes, static_cast<uint64_t>(stats_.capacity));
+}
+
+size_t VulkanDevice::blocks() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return blocks_.size();
+}
+
 void VulkanDevice::release_cached() {
   std::lock_guard<std::mutex> lock(mutex_);
   release_cached_locked();

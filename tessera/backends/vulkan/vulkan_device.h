@@ -53,6 +53,10 @@ class VulkanDevice final : public Device {
   void release_cached();
   /// "pool: N blocks, X in use of Y reserved (largest free range Z), limit L".
   std::string pool_state() const;
+  /// Caps the bytes the pool may reserve (as $TESSERA_VULKAN_MEMORY_LIMIT does); for tests of exhaustion.
+  void set_memory_limit(uint64_t bytes);
+  /// Blocks the pool holds now.
+  size_t blocks() const;
   /// The size of a regular block (larger allocations get a block of their own).
   static constexpr uint64_t kBlockBytes = uint64_t{64} << 20;
 
