@@ -55,7 +55,13 @@ TEST(VulkanCoverage, NamesTheOpsThatStillFallBackToTheCpu) {
     }
   }
   // What a device with 8/16-bit storage and shaderInt64 (lavapipe) leaves on the CPU today.
-  const std::set<std::string> expected = {"__fill_in__"};
+  const std::set<std::string> expected = {
+      "adam_update", "adaptive_avg_pool", "adaptive_avg_pool_grad", "arange", "argmax", "argmin", "avg_pool",
+      "avg_pool_grad", "bernoulli", "conv", "conv_input_grad", "conv_weight_grad", "cumsum", "dequantize",
+      "embedding", "embedding_grad", "eye", "gather", "index_copy", "index_select", "kv_cache_attention",
+      "log_softmax", "logsumexp", "max_pool", "max_pool_gather", "max_pool_grad", "normal", "one_hot", "pad",
+      "permutation", "quantized_matmul", "randint", "scatter_add", "slice_backward", "softmax", "uniform",
+      "upsample", "upsample_grad"};
   RecordProperty("falling_back", joined(falling_back));
   std::printf("vulkan: ops falling back to the CPU (%zu): %s\n", falling_back.size(), joined(falling_back).c_str());
   EXPECT_EQ(joined(falling_back), joined(expected));

@@ -113,3 +113,21 @@ TEST(VulkanExecutable, WhatTheDeviceLacksRunsOnTheCpu) {
 
 }  // namespace
 }  // namespace tessera::test
+
+namespace tessera::test {
+namespace {
+
+TEST(VulkanExecutable, LargerProductsAndReductions) {
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::matmul(a[0], ops::transpose(a[1], 0, 1)), ops::sum(a[0], {0}),
+                               ops::matmul(ops::transpose(a[0], 0, 1), a[2])};
+  };
+  const ir::Graph g = trace(f, {{DType::f32, {64, 784}}, {DType::f32, {256, 784}}, {DType::f32, {64, 256}}});
+  expect_matches(g,
+                 {random_array({64, 784}, 13, -1, 1, DType::f32), random_array({256, 784}, 14, -0.05, 0.05, DType::f32),
+                  random_array({64, 256}, 15, -1, 1, DType::f32)},
+                 1e-4);
+}
+
+}  // namespace
+}  // namespace tessera::test
