@@ -70,7 +70,7 @@ VulkanDevice::~VulkanDevice() {
   if (staging_memory_ != VK_NULL_HANDLE) vk().vkFreeMemory(context_.vk_device(), staging_memory_, nullptr);
 }
 
-std::string VulkanDevice::description() const { return context_.description() + ", " + mib(stats_.capacity); }
+std::string VulkanDevice::description() const { return context_.description(); }
 
 VulkanDevice::Block* VulkanDevice::new_block(uint64_t size, VkResult& result) {
   if (static_cast<uint64_t>(stats_.reserved) + size > limit_) {
