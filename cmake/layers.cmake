@@ -9,7 +9,7 @@
 # archive whole with only the layers below it, so a call that points up fails to link.
 #
 # An OPTIONAL layer is created elsewhere, from TESSERA_LAYER_<name>_SOURCES, when its toolkit is found
-# (cuda: cmake/cuda.cmake); without it the layer above links the one below it directly.
+# (cuda: cmake/cuda.cmake; vulkan: cmake/vulkan.cmake); without it the layer above links the one below it directly.
 set(TESSERA_LAYERS "")
 function(tessera_layer name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "OPTIONAL" "" "")
@@ -28,6 +28,7 @@ tessera_layer(lower    lower)                               # clusters -> loop k
 tessera_layer(codegen  codegen)                             # the C-family emitter and its dialects
 tessera_layer(backends backends)                            # Backend interface, common, reference, cpu
 tessera_layer(cuda     OPTIONAL backends/cuda)              # the CUDA backend (cmake/cuda.cmake)
+tessera_layer(vulkan   OPTIONAL backends/vulkan)            # the Vulkan backend (cmake/vulkan.cmake)
 tessera_layer(registry backends/backend_registry.cpp)       # backends by name, the default backend
 tessera_layer(ops      api ops autodiff)                    # Tensor, ops::, grad: one layer (see docs)
 tessera_layer(nn       nn)                                  # Module and layers
@@ -83,6 +84,8 @@ target_link_options(tessera_ops INTERFACE "LINKER:--undefined=tessera_register_a
 
 # The CUDA backend, when the toolkit is found (creates tessera_cuda from TESSERA_LAYER_cuda_SOURCES).
 include(${CMAKE_CURRENT_LIST_DIR}/cuda.cmake)
+# The Vulkan backend, when the Vulkan headers and shaderc are found (creates tessera_vulkan).
+include(${CMAKE_CURRENT_LIST_DIR}/vulkan.cmake)
 
 # Each layer links the nearest one below it that exists; `tessera` links the top, hence all of them.
 set(tessera_below "")

@@ -10,6 +10,9 @@ PACKAGES=(
   zlib1g-dev libpng-dev libopenblas-dev libpcre2-dev
   clang libclang-rt-14-dev
   glslang-tools
+  # The Vulkan backend (cmake/vulkan.cmake): headers, shaderc with the glslang and SPIRV-Tools archives
+  # it links statically, and Mesa's lavapipe, the CPU Vulkan driver its tests run on in CI.
+  libvulkan-dev libshaderc-dev glslang-dev spirv-tools mesa-vulkan-drivers vulkan-tools
   doxygen
   libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
   # ONNX Runtime for the export's test (onnx.export_ort): node runs the npm package (install_ort.sh below;

@@ -88,7 +88,7 @@ Command add_bench_command(CLI::App& root) {
   app->add_option("--seconds", cli->options.run_seconds, "Approximate length of one timed run")
       ->check(CLI::Range(0.001, 600.0))
       ->capture_default_str();
-  app->add_option("--backend,--device", cli->options.backend, "Backend (default: cpu; cuda for the GPU)")
+  app->add_option("--backend,--device", cli->options.backend, "Backend (default: cpu; cuda or vulkan for a GPU)")
       ->check(CLI::IsMember(backends::backend_names()));
   app->add_flag("--json", cli->json, "Print one JSON object with every measurement (the table goes to stderr)");
   app->add_flag("--list", cli->list, "List the workloads and exit");

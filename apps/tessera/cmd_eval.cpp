@@ -94,7 +94,7 @@ Command add_eval_command(CLI::App& root) {
   app->add_option("--batch-size", cli->batch_size, "Examples per batch")
       ->check(CLI::Range(int64_t{1}, train::kMaxBatchSize))
       ->capture_default_str();
-  app->add_option("--backend,--device", cli->backend, "Backend to run on (cpu, cuda, reference)")
+  app->add_option("--backend,--device", cli->backend, "Backend to run on (cpu, cuda, vulkan, reference)")
       ->check(CLI::IsMember(backends::backend_names()))
       ->capture_default_str();
   app->add_option("--confusion-png", cli->confusion_png,

@@ -77,7 +77,7 @@ Command add_train_command(CLI::App& root) {
   app->add_option("--test-limit", o.test_limit, "Use only the first N test examples (0: all)")
       ->check(non_negative_number());
   o.backend = "cpu";
-  app->add_option("--backend,--device", o.backend, "Backend to run on (cpu, cuda, reference)")
+  app->add_option("--backend,--device", o.backend, "Backend to run on (cpu, cuda, vulkan, reference)")
       ->check(CLI::IsMember(backends::backend_names()))
       ->capture_default_str();
   app->add_flag("--eager", cli->eager, "Run each step op by op instead of as one compiled graph");

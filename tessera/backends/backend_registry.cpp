@@ -1,5 +1,5 @@
 // The table of backends known by name, and the default one used by eager evaluation and compile(). A
-// layer of its own (cmake/layers.cmake): it lists every backend, the optional CUDA one included, so it
+// layer of its own (cmake/layers.cmake): it lists every backend, the optional CUDA and Vulkan ones included, so it
 // sits above all of them; what the backends share (backend.cpp) lies below them.
 #include <atomic>
 #include <cstdlib>
@@ -10,12 +10,15 @@
 #ifdef TESSERA_HAVE_CUDA
 #include "tessera/backends/cuda/cuda_backend.h"
 #endif
+#ifdef TESSERA_HAVE_VULKAN
+#include "tessera/backends/vulkan/vulkan_backend.h"
+#endif
 #include "tessera/core/error.h"
 
 namespace tessera::backends {
 namespace {
 
-#ifndef TESSERA_HAVE_CUDA
+#if !defined(TESSERA_HAVE_CUDA) || !defined(TESSERA_HAVE_VULKAN)
 // A backend this build lacks: listed, so that `tessera devices` and errors say how to get it.
 class NotCompiledIn final : public Backend {
  public:
@@ -35,8 +38,19 @@ class NotCompiledIn final : public Backend {
   std::string name_, why_;
 };
 
+#endif
+
+#ifndef TESSERA_HAVE_CUDA
 Backend& cuda_not_compiled() {
   static NotCompiledIn b("cuda", "this build found no CUDA toolkit (configure with CUDAToolkit_ROOT=...)");
+  return b;
+}
+#endif
+
+#ifndef TESSERA_HAVE_VULKAN
+Backend& vulkan_not_compiled() {
+  static NotCompiledIn b("vulkan", "this build found no Vulkan headers or shaderc_combined (install libvulkan-dev "
+                                   "and libshaderc-dev, or configure with TESSERA_VULKAN=ON to require them)");
   return b;
 }
 #endif
@@ -51,6 +65,11 @@ const std::vector<std::pair<std::string, Backend& (*)()>>& known_backends() {
       {"cuda", &cuda::cuda_backend},
 #else
       {"cuda", &cuda_not_compiled},
+#endif
+#ifdef TESSERA_HAVE_VULKAN
+      {"vulkan", &vulkan::vulkan_backend},
+#else
+      {"vulkan", &vulkan_not_compiled},
 #endif
   };
   return table;

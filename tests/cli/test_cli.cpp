@@ -489,7 +489,8 @@ namespace {
 TEST_F(CliTest, DevicesListsEveryBackendAndWhyOneCannotRun) {
   const CliResult r = run("devices --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* name : {"\"backend\":\"reference\"", "\"backend\":\"cpu\"", "\"backend\":\"cuda\""}) {
+  for (const char* name : {"\"backend\":\"reference\"", "\"backend\":\"cpu\"", "\"backend\":\"cuda\"",
+                           "\"backend\":\"vulkan\""}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name << " missing from " << r.out;
   }
   const CliResult text = run("devices");
@@ -500,6 +501,11 @@ TEST_F(CliTest, DevicesListsEveryBackendAndWhyOneCannotRun) {
     EXPECT_NE(bench.exit_code, 0);
     EXPECT_NE(bench.err.find("cuda"), std::string::npos) << bench.err;
     EXPECT_NE(bench.err.find("not "), std::string::npos) << bench.err;  // "not available" / "not compiled in"
+  }
+  // Where a Vulkan device is present (lavapipe in CI), the CLI runs a training step on it.
+  if (text.out.find("vulkan     available") != std::string::npos) {
+    const CliResult bench = run("bench mlp_train_b64 --device vulkan --repeat 1 --seconds 0.01");
+    EXPECT_EQ(bench.exit_code, 0) << bench.err;
   }
 }
 

@@ -1,0 +1,140 @@
+// Matrix products on the Vulkan backend: the tiled shader of matmul_shader.h over packed operands.
+// A transposed or strided operand is packed first (a strided-copy dispatch); batch axes that broadcast
+// are read with batch stride 0 when the operand is one matrix, and materialised otherwise.
+#include <fmt/format.h>
+
+#include "tessera/backends/cpu/library_ops.h"  // the view lowerings, which are backend-neutral
+#include "tessera/backends/vulkan/matmul_shader.h"
+#include "tessera/backends/vulkan/steps.h"
+#include "tessera/core/error.h"
+
+namespace tessera::backends::vulkan {
+
+namespace {
+
+using common::Layout;
+using common::Lowering;
+using common::Operand;
+
+struct MatrixOperand {
+  int32_t id = -1;
+  int64_t batch_stride = 0;  // elements between matrices (0: one matrix for the whole batch)
+  uint64_t bytes = 0;        // what the shader may read
+};
+
+// The packed operand broadcast over the batch axes into a fresh packed temporary.
+int32_t broadcast_batch(Lowering& L, int32_t id, DType dt, const Shape& batch) {
+  const Layout& l = L.info(id).layout;
+  const size_t r = l.shape.size(), nb = r - 2, lead = batch.size() - nb;
+  Layout expanded;
+  expanded.offset = l.offset;
+  expanded.shape = batch;
+  expanded.strides.assign(batch.size(), 0);
+  for (size_t d = 0; d < nb; ++d) expanded.strides[lead + d] = l.shape[d] == 1 ? 0 : l.strides[d];
+  for (size_t d = r - 2; d < r; ++d) {
+    expanded.shape.push_back(l.shape[d]);
+    expanded.strides.push_back(l.strides[d]);
+  }
+  const int32_t t = L.temporary(dt, expanded.shape);
+  const common::CopyPlan plan = common::CopyPlan::make(expanded, L.info(t).layout, dtype_size(dt));
+  L.emit(L.steps().copy(plan, Operand{L.info(id).buffer, 0}, Operand{L.info(t).buffer, 0}, "matmul batch broadcast"),
+         {id}, {t});
+  return t;
+}
+
+MatrixOperand matrix_operand(Lowering& L, const ir::Value& v, DType dt, const Shape& batch) {
+  int32_t id = L.packed(L.value(v));
+  const Shape& s = L.info(id).layout.shape;
+  const size_t nb = s.size() - 2;
+  const int64_t matrix = s[nb] * s[nb + 1];
+  const int64_t count = shape_numel(Shape(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(nb)));
+  // The operand's batch axes line up with the result's (broadcasting aligns them on the right).
+  const size_t lead = batch.size() - nb;
+  bool aligned = count == shape_numel(batch);
+  for (size_t d = 0; d < nb && aligned; ++d) aligned = s[d] == batch[lead + d];
+  MatrixOperand m;
+  m.batch_stride = count == 1 ? 0 : matrix;
+  if (count != 1 && !aligned) id = broadcast_batch(L, id, dt, batch);
+  m.id = id;
+  m.bytes = static_cast<uint64_t>(shape_numel(L.info(id).layout.shape)) * dtype_size(dt);
+  return m;
+}
+
+class MatmulStep final : public common::Step {
+ public:
+  MatmulStep(std::shared_ptr<const Pipeline> pipeline, Operand a, Operand b, Operand d, std::vector<uint64_t> bytes,
+             std::vector<uint32_t> push, uint32_t element, int64_t m, int64_t n, int64_t batch)
+      : pipeline_(std::move(pipeline)), a_(a), b_(b), d_(d), bytes_(std::move(bytes)), push_(std::move(push)),
+        element_(element), m_(m), n_(n), batch_(batch) {}
+  void run(const common::RunContext& ctx) const override {
+    std::vector<BufferUse> buffers = {{ctx.ptr<const std::byte>(a_), bytes_[0], false, element_},
+                                      {ctx.ptr<const std::byte>(b_), bytes_[1], false, element_},
+                                      {ctx.ptr<const std::byte>(d_), bytes_[2], true, element_}};
+    const auto tiles = [](int64_t x) { return static_cast<uint32_t>((x + kMatmulTile - 1) / kMatmulTile); };
+    recorder_of(ctx).dispatch(*pipeline_, buffers, push_, kMatmulShiftWord, tiles(n_), tiles(m_),
+                              static_cast<uint32_t>(batch_));
+  }
+  common::StepKind kind() const override { return common::StepKind::library; }
+  std::string describe() const override {
+    return fmt::format("vulkan matmul {}x{}x{} (batch {})", m_, n_, push_[2], batch_);
+  }
+
+ private:
+  std::shared_ptr<const Pipeline> pipeline_;
+  Operand a_, b_, d_;
+  std::vector<uint64_t> bytes_;
+  std::vector<uint32_t> push_;
+  uint32_t element_;
+  int64_t m_, n_, batch_;
+};
+
+bool claim_matmul(const ir::Node& node) { return vulkan_matmul_supported(node, lowering_context().features()); }
+
+bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
+  Context& ctx = lowering_context();
+  if (!vulkan_matmul_supported(*node, ctx.features())) return false;
+  const ir::Value out(node, 0);
+  const DType dt = out.dtype();
+  const Shape& os = out.shape();
+  const Shape batch(os.begin(), os.end() - 2);
+  const MatrixOperand a = matrix_operand(L, node->input(0), dt, batch);
+  const MatrixOperand b = matrix_operand(L, node->input(1), dt, batch);
+  const int32_t d = L.produce(out);
+  const int64_t m = os[os.size() - 2], n = os[os.size() - 1], k = node->input(0).shape().back();
+  const int64_t count = shape_numel(batch);
+  std::vector<uint32_t> push = {static_cast<uint32_t>(m), static_cast<uint32_t>(n), static_cast<uint32_t>(k),
+                                static_cast<uint32_t>(a.batch_stride), static_cast<uint32_t>(b.batch_stride)};
+  const uint64_t d_bytes = static_cast<uint64_t>(out.type().numel()) * dtype_size(dt);
+  auto pipeline = ctx.pipelines().pipeline(matmul_glsl(dt), 3, fmt::format("matmul_{}", dtype_name(dt)));
+  L.emit(std::make_unique<MatmulStep>(std::move(pipeline), L.operand(a.id), L.operand(b.id), L.operand(d),
+                                      std::vector<uint64_t>{a.bytes, b.bytes, d_bytes}, std::move(push),
+                                      static_cast<uint32_t>(dtype_size(dt)), m, n, count),
+         {a.id, b.id}, {d});
+  return true;
+}
+
+}  // namespace
+
+bool vulkan_matmul_supported(const ir::Node& node, const Features& features) {
+  if (node.op_name() != "matmul" || node.num_outputs() != 1 || node.inputs().size() != 2) return false;
+  const DType dt = node.input(0).dtype();
+  if (dt != DType::f32 && !(dt == DType::f16 && features.storage16)) return false;
+  if (node.input(1).dtype() != dt || node.output_types()[0].dtype != dt) return false;
+  if (node.input(0).rank() < 2 || node.input(1).rank() < 2) return false;
+  // Empty products (a k = 0 product is a fill) and indices past 32 bits go to the CPU.
+  const int64_t na = node.input(0).type().numel(), nb = node.input(1).type().numel();
+  const int64_t nd = node.output_types()[0].numel();
+  return na > 0 && nb > 0 && nd > 0 && na < INT32_MAX && nb < INT32_MAX && nd < INT32_MAX;
+}
+
+const common::LoweringTable& vulkan_lowerings() {
+  static const common::LoweringTable table = [] {
+    common::LoweringTable t;
+    cpu::register_view_lowerings(t);
+    t["matmul"] = {lower_matmul, claim_matmul, true};
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace tessera::backends::vulkan

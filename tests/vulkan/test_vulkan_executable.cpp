@@ -1,0 +1,133 @@
+// Vulkan executables: a fused graph records into one command buffer with barriers only between
+// dependent dispatches, products use the tiled shader, operands at unaligned offsets bind through
+// shifts, TESSERA_VULKAN_PROFILE=1 times every dispatch, and what the device lacks runs on the CPU.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "tessera/api/transforms.h"
+#include "tessera/backends/backend.h"
+#include "tessera/backends/vulkan/executable.h"
+#include "tessera/ops/ops.h"
+#include "test_util.h"
+
+namespace tessera::test {
+namespace {
+
+backends::Backend& vulkan() { return backends::backend_by_name("vulkan"); }
+
+void expect_matches(const ir::Graph& g, const std::vector<Array>& in, double tol) {
+  const auto got = vulkan().compile(g)->run(in);
+  const auto want = backends::reference_backend().compile(g)->run(in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    expect_close(Tensor::from_array(got[i].to(host_device())), want[i].to_f64(), tol, tol);
+  }
+}
+
+TEST(VulkanExecutable, MlpLayerRunsInOneCommandBufferWithBarriersBetweenDependentSteps) {
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::relu(ops::matmul(a[0], a[1]) + a[2])};
+  };
+  const ir::Graph g = trace(f, {{DType::f32, {33, 70}}, {DType::f32, {70, 45}}, {DType::f32, {45}}});
+  const std::vector<Array> in = {random_array({33, 70}, 1, -1, 1, DType::f32), random_array({70, 45}, 2, -1, 1, DType::f32),
+                                 random_array({45}, 3, -1, 1, DType::f32)};
+  const auto exe = vulkan().compile(g);
+  const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
+  ASSERT_NE(vk, nullptr) << "a matmul with an elementwise tail should run wholly on Vulkan";
+  std::vector<Array> dev;
+  for (const Array& a : in) dev.push_back(a.to(vulkan().device()));
+  const auto got = exe->run(dev);
+  EXPECT_FALSE(got[0].on_host());
+  const auto want = backends::reference_backend().compile(g)->run(in);
+  expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), 1e-4, 1e-4);
+  const backends::vulkan::RecordStats s = vk->last_run();
+  EXPECT_GE(s.dispatches, 2) << vk->program().dump();
+  // Every dispatch after the first here reads what the one before wrote: one barrier between each pair.
+  EXPECT_EQ(s.barriers, s.dispatches - 1) << vk->program().dump();
+}
+
+TEST(VulkanExecutable, IndependentDispatchesShareNoBarrier) {
+  // Two outputs of unrelated inputs (a reduction and an elementwise op do not fuse): nothing to wait for.
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::sum(ops::exp(a[0]), {1}), ops::tanh(a[1]) * 3.0};
+  };
+  const ir::Graph g = trace(f, {{DType::f32, {16, 300}}, {DType::f32, {500}}});
+  const std::vector<Array> in = {random_array({16, 300}, 4, -1, 1, DType::f32), random_array({500}, 5, -1, 1, DType::f32)};
+  const auto exe = vulkan().compile(g);
+  const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
+  ASSERT_NE(vk, nullptr);
+  exe->run(in);
+  EXPECT_EQ(vk->last_run().dispatches, 2) << vk->program().dump();
+  EXPECT_EQ(vk->last_run().barriers, 0) << vk->program().dump();
+  expect_matches(g, in, 1e-4);
+}
+
+TEST(VulkanExecutable, BatchedAndBroadcastProducts) {
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::matmul(a[0], a[1]), ops::matmul(a[0], ops::transpose(a[2], 0, 1))};
+  };
+  const ir::Graph g = trace(f, {{DType::f32, {3, 17, 20}}, {DType::f32, {20, 9}}, {DType::f32, {9, 20}}});
+  expect_matches(g,
+                 {random_array({3, 17, 20}, 6, -1, 1, DType::f32), random_array({20, 9}, 7, -1, 1, DType::f32),
+                  random_array({9, 20}, 8, -1, 1, DType::f32)},
+                 1e-4);
+}
+
+TEST(VulkanExecutable, SlicesAtUnalignedOffsetsBindThroughShifts) {
+  // A slice starting 3 floats in: 12 bytes past the arena's alignment, which descriptors cannot start at.
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::exp(ops::slice(a[0], 0, 3, 40)) + 1.0};
+  };
+  const ir::Graph g = trace(f, {{DType::f32, {41}}});
+  expect_matches(g, {random_array({41}, 9, -1, 1, DType::f32)}, 1e-5);
+}
+
+TEST(VulkanExecutable, ProfilingTimesEveryDispatch) {
+  setenv("TESSERA_VULKAN_PROFILE", "1", 1);
+  auto f = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::matmul(a[0], a[1]) * 2.0}; };
+  const ir::Graph g = trace(f, {{DType::f32, {8, 8}}, {DType::f32, {8, 8}}});
+  const auto exe = vulkan().compile(g);
+  unsetenv("TESSERA_VULKAN_PROFILE");
+  const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
+  ASSERT_NE(vk, nullptr);
+  exe->run({random_array({8, 8}, 10, -1, 1, DType::f32), random_array({8, 8}, 11, -1, 1, DType::f32)});
+  const auto& times = vk->last_run().step_us;
+  ASSERT_EQ(static_cast<int>(times.size()), vk->last_run().dispatches);
+  EXPECT_EQ(times[0].first, "matmul_f32");
+  for (const auto& [name, us] : times) EXPECT_GE(us, 0.0) << name;
+}
+
+TEST(VulkanExecutable, WhatTheDeviceLacksRunsOnTheCpu) {
+  // f64 stays on the CPU (no f64 transcendentals in GLSL); the f32 work around it runs on Vulkan.
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::exp(ops::cast(a[0] * 2.0, DType::f64)), ops::tanh(a[0])};
+  };
+  const ir::Graph g = trace(f, {{DType::f32, {10}}});
+  const auto exe = vulkan().compile(g);
+  EXPECT_EQ(dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get()), nullptr)
+      << "an f64 op should have split the graph";
+  expect_matches(g, {random_array({10}, 12, -1, 1, DType::f32)}, 1e-6);
+}
+
+}  // namespace
+}  // namespace tessera::test
+
+namespace tessera::test {
+namespace {
+
+TEST(VulkanExecutable, LargerProductsAndReductions) {
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::matmul(a[0], ops::transpose(a[1], 0, 1)), ops::sum(a[0], {0}),
+                               ops::matmul(ops::transpose(a[0], 0, 1), a[2])};
+  };
+  const ir::Graph g = trace(f, {{DType::f32, {64, 784}}, {DType::f32, {256, 784}}, {DType::f32, {64, 256}}});
+  expect_matches(g,
+                 {random_array({64, 784}, 13, -1, 1, DType::f32), random_array({256, 784}, 14, -0.05, 0.05, DType::f32),
+                  random_array({64, 256}, 15, -1, 1, DType::f32)},
+                 1e-4);
+}
+
+}  // namespace
+}  // namespace tessera::test
