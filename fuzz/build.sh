@@ -3,8 +3,8 @@
 # build-fuzz/ (or $1): a CMake build with TESSERA_FUZZ=ON (cmake/fuzz_targets.cmake), configured exactly
 # as CI's sanitizer stage, so the two share ccache entries. With --with-tests it builds everything
 # (scripts/test.sh then runs the test suite from the same build). Needs clang and libclang-rt-dev
-# (scripts/install_deps.sh installs both). The CUDA backend is left out: its tests need a GPU, which the
-# machines that run this build lack, and its sources are a twentieth of the build. See fuzz/README.md.
+# (scripts/install_deps.sh installs both). The Vulkan backend is left out for now: its suite runs on
+# lavapipe in the release stage and has not yet been brought up under the sanitizers. See fuzz/README.md.
 #   bash fuzz/build.sh [BUILD_DIR] [--with-tests]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +14,7 @@ everything=0
 
 CXX=${CXX:-$(command -v clang++ || command -v clang++-14)}
 cmake -S . -B "$out" -G Ninja -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-  -DTESSERA_WERROR=ON -DTESSERA_SANITIZE=address,undefined -DTESSERA_FUZZ=ON -DTESSERA_CUDA=OFF >/dev/null
+  -DTESSERA_WERROR=ON -DTESSERA_SANITIZE=address,undefined -DTESSERA_FUZZ=ON -DTESSERA_VULKAN=OFF >/dev/null
 if ((everything)); then
   cmake --build "$out" -j "$(nproc)"
 else

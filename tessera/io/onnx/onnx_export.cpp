@@ -112,7 +112,8 @@ class Exporter {
       }
       env[v] = OVal{name, v.dtype(), v.shape()};
     }
-    for (const auto& [name, value] : options_.initializers) {
+    for (const auto& entry : options_.initializers) {
+      const std::string& name = entry.first;  // a plain reference: clang 14 cannot capture a structured binding
       const bool used = std::any_of(graph.inputs().begin(), graph.inputs().end(), [&](const ir::Value& v) {
         return v.node()->op_name() == "input" && v.node()->attrs().get_string("name") == name;
       });
