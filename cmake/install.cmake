@@ -59,6 +59,11 @@ endif()
 if(TARGET tessera_cuda)
   string(APPEND TESSERA_PC_EXTRA_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
 endif()
+if(TARGET tessera_vulkan)
+  # shaderc's archives refer to one another in both directions: one linker group (the loader is dlopen'ed).
+  list(JOIN TESSERA_SHADERC_DEPENDENCIES " " tessera_shaderc_deps)
+  string(APPEND TESSERA_PC_EXTRA_LIBS " -Wl,--start-group ${TESSERA_SHADERC_COMBINED} ${tessera_shaderc_deps} -Wl,--end-group")
+endif()
 # Relocatable: the prefix is found from the file's own folder, so `cmake --install --prefix` anywhere works.
 file(RELATIVE_PATH TESSERA_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/tessera.pc.in ${PROJECT_BINARY_DIR}/tessera.pc @ONLY)

@@ -24,6 +24,10 @@ set(tessera_deb_depends
 if(OPENBLAS_FOUND)
   string(APPEND tessera_deb_depends ", libopenblas-dev")
 endif()
+if(TARGET tessera_vulkan)
+  # The Vulkan layer's headers and shaderc's static archives; the loader itself is opened at run time.
+  string(APPEND tessera_deb_depends ", libvulkan-dev, libshaderc-dev, glslang-dev, spirv-tools")
+endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${tessera_deb_depends}")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gcc | c-compiler")
 # gzip: the static libraries make a large payload, and xz would spend a minute on it in every CI run.
