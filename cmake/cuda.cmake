@@ -16,6 +16,10 @@ if(TESSERA_CUDA AND CUDAToolkit_FOUND)
   # Its sources are the cuda layer's; cmake/layers.cmake links it to the layer below (backends) and the
   # layer above (registry) to it.
   add_library(tessera_cuda STATIC ${TESSERA_LAYER_cuda_SOURCES})
+  # The two lazy loaders each define the library's forwarding functions with one macro of the same name.
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/tessera/backends/cuda/lazy_cublaslt.cpp
+                              ${PROJECT_SOURCE_DIR}/tessera/backends/cuda/lazy_nvrtc.cpp
+                              PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
   target_link_libraries(tessera_cuda PUBLIC CUDA::cudart_static ${CMAKE_DL_LIBS} PRIVATE tessera_warnings)
   target_include_directories(tessera_cuda PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
   list(GET CUDAToolkit_INCLUDE_DIRS 0 tessera_cuda_include)

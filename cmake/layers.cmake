@@ -75,6 +75,8 @@ target_include_directories(tessera_core PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURC
                                                $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_link_libraries(tessera_core PUBLIC fmt::fmt Threads::Threads)
 target_compile_definitions(tessera_core PUBLIC TESSERA_VERSION="${PROJECT_VERSION}")
+# The kernels' files are compiled for different instruction sets (per-file target attributes and macros).
+set_target_properties(tessera_kernels PROPERTIES UNITY_BUILD OFF)
 if(TESSERA_PORTABLE)
   target_compile_definitions(tessera_kernels PRIVATE TESSERA_PORTABLE=1)  # tessera/kernels/cpu/x86_kernels.h
 endif()

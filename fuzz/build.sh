@@ -14,7 +14,8 @@ everything=0
 
 CXX=${CXX:-$(command -v clang++ || command -v clang++-14)}
 cmake -S . -B "$out" -G Ninja -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-  -DTESSERA_WERROR=ON -DTESSERA_SANITIZE=address,undefined -DTESSERA_FUZZ=ON -DTESSERA_VULKAN=OFF >/dev/null
+  -DTESSERA_WERROR=ON -DTESSERA_SANITIZE=address,undefined -DTESSERA_FUZZ=ON -DTESSERA_VULKAN=OFF \
+  -DTESSERA_UNITY_BUILD="${TESSERA_UNITY_BUILD:-ON}" >/dev/null
 if ((everything)); then
   cmake --build "$out" -j "$(nproc)"
 else

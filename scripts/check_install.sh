@@ -28,7 +28,8 @@ echo "installed CLI: $("$prefix/bin/tessera" --version)"
 
 t0=$(date +%s)
 cmake -S examples/consumer_fetchcontent -B "$fetch_consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DFETCHCONTENT_SOURCE_DIR_TESSERA="$PWD" -DFETCHCONTENT_BASE_DIR="$PWD" -DTESSERA_WERROR=ON > /dev/null
+  -DFETCHCONTENT_SOURCE_DIR_TESSERA="$PWD" -DFETCHCONTENT_BASE_DIR="$PWD" -DTESSERA_WERROR=ON \
+  -DTESSERA_UNITY_BUILD="${TESSERA_UNITY_BUILD:-OFF}" > /dev/null
 # As a subproject Tessera adds no tests, examples or benchmarks of its own.
 extra=$(ninja -C "$fetch_consumer" -t targets all | grep -oE '^(test_|example_|bench_)[A-Za-z0-9_]+' | sort -u | head -5 || true)
 if [[ -n "$extra" ]]; then

@@ -24,7 +24,7 @@ t0=$(date +%s)
 # stage proves that the portable code builds and computes right on arm64, and -O1 compiles the library
 # much faster than -O3 (the stage has 15 minutes on CI); the emulated tests run fast enough either way.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
-  -DTESSERA_WERROR=ON -DTESSERA_CUDA=OFF \
+  -DTESSERA_WERROR=ON -DTESSERA_CUDA=OFF -DTESSERA_VULKAN=OFF -DTESSERA_UNITY_BUILD="${TESSERA_UNITY_BUILD:-ON}" \
   -DTESSERA_LAYER_CHECK=OFF -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake > /dev/null
 cmake --build "$build" -j "$(nproc)" --target "${suites[@]/#/test_}"
 t1=$(date +%s)

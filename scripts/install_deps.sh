@@ -15,6 +15,9 @@ PACKAGES=(
   libvulkan-dev libshaderc-dev glslang-dev spirv-tools mesa-vulkan-drivers vulkan-tools
   doxygen
   libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
+  # PyTorch exports the real ONNX models the import is checked against (ctest onnx.pytorch_models) and is
+  # the CPU peer of the benchmarks.
+  python3-torch python3-torchvision
   # ONNX Runtime for the export's test (onnx.export_ort): node runs the npm package (install_ort.sh below;
   # npm comes with nodejs here, else Debian's npm package).
   nodejs

@@ -29,7 +29,10 @@ stage() {
 }
 
 stage "release build (-Werror)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON >/dev/null
+# Unity builds (CMakeLists.txt: TESSERA_UNITY_BUILD) take about a third of the time from scratch.
+unity=${TESSERA_UNITY_BUILD:-ON}
+export TESSERA_UNITY_BUILD=$unity  # fuzz/build.sh, check_install.sh and ci_arm64.sh build the same way
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON -DTESSERA_UNITY_BUILD="$unity" >/dev/null
 cmake --build build -j "$jobs"
 stage "release tests"
 (cd build && ctest -j "$jobs" --output-on-failure --timeout 600)

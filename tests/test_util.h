@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -45,6 +46,13 @@ inline void expect_close(const Tensor& actual, const std::vector<double>& expect
 
 inline void expect_shape(const Tensor& t, const Shape& shape) {
   EXPECT_EQ(shape_str(t.shape()), shape_str(shape));
+}
+
+// True when a and b have the same dtype, shape and bytes (views compared by their elements).
+inline bool same_bytes(const Array& a, const Array& b) {
+  const Array ca = a.contiguous(), cb = b.contiguous();
+  return ca.dtype() == cb.dtype() && ca.shape() == cb.shape() &&
+         std::memcmp(ca.raw_data(), cb.raw_data(), ca.nbytes()) == 0;
 }
 
 // Deterministic random f64 arrays for gradient checks, values in [lo, hi].

@@ -17,7 +17,7 @@ namespace {
 using ir::Attrs;
 using ir::TensorType;
 
-std::vector<TensorType> types_of(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+std::vector<TensorType> conv_operand_types(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   std::vector<TensorType> types = {x.type(), weight.type()};
   if (bias.defined()) types.push_back(bias.type());
   return types;
@@ -35,7 +35,7 @@ Attrs conv_attrs(const std::vector<int64_t>& stride, const std::vector<int64_t>&
 void require_rank(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t rank,
                   const char* layout) {
   if (x.rank() != rank || weight.rank() != rank) {
-    ir::op_fail(op, types_of(x, weight, bias), "expected {}, got ranks {} and {}", layout, x.rank(), weight.rank());
+    ir::op_fail(op, conv_operand_types(x, weight, bias), "expected {}, got ranks {} and {}", layout, x.rank(), weight.rank());
   }
 }
 
@@ -96,7 +96,7 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
                         std::array<int64_t, 2> padding, std::array<int64_t, 2> output_padding,
                         std::array<int64_t, 2> dilation, int64_t groups) {
   const char* op = "conv_transpose2d";
-  const std::vector<TensorType> types = types_of(x, weight, bias);
+  const std::vector<TensorType> types = conv_operand_types(x, weight, bias);
   require_rank(op, x, weight, bias, 4, "a 4-D input [N, Cin, H, W] and a 4-D weight [Cin, Cout/groups, kH, kW]");
   if (groups < 1) ir::op_fail(op, types, "groups must be positive, got {}", groups);
   for (size_t i = 0; i < 2; ++i) {

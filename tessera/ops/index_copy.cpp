@@ -16,23 +16,23 @@ using ir::Attrs;
 using ir::TensorType;
 using ir::Value;
 
-constexpr const char* kOp = "index_copy";
+constexpr const char* kIndexCopyOp = "index_copy";
 
 std::vector<TensorType> infer_index_copy(const std::vector<TensorType>& in, const Attrs& a) {
   const TensorType &x = in[0], &index = in[1], &src = in[2];
-  if (x.rank() == 0) ir::op_fail(kOp, in, "expected x of rank >= 1, got a scalar");
-  const int64_t axis = op_axis(kOp, in, a.get_int("axis"), x.rank());
+  if (x.rank() == 0) ir::op_fail(kIndexCopyOp, in, "expected x of rank >= 1, got a scalar");
+  const int64_t axis = op_axis(kIndexCopyOp, in, a.get_int("axis"), x.rank());
   if (index.dtype != DType::i32 && index.dtype != DType::i64) {
-    ir::op_fail(kOp, in, "indices must be i32 or i64, got {}", dtype_name(index.dtype));
+    ir::op_fail(kIndexCopyOp, in, "indices must be i32 or i64, got {}", dtype_name(index.dtype));
   }
-  if (index.rank() != 1) ir::op_fail(kOp, in, "the index must be 1-D, got rank {}", index.rank());
+  if (index.rank() != 1) ir::op_fail(kIndexCopyOp, in, "the index must be 1-D, got rank {}", index.rank());
   if (src.dtype != x.dtype) {
-    ir::op_fail(kOp, in, "src is {} but x is {}; they must match", dtype_name(src.dtype), dtype_name(x.dtype));
+    ir::op_fail(kIndexCopyOp, in, "src is {} but x is {}; they must match", dtype_name(src.dtype), dtype_name(x.dtype));
   }
   Shape expected = x.shape;
   expected[static_cast<size_t>(axis)] = index.shape[0];
   if (src.shape != expected) {
-    ir::op_fail(kOp, in, "src must have x's shape with axis {} of the index's length, i.e. {}; got {}", axis,
+    ir::op_fail(kIndexCopyOp, in, "src must have x's shape with axis {} of the index's length, i.e. {}; got {}", axis,
                 shape_str(expected), shape_str(src.shape));
   }
   return {x};
@@ -45,11 +45,11 @@ std::vector<int64_t> checked_rows(const std::vector<Array>& in, int64_t axis) {
   std::vector<bool> seen(static_cast<size_t>(size), false);
   for (const int64_t r : rows) {
     if (r < 0 || r >= size) {
-      ir::op_fail(kOp, types_of(in), "index {} is out of range for axis {} of size {} (valid indices are 0..size-1)", r,
+      ir::op_fail(kIndexCopyOp, types_of(in), "index {} is out of range for axis {} of size {} (valid indices are 0..size-1)", r,
                   axis, size);
     }
     if (seen[static_cast<size_t>(r)]) {
-      ir::op_fail(kOp, types_of(in), "index {} appears twice: each slice may be written once", r);
+      ir::op_fail(kIndexCopyOp, types_of(in), "index {} appears twice: each slice may be written once", r);
     }
     seen[static_cast<size_t>(r)] = true;
   }
@@ -79,7 +79,7 @@ Array index_copy_kernel(const std::vector<Array>& in, int64_t axis) {
 // where(covered, scatter_add(zeros, index, src), x), with `covered` marking the written slices.
 std::vector<Value> decompose_index_copy(const std::vector<Value>& in, const Attrs& a) {
   const Tensor x0(in[0]), index(in[1]), src0(in[2]);
-  const int64_t axis = normalize_axis(a.get_int("axis"), x0.rank(), kOp);
+  const int64_t axis = normalize_axis(a.get_int("axis"), x0.rank(), kIndexCopyOp);
   const bool boolean = x0.dtype() == DType::boolean;  // scatter_add takes numbers
   const Tensor x = boolean ? cast(x0, DType::i32) : x0, src = boolean ? cast(src0, DType::i32) : src0;
   Shape along(static_cast<size_t>(x.rank()), 1);
@@ -98,19 +98,19 @@ std::vector<Value> decompose_index_copy(const std::vector<Value>& in, const Attr
 }  // namespace
 
 Tensor index_copy(const Tensor& x, int64_t axis, const Tensor& index, const Tensor& src) {
-  return ir::make_node1(kOp, {x, index, src}, {{"axis", axis}});
+  return ir::make_node1(kIndexCopyOp, {x, index, src}, {{"axis", axis}});
 }
 
 void register_index_copy_ops(ir::OpRegistry& r) {
   r.add(ir::OpDef{
-      .name = kOp,
+      .name = kIndexCopyOp,
       .min_inputs = 3,
       .max_inputs = 3,
       .attrs = {{"axis", ir::AttrKind::Int}},
       .infer = infer_index_copy,
       .reference = [](const std::vector<Array>& in, const Attrs& a,
                       const std::vector<TensorType>&) -> std::vector<Array> {
-        return {index_copy_kernel(in, normalize_axis(a.get_int("axis"), in[0].rank(), kOp))};
+        return {index_copy_kernel(in, normalize_axis(a.get_int("axis"), in[0].rank(), kIndexCopyOp))};
       },
       .vjp = autodiff::vjp_through_decomposition,
       .decompose = decompose_index_copy,

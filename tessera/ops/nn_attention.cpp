@@ -13,7 +13,7 @@ namespace tessera::ops {
 namespace {
 using ir::TensorType;
 
-constexpr const char* kOp = "scaled_dot_product_attention";
+constexpr const char* kAttentionOp = "scaled_dot_product_attention";
 
 // [..., Hk, S, D] -> [..., Hk * times, S, D], each head repeated `times` times in a row.
 Tensor repeat_heads(const Tensor& x, int64_t times) {
@@ -34,28 +34,28 @@ Shape leading(const Tensor& x, int64_t drop) {
 
 void check_attention_inputs(const std::vector<TensorType>& types, const Tensor& q, const Tensor& k, const Tensor& v) {
   if (!is_floating(q.dtype()) || q.dtype() != k.dtype() || q.dtype() != v.dtype()) {
-    ir::op_fail(kOp, types, "q, k and v must share one floating dtype, got {}, {} and {}", dtype_name(q.dtype()),
+    ir::op_fail(kAttentionOp, types, "q, k and v must share one floating dtype, got {}, {} and {}", dtype_name(q.dtype()),
                 dtype_name(k.dtype()), dtype_name(v.dtype()));
   }
   if (q.rank() < 2 || q.rank() != k.rank() || q.rank() != v.rank()) {
-    ir::op_fail(kOp, types, "q, k and v must have the same rank >= 2 ([..., heads, length, dim]), got {}, {} and {}",
+    ir::op_fail(kAttentionOp, types, "q, k and v must have the same rank >= 2 ([..., heads, length, dim]), got {}, {} and {}",
                 q.rank(), k.rank(), v.rank());
   }
   if (q.dim(-1) != k.dim(-1)) {
-    ir::op_fail(kOp, types, "q and k must have the same head dim (last axis), got {} and {}", q.dim(-1), k.dim(-1));
+    ir::op_fail(kAttentionOp, types, "q and k must have the same head dim (last axis), got {} and {}", q.dim(-1), k.dim(-1));
   }
   if (leading(k, 1) != leading(v, 1)) {
-    ir::op_fail(kOp, types, "k and v must agree on every axis but the last, got {} and {}", shape_str(k.shape()),
+    ir::op_fail(kAttentionOp, types, "k and v must agree on every axis but the last, got {} and {}", shape_str(k.shape()),
                 shape_str(v.shape()));
   }
   if (q.rank() >= 3) {
     if (leading(q, 3) != leading(k, 3)) {
-      ir::op_fail(kOp, types, "q and k/v must have the same batch axes, got {} and {}", shape_str(leading(q, 3)),
+      ir::op_fail(kAttentionOp, types, "q and k/v must have the same batch axes, got {} and {}", shape_str(leading(q, 3)),
                   shape_str(leading(k, 3)));
     }
     const int64_t hq = q.dim(-3), hk = k.dim(-3);
     if (hk == 0 || hq % hk != 0) {
-      ir::op_fail(kOp, types, "{} query heads cannot be grouped over {} key/value heads (Hq must be a multiple of Hk)",
+      ir::op_fail(kAttentionOp, types, "{} query heads cannot be grouped over {} key/value heads (Hq must be a multiple of Hk)",
                   hq, hk);
     }
   }
@@ -65,19 +65,19 @@ void check_attention_inputs(const std::vector<TensorType>& types, const Tensor& 
 Tensor apply_mask(const std::vector<TensorType>& types, const Tensor& scores, const Tensor& mask) {
   Shape target;
   try {
-    target = broadcast_shapes(mask.shape(), scores.shape(), kOp);
+    target = broadcast_shapes(mask.shape(), scores.shape(), kAttentionOp);
   } catch (const Error&) {
     target.clear();
   }
   if (target != scores.shape()) {
-    ir::op_fail(kOp, types, "mask of shape {} does not broadcast to the attention scores {}", shape_str(mask.shape()),
+    ir::op_fail(kAttentionOp, types, "mask of shape {} does not broadcast to the attention scores {}", shape_str(mask.shape()),
                 shape_str(scores.shape()));
   }
   if (mask.dtype() == DType::boolean) {
     return where(mask, scores, scalar_like(scores, -std::numeric_limits<double>::infinity()));
   }
   if (!is_floating(mask.dtype())) {
-    ir::op_fail(kOp, types, "mask must be bool (true = attend) or floating (added to the scores), got {}",
+    ir::op_fail(kAttentionOp, types, "mask must be bool (true = attend) or floating (added to the scores), got {}",
                 dtype_name(mask.dtype()));
   }
   return scores + cast(mask, scores.dtype());

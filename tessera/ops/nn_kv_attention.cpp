@@ -18,33 +18,33 @@ using ir::Attrs;
 using ir::TensorType;
 using ir::Value;
 
-constexpr const char* kOp = "kv_cache_attention";
+constexpr const char* kKvAttentionOp = "kv_cache_attention";
 
 std::vector<TensorType> infer_kv_attention(const std::vector<TensorType>& in, const Attrs&) {
   const TensorType &q = in[0], &k = in[1], &v = in[2], &pos = in[3];
   if (!is_floating(q.dtype) || !is_floating(k.dtype) || k.dtype != v.dtype) {
-    ir::op_fail(kOp, in, "q must be floating and k and v share one floating dtype (an f16 cache beside f32 queries "
+    ir::op_fail(kKvAttentionOp, in, "q must be floating and k and v share one floating dtype (an f16 cache beside f32 queries "
                 "is fine), got {}, {} and {}", dtype_name(q.dtype), dtype_name(k.dtype), dtype_name(v.dtype));
   }
   if (q.rank() != 3 || k.rank() != 3 || v.rank() != 3) {
-    ir::op_fail(kOp, in, "q [tokens, heads, dim], k and v [cache rows, kv heads, dim] must have rank 3, got {}, {} and {}",
+    ir::op_fail(kKvAttentionOp, in, "q [tokens, heads, dim], k and v [cache rows, kv heads, dim] must have rank 3, got {}, {} and {}",
                 q.rank(), k.rank(), v.rank());
   }
   if (pos.dtype != DType::i32 && pos.dtype != DType::i64) {
-    ir::op_fail(kOp, in, "positions must be i32 or i64, got {}", dtype_name(pos.dtype));
+    ir::op_fail(kKvAttentionOp, in, "positions must be i32 or i64, got {}", dtype_name(pos.dtype));
   }
   if (pos.rank() != 1 || pos.shape[0] != q.shape[0]) {
-    ir::op_fail(kOp, in, "positions must be 1-D with one entry per query ({}), got shape {}", q.shape[0],
+    ir::op_fail(kKvAttentionOp, in, "positions must be 1-D with one entry per query ({}), got shape {}", q.shape[0],
                 shape_str(pos.shape));
   }
   if (k.shape[0] != v.shape[0] || k.shape[1] != v.shape[1]) {
-    ir::op_fail(kOp, in, "k and v must agree on rows and heads, got {} and {}", shape_str(k.shape), shape_str(v.shape));
+    ir::op_fail(kKvAttentionOp, in, "k and v must agree on rows and heads, got {} and {}", shape_str(k.shape), shape_str(v.shape));
   }
   if (q.shape[2] != k.shape[2]) {
-    ir::op_fail(kOp, in, "q and k must have the same head dim, got {} and {}", q.shape[2], k.shape[2]);
+    ir::op_fail(kKvAttentionOp, in, "q and k must have the same head dim, got {} and {}", q.shape[2], k.shape[2]);
   }
   if (k.shape[1] == 0 || q.shape[1] % k.shape[1] != 0) {
-    ir::op_fail(kOp, in, "{} query heads cannot be grouped over {} key/value heads (a multiple is needed)", q.shape[1],
+    ir::op_fail(kKvAttentionOp, in, "{} query heads cannot be grouped over {} key/value heads (a multiple is needed)", q.shape[1],
                 k.shape[1]);
   }
   return {{q.dtype, {q.shape[0], q.shape[1], v.shape[2]}}};
@@ -65,7 +65,7 @@ Array kv_attention_reference(const std::vector<Array>& in, const Attrs& a, const
   for (int64_t i = 0; i < m; ++i) {
     const int64_t p = pos[static_cast<size_t>(i)];
     if (p < 0 || p >= rows) {
-      ir::op_fail(kOp, types_of(in), "position {} of query {} is outside the cache's {} rows", p, i, rows);
+      ir::op_fail(kKvAttentionOp, types_of(in), "position {} of query {} is outside the cache's {} rows", p, i, rows);
     }
     for (int64_t h = 0; h < hq; ++h) {
       const int64_t g = h / group;
@@ -108,12 +108,12 @@ std::vector<Value> decompose_kv_attention(const std::vector<Value>& in, const At
 
 Tensor kv_cache_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& positions,
                           std::optional<double> scale) {
-  return ir::make_node1(kOp, {q, k, v, positions}, {{"scale", scale.value_or(0.0)}});
+  return ir::make_node1(kKvAttentionOp, {q, k, v, positions}, {{"scale", scale.value_or(0.0)}});
 }
 
 void register_nn_kv_attention_ops(ir::OpRegistry& r) {
   r.add(ir::OpDef{
-      .name = kOp,
+      .name = kKvAttentionOp,
       .min_inputs = 4,
       .max_inputs = 4,
       .attrs = {{"scale", ir::AttrKind::Float}},

@@ -12,7 +12,7 @@ namespace tessera::ops {
 namespace {
 using ir::TensorType;
 
-std::vector<TensorType> types_of(const std::vector<Tensor>& ts) {
+std::vector<TensorType> tensor_types(const std::vector<Tensor>& ts) {
   std::vector<TensorType> out;
   for (const Tensor& t : ts) out.push_back(t.type());
   return out;
@@ -41,7 +41,7 @@ int64_t class_axis(const Tensor& scores) {
 }
 
 void check_class_inputs(const std::string& op, const Tensor& scores, const Tensor& targets) {
-  const std::vector<TensorType> types = types_of({scores, targets});
+  const std::vector<TensorType> types = tensor_types({scores, targets});
   if (!is_floating(scores.dtype()))
     ir::op_fail(op, types, "expected floating scores, got {}", dtype_name(scores.dtype()));
   if (scores.rank() < 1) ir::op_fail(op, types, "expected scores of shape [N, C, d...] or [C], got a scalar");
@@ -68,7 +68,7 @@ void check_target_values(const std::string& op, const Tensor& scores, const Tens
   for (size_t i = 0; i < values.size(); ++i) {
     const int64_t t = values[i];
     if (t != ignore_index && (t < 0 || t >= classes)) {
-      ir::op_fail(op, types_of({scores, targets}),
+      ir::op_fail(op, tensor_types({scores, targets}),
                   "target {} at flat position {} is out of range for {} classes (and is not ignore_index {})", t, i,
                   classes, ignore_index);
     }
@@ -99,7 +99,7 @@ Tensor reduce_class_loss(const Tensor& loss, const Tensor& valid, Reduction redu
 
 void check_reduction_inputs(const std::string& op, const Tensor& a, const Tensor& b, const char* a_name,
                             const char* b_name) {
-  const std::vector<TensorType> types = types_of({a, b});
+  const std::vector<TensorType> types = tensor_types({a, b});
   if (!is_floating(a.dtype()) || !is_floating(b.dtype())) {
     ir::op_fail(op, types, "expected floating {} and {}, got {} and {}", a_name, b_name, dtype_name(a.dtype()),
                 dtype_name(b.dtype()));
@@ -125,7 +125,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, const CrossEnt
   check_class_inputs("cross_entropy", logits, targets);
   const double eps = options.label_smoothing;
   if (!(eps >= 0.0 && eps <= 1.0)) {
-    ir::op_fail("cross_entropy", types_of({logits, targets}), "label_smoothing must be in [0, 1], got {}", eps);
+    ir::op_fail("cross_entropy", tensor_types({logits, targets}), "label_smoothing must be in [0, 1], got {}", eps);
   }
   check_target_values("cross_entropy", logits, targets, options.ignore_index);
   const DType dt = logits.dtype();

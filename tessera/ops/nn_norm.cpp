@@ -11,7 +11,7 @@ namespace tessera::ops {
 namespace {
 using ir::TensorType;
 
-std::vector<TensorType> types_of(const std::vector<Tensor>& ts) {
+std::vector<TensorType> defined_tensor_types(const std::vector<Tensor>& ts) {
   std::vector<TensorType> out;
   for (const Tensor& t : ts) {
     if (t.defined()) out.push_back(t.type());
@@ -50,7 +50,7 @@ void check_normalized_shape(const std::string& op, const Tensor& x, const Shape&
                             const std::vector<std::pair<const char*, Tensor>>& params) {
   std::vector<Tensor> all{x};
   for (const auto& p : params) all.push_back(p.second);
-  const std::vector<TensorType> types = types_of(all);
+  const std::vector<TensorType> types = defined_tensor_types(all);
   if (!is_floating(x.dtype())) ir::op_fail(op, types, "expected a floating input, got {}", dtype_name(x.dtype()));
   const auto k = static_cast<int64_t>(normalized_shape.size());
   if (k == 0) ir::op_fail(op, types, "normalized_shape must name at least one axis");
@@ -128,7 +128,7 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 BatchNormResult batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                            const Tensor& bias, bool training, double momentum, double eps) {
   const std::string op = "batch_norm";
-  const std::vector<TensorType> types = types_of({x, running_mean, running_var, weight, bias});
+  const std::vector<TensorType> types = defined_tensor_types({x, running_mean, running_var, weight, bias});
   check_channels_input(op, types, x);
   const DType ct = norm_compute_dtype(x.dtype());
   const Tensor w = channel_param(op, types, "weight", weight, x, ct);
@@ -169,7 +169,7 @@ BatchNormResult batch_norm(const Tensor& x, const Tensor& running_mean, const Te
 Tensor group_norm(const Tensor& x, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps) {
   const ir::OriginScope origin("ops::group_norm");
   const std::string op = "group_norm";
-  const std::vector<TensorType> types = types_of({x, weight, bias});
+  const std::vector<TensorType> types = defined_tensor_types({x, weight, bias});
   check_channels_input(op, types, x);
   const int64_t channels = x.dim(1);
   if (num_groups <= 0 || channels % num_groups != 0) {

@@ -96,8 +96,6 @@ auto plain(F f) {
   return [f](const Attrs&) { return f; };
 }
 
-Tensor T(const Value& v) { return Tensor(v); }
-
 template <class C>
 C gelu_exact(C x) {
   return static_cast<C>(0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2)));
@@ -152,9 +150,9 @@ Tensor stop_gradient(const Tensor& x) { return ir::make_node1("stop_gradient", {
 
 void register_unary_ops(ir::OpRegistry& r) {
   const auto Same = Result::SameAsInput;
-  auto g = [](const VjpContext& c) { return T(c.cotangent()); };
-  auto x = [](const VjpContext& c) { return T(c.input(0)); };
-  auto y = [](const VjpContext& c) { return T(c.output()); };
+  auto g = [](const VjpContext& c) { return Tensor(c.cotangent()); };
+  auto x = [](const VjpContext& c) { return Tensor(c.input(0)); };
+  auto y = [](const VjpContext& c) { return Tensor(c.output()); };
 
   register_unary<Accepts::Numeric>(r, "neg", Same, {}, plain([](auto v) { return wrapping_neg(v); }),
                  [=](const VjpContext& c) -> std::vector<Value> { return {neg(g(c))}; });

@@ -13,14 +13,10 @@ namespace tessera::passes {
 
 namespace {
 
+using detail::accept;
 using detail::Rewriter;
 using ir::Value;
 using Replacement = std::optional<std::vector<Value>>;
-
-Replacement accept(const std::optional<Value>& v, const ir::TensorType& type) {
-  if (!v || !v->defined() || v->type() != type) return std::nullopt;
-  return std::vector<Value>{*v};
-}
 
 Value node1(const std::string& op, std::vector<Value> inputs, ir::Attrs attrs = {}) {
   return ir::make_node1(op, std::move(inputs), std::move(attrs));

@@ -170,6 +170,11 @@ bool broadcasts_to(const Shape& from, const Shape& to) {
   return true;
 }
 
+std::optional<std::vector<ir::Value>> accept(const std::optional<ir::Value>& v, const ir::TensorType& type) {
+  if (!v || !v->defined() || v->type() != type) return std::nullopt;
+  return std::vector<ir::Value>{*v};
+}
+
 std::optional<ir::Value> as_type(const ir::Value& x, const ir::TensorType& to) {
   if (x.type() == to) return x;
   if (x.dtype() != to.dtype || !broadcasts_to(x.shape(), to.shape)) return std::nullopt;

@@ -68,6 +68,9 @@ bool is_constant_like(const Rewriter& rw, const ir::Value& v);
 // `x` as a value of type `to`: x itself, or broadcast_to(x) when only the shape grows. Nothing when
 // the dtype differs or the shapes do not broadcast.
 std::optional<ir::Value> as_type(const ir::Value& x, const ir::TensorType& to);
+// A rewrite's replacement: `v` when it is defined and of exactly `type`, nothing otherwise (a rule
+// returns this so that a candidate of another type never replaces a node).
+std::optional<std::vector<ir::Value>> accept(const std::optional<ir::Value>& v, const ir::TensorType& type);
 // True when `from` broadcasts to exactly `to` (NumPy rules).
 bool broadcasts_to(const Shape& from, const Shape& to);
 // True when a and b are the same graph (the same nodes in the same order, the same outputs).

@@ -18,14 +18,10 @@ namespace tessera::passes {
 
 namespace {
 
+using detail::accept;
 using detail::Rewriter;
 using ir::Value;
 using Replacement = std::optional<std::vector<Value>>;
-
-Replacement accept(const std::optional<Value>& v, const ir::TensorType& type) {
-  if (!v || !v->defined() || v->type() != type) return std::nullopt;
-  return std::vector<Value>{*v};
-}
 
 // Ops that only copy or move elements, with the data in input 0: log(op(p)) = op(log(p)).
 bool moves_elements(const std::string& op) {

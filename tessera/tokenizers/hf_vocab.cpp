@@ -23,7 +23,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kSpmSpace = "\xE2\x96\x81";  // "▁"
 
 // The two pre-tokenizer patterns llama.cpp (and Tessera) run, as tokenizer.json spells them.
 constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))";
@@ -352,7 +351,7 @@ Parsed parse_tokenizer_json(const std::string& path, int64_t n_vocab) {
     metaspace = metaspace || type_of(*n) == "Metaspace";
   }
   const bool byte_fallback = bool_member(model, "byte_fallback", false);
-  if (byte_fallback || (!byte_level && (metaspace || p.draft.find(kSpmSpace) != kNoToken))) {
+  if (byte_fallback || (!byte_level && (metaspace || p.draft.find(std::string(kSpmSpace)) != kNoToken))) {
     p.model = Model::spm;
   } else if (byte_level) {
     p.model = Model::bpe;

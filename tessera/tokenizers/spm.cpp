@@ -10,20 +10,20 @@ namespace tessera::tokenizers {
 
 namespace {
 
-struct Symbol {
+struct SpmSymbol {
   int prev = -1, next = -1;
   size_t start = 0, length = 0;  // into the text; length 0 once merged into its left neighbour
 };
 
-struct Pair {
+struct SpmPair {
   int left = 0, right = 0;
   float score = 0;
   size_t length = 0;  // of the joined text, to notice a pair made stale by another join
 };
 
 // Highest score first; on equal scores the leftmost pair.
-struct PairOrder {
-  bool operator()(const Pair& a, const Pair& b) const {
+struct SpmPairOrder {
+  bool operator()(const SpmPair& a, const SpmPair& b) const {
     return a.score < b.score || (a.score == b.score && a.left > b.left);
   }
 };
@@ -41,10 +41,10 @@ class Session {
     }
     for (int i = 1; i < static_cast<int>(symbols_.size()); ++i) try_pair(i - 1, i);
     while (!queue_.empty()) {
-      const Pair p = queue_.top();
+      const SpmPair p = queue_.top();
       queue_.pop();
-      Symbol& left = symbols_[p.left];
-      Symbol& right = symbols_[p.right];
+      SpmSymbol& left = symbols_[p.left];
+      SpmSymbol& right = symbols_[p.right];
       if (left.length == 0 || right.length == 0 || left.length + right.length != p.length) continue;
       left.length += right.length;
       right.length = 0;
@@ -78,8 +78,8 @@ class Session {
 
   const Vocab& vocab_;
   std::string_view text_;
-  std::vector<Symbol> symbols_;
-  std::priority_queue<Pair, std::vector<Pair>, PairOrder> queue_;
+  std::vector<SpmSymbol> symbols_;
+  std::priority_queue<SpmPair, std::vector<SpmPair>, SpmPairOrder> queue_;
 };
 
 }  // namespace

@@ -14,7 +14,6 @@ namespace tessera::tokenizers {
 
 namespace {
 
-const std::string kSpmSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
 
 std::string spm_escape_spaces(std::string_view text, bool leading_space) {
   std::string out;

@@ -12,6 +12,8 @@ namespace tessera::tokenizers {
 
 using TokenId = int32_t;
 inline constexpr TokenId kNoToken = -1;
+// U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's visible space in pieces.
+inline constexpr std::string_view kSpmSpace = "\xE2\x96\x81";
 
 // tokenizer.ggml.token_type, as llama.cpp numbers them.
 enum class TokenType : int32_t {

@@ -9,12 +9,11 @@
 #include "tessera/data/csv.h"
 #include "tessera/data/fashion_mnist.h"
 #include "tessera/data/image_folder.h"
+#include "tessera/train/limits.h"
 
 namespace tessera::train {
 
 namespace {
-
-constexpr int64_t kMaxClasses = 1 << 16;
 
 using Split = std::pair<std::shared_ptr<data::TensorDataset>, std::shared_ptr<data::TensorDataset>>;
 

@@ -8,6 +8,7 @@
 #include "tessera/core/parse_int.h"
 #include "tessera/data/fashion_mnist.h"
 #include "tessera/models/vision.h"
+#include "tessera/train/limits.h"
 #include <algorithm>
 
 namespace tessera::train {
@@ -15,7 +16,6 @@ namespace tessera::train {
 namespace {
 // Far beyond any image or table this trains on; a bound so that a garbage entry cannot ask for terabytes.
 constexpr int64_t kMaxInputElements = int64_t{1} << 28;
-constexpr int64_t kMaxClasses = 1 << 16;
 }  // namespace
 
 ModelSpec fashion_mnist_spec(const std::string& model) {

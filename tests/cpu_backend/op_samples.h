@@ -32,6 +32,10 @@ MultiFn one_output(std::function<Tensor(const std::vector<Tensor>&)> f);
 Array sample_array(const ir::TensorType& type, uint64_t seed, double lo, double hi);
 // The same values as `a` in a non-contiguous view (every other element of a larger array).
 Array strided_copy_of(const Array& a);
+// One node of `op` as a Tensor: for ops without a plain ops:: function of their own.
+inline Tensor node1(const std::string& op, std::vector<ir::Value> inputs, ir::Attrs attrs) {
+  return ir::make_node1(op, std::move(inputs), std::move(attrs));
+}
 // Traces and runs the sample on both backends; returns the graph's op names ({} if skipped).
 std::vector<std::string> check_sample(const Sample& s, bool strided_inputs);
 

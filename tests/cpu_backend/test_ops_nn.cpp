@@ -7,10 +7,6 @@
 namespace tessera::test {
 namespace {
 
-Tensor node1(const std::string& op, std::vector<ir::Value> inputs, ir::Attrs attrs) {
-  return ir::make_node1(op, std::move(inputs), std::move(attrs));
-}
-
 using Ints = std::vector<int64_t>;
 
 ir::Attrs pool_attrs(Ints kernel, Ints stride, Ints padding, Ints dilation) {

@@ -4,10 +4,6 @@
 namespace tessera::test {
 namespace {
 
-Tensor node1(const std::string& op, std::vector<ir::Value> inputs, ir::Attrs attrs) {
-  return ir::make_node1(op, std::move(inputs), std::move(attrs));
-}
-
 // Integer inputs (listed in `index_inputs`) hold valid indices below `n`; the rest are random.
 std::function<Array(size_t, const ir::TensorType&, uint64_t)> indices_below(int64_t n,
                                                                             std::vector<size_t> index_inputs) {

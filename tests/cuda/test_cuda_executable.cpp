@@ -10,12 +10,10 @@
 #include "tessera/core/error.h"
 #include "tessera/backends/verify.h"
 #include "tessera/ops/ops.h"
-#include "test_util.h"
+#include "cuda_test_util.h"
 
 namespace tessera::test {
 namespace {
-
-backends::Backend& cuda() { return backends::backend_by_name("cuda"); }
 
 TEST(CudaExecutable, MlpLayerRunsOnTheGpuAndReplaysOneGraph) {
   auto f = [](const std::vector<Tensor>& a) {

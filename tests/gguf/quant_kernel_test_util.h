@@ -13,7 +13,8 @@ namespace tessera::test {
 using quant::GgmlType;
 namespace qk = tessera::kernels::quant;
 
-inline std::vector<float> gaussian(size_t n, uint64_t seed, float sigma) {
+// n normal values of standard deviation sigma, seeded.
+inline std::vector<float> gaussian(size_t n, uint64_t seed, float sigma = 1.0f) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> dist(0.0f, sigma);
   std::vector<float> v(n);

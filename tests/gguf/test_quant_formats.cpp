@@ -8,10 +8,12 @@
 #include "tessera/core/half.h"
 #include "tessera/quant/blocks.h"
 #include "tessera/quant/quantize.h"
+#include "quant_kernel_test_util.h"
 #include "test_util.h"
 
 using namespace tessera;
 using namespace tessera::quant;
+using tessera::test::gaussian;
 
 namespace {
 
@@ -36,14 +38,6 @@ void expect_values(const std::vector<float>& got, const std::vector<double>& wan
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     EXPECT_NEAR(got[i], want[i], 1e-6 * (1 + std::fabs(want[i]))) << "value " << i;
-}
-
-std::vector<float> gaussian(size_t n, uint64_t seed, float sigma = 1.0f) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist(0.0f, sigma);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
 }
 
 }  // namespace

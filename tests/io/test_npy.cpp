@@ -17,7 +17,7 @@ std::string npy_file(const std::string& header, const std::string& data = "", in
   return out + header + data;
 }
 
-Array parse(const std::string& bytes) {
+Array parse_npy(const std::string& bytes) {
   return io::load_npy_from_memory(u8(bytes), bytes.size(), "test.npy");
 }
 
@@ -76,41 +76,41 @@ TEST(Npy, RoundTripEveryDtype) {
 TEST(Npy, NonContiguousInput) {
   const Array a = Array::from_vector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3}).transpose(0, 1);
   const std::string bytes = io::serialize_npy(a);
-  EXPECT_EQ(parse(bytes).to_i64(), (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
-  EXPECT_EQ(shape_str(parse(bytes).shape()), "[3, 2]");
+  EXPECT_EQ(parse_npy(bytes).to_i64(), (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(shape_str(parse_npy(bytes).shape()), "[3, 2]");
 }
 
 TEST(Npy, ReadsBigEndianFortranAndLaterVersions) {
   // >i4 [2]: 1, -2 big-endian.
-  EXPECT_EQ(parse(npy_file("{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }",
+  EXPECT_EQ(parse_npy(npy_file("{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }",
                            std::string("\0\0\0\x01\xff\xff\xff\xfe", 8)))
                 .to_i64(),
             (std::vector<int64_t>{1, -2}));
   // >f8 scalar 1.5 = 0x3ff8000000000000.
   EXPECT_EQ(
-      parse(npy_file("{'descr': '>f8', 'fortran_order': False, 'shape': (), }", std::string("\x3f\xf8\0\0\0\0\0\0", 8)))
+      parse_npy(npy_file("{'descr': '>f8', 'fortran_order': False, 'shape': (), }", std::string("\x3f\xf8\0\0\0\0\0\0", 8)))
           .item(),
       1.5);
   // Fortran order [2, 3]: memory holds columns, so a[i][j] = 1 + i + 2 j from 1..6 in memory.
-  const Array f = parse(npy_file("{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }",
+  const Array f = parse_npy(npy_file("{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }",
                                  std::string("\x01\x02\x03\x04\x05\x06", 6)));
   EXPECT_EQ(shape_str(f.shape()), "[2, 3]");
   EXPECT_EQ(f.to_i64(), (std::vector<int64_t>{1, 3, 5, 2, 4, 6}));
   // Fortran order of rank 3 [2, 2, 2]: element (i, j, k) at memory i + 2 j + 4 k.
   std::string mem;
   for (int k = 0; k < 8; ++k) mem += static_cast<char>(k);
-  const Array f3 = parse(npy_file("{'descr': 'i1', 'fortran_order': True, 'shape': (2, 2, 2), }", mem));
+  const Array f3 = parse_npy(npy_file("{'descr': 'i1', 'fortran_order': True, 'shape': (2, 2, 2), }", mem));
   EXPECT_EQ(f3.to_i64(), (std::vector<int64_t>{0, 4, 2, 6, 1, 5, 3, 7}));
   // Version 2.0 and 3.0 (32-bit header length), double-quoted keys, '?' for bool, no trailing comma.
   for (int major : {2, 3}) {
-    const Array b = parse(
+    const Array b = parse_npy(
         npy_file(R"({"descr": "?", "shape": (3,), "fortran_order": False})", std::string("\x00\x01\x07", 3), major));
     EXPECT_EQ(b.dtype(), DType::boolean);
     EXPECT_EQ(b.to_i64(), (std::vector<int64_t>{0, 1, 1}));
     EXPECT_EQ(static_cast<const uint8_t*>(b.raw_data())[2], 1);  // normalised bool
   }
   // Python 2 style long dimensions.
-  EXPECT_EQ(shape_str(parse(npy_file("{'descr': '<i8', 'fortran_order': False, 'shape': (1L, 0L), }")).shape()),
+  EXPECT_EQ(shape_str(parse_npy(npy_file("{'descr': '<i8', 'fortran_order': False, 'shape': (1L, 0L), }")).shape()),
             "[1, 0]");
 }
 
@@ -119,7 +119,7 @@ TEST(Npy, VeryHighRankUsesVersion2) {
   const Array a = Array::full(DType::i32, shape, 42);
   const std::string bytes = io::serialize_npy(a);
   EXPECT_EQ(bytes[6], '\x02');
-  const Array back = parse(bytes);
+  const Array back = parse_npy(bytes);
   EXPECT_EQ(back.rank(), 25000);
   EXPECT_EQ(back.item(), 42);
 }
@@ -127,56 +127,56 @@ TEST(Npy, VeryHighRankUsesVersion2) {
 TEST(Npy, CorruptInputs) {
   const std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
   const std::string d8(8, '\0');
-  ASSERT_EQ(parse(npy_file(h, d8)).numel(), 2);
+  ASSERT_EQ(parse_npy(npy_file(h, d8)).numel(), 2);
 
-  EXPECT_TESSERA_ERROR(parse(""), "test.npy", "not a .npy file");
-  EXPECT_TESSERA_ERROR(parse("PK\x03\x04 zip file"), "not a .npy file");
+  EXPECT_TESSERA_ERROR(parse_npy(""), "test.npy", "not a .npy file");
+  EXPECT_TESSERA_ERROR(parse_npy("PK\x03\x04 zip file"), "not a .npy file");
   {
     std::string v = npy_file(h, d8);
     v[6] = 4;
-    EXPECT_TESSERA_ERROR(parse(v), "unsupported .npy format version 4.0");
+    EXPECT_TESSERA_ERROR(parse_npy(v), "unsupported .npy format version 4.0");
     v[6] = 1;
     v[7] = 1;
-    EXPECT_TESSERA_ERROR(parse(v), "version 1.1");
+    EXPECT_TESSERA_ERROR(parse_npy(v), "version 1.1");
   }
-  EXPECT_TESSERA_ERROR(parse(npy_file(h, d8).substr(0, 9)), "truncated");
-  EXPECT_TESSERA_ERROR(parse(npy_file(h, d8).substr(0, 30)), "truncated", "header needs");
-  EXPECT_TESSERA_ERROR(parse(npy_file(h, d8.substr(0, 5))), "test.npy", "f32[2]", "needs 8 data bytes", "holds 5",
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file(h, d8).substr(0, 9)), "truncated");
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file(h, d8).substr(0, 30)), "truncated", "header needs");
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file(h, d8.substr(0, 5))), "test.npy", "f32[2]", "needs 8 data bytes", "holds 5",
                        "truncated");
-  EXPECT_TESSERA_ERROR(parse(npy_file(h, d8 + "xx")), "needs 8 data bytes but the file holds 10");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", d8 + d8)),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file(h, d8 + "xx")), "needs 8 data bytes but the file holds 10");
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", d8 + d8)),
                        "unsupported dtype descriptor '<c8'", "<f4");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<u2', 'fortran_order': False, 'shape': (4,), }", d8)),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<u2', 'fortran_order': False, 'shape': (4,), }", d8)),
                        "descriptor '<u2'");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': 'O', 'fortran_order': False, 'shape': (1,), }", d8)),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': 'O', 'fortran_order': False, 'shape': (1,), }", d8)),
                        "descriptor 'O'");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", d8)),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", d8)),
                        "malformed header", "expected a quoted string");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f4', 'shape': (2,), }", d8)), "lacks the key 'fortran_order'");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f4', 'fortran_order': False}", d8)), "lacks the key 'shape'");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'fortran_order': False, 'shape': (2,)}", d8)), "lacks the key 'descr'");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", d8)),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f4', 'shape': (2,), }", d8)), "lacks the key 'fortran_order'");
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False}", d8)), "lacks the key 'shape'");
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'fortran_order': False, 'shape': (2,)}", d8)), "lacks the key 'descr'");
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", d8)),
                        "unexpected key 'x'");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", d8)),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", d8)),
                        "duplicate key 'descr'");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f4', 'fortran_order': 0, 'shape': (2,)}", d8)),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f4', 'fortran_order': 0, 'shape': (2,)}", d8)),
                        "expected True or False");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}", d8)),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}", d8)),
                        "non-negative integer");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2)}", d8)), "trailing comma");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': [2]}", d8)), "expected '('");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} junk", d8)),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2)}", d8)), "trailing comma");
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': [2]}", d8)), "expected '('");
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} junk", d8)),
                        "after the closing");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f4\\n', 'fortran_order': False, 'shape': (2,)}", d8)), "escape");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f4", d8)), "unterminated string");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (4294967296, 4294967296)}")),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f4\\n', 'fortran_order': False, 'shape': (2,)}", d8)), "escape");
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f4", d8)), "unterminated string");
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (4294967296, 4294967296)}")),
                        "overflows 64 bits");
   EXPECT_TESSERA_ERROR(
-      parse(npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (0, 4294967296, 4294967296)}")),
+      parse_npy(npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (0, 4294967296, 4294967296)}")),
       "overflows 64 bits");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,)}")),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,)}")),
                        "byte size", "overflows 64 bits");
-  EXPECT_TESSERA_ERROR(parse(npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (99999999999999999999,)}")),
+  EXPECT_TESSERA_ERROR(parse_npy(npy_file("{'descr': '|u1', 'fortran_order': False, 'shape': (99999999999999999999,)}")),
                        "dimension too large");
   EXPECT_TESSERA_ERROR(io::load_npy("/nonexistent.npy"), "/nonexistent.npy", "No such file");
   EXPECT_TESSERA_ERROR(io::save_npy("/nonexistent/dir/a.npy", Array::scalar(1)), "/nonexistent/dir/a.npy");
@@ -185,7 +185,7 @@ TEST(Npy, CorruptInputs) {
 
 TEST(Npy, EveryTruncationThrowsAndByteFlipsNeverCrash) {
   const std::string full = io::serialize_npy(sample_array(DType::i32, {2, 2}));
-  ASSERT_EQ(parse(full).numel(), 4);
+  ASSERT_EQ(parse_npy(full).numel(), 4);
   for (size_t len = 0; len < full.size(); ++len) {
     EXPECT_THROW(io::load_npy_from_memory(u8(full), len, "truncated"), Error) << "length " << len;
   }
@@ -195,7 +195,7 @@ TEST(Npy, EveryTruncationThrowsAndByteFlipsNeverCrash) {
       std::string corrupt = full;
       corrupt[i] = static_cast<char>(value);
       try {
-        parse(corrupt);
+        parse_npy(corrupt);
         ++parsed;
       } catch (const Error&) {
         ++rejected;

@@ -14,7 +14,7 @@ std::string make_file(const std::string& header, const std::string& data = "") {
   return out + header + data;
 }
 
-io::SafetensorsFile parse(const std::string& bytes) {
+io::SafetensorsFile parse_safetensors(const std::string& bytes) {
   return io::load_safetensors_from_memory(u8(bytes), bytes.size(), "test.safetensors");
 }
 
@@ -87,7 +87,7 @@ TEST(Safetensors, SpecialFloatBitsSurvive) {
   const uint16_t bbits[] = {0xffc1, 0xff80, 0x0001};
   std::memcpy(b.raw_data(), bbits, sizeof bbits);
   Array d = Array::from_vector<double>({-0.0, std::numeric_limits<double>::denorm_min(), -INFINITY}, {3});
-  const io::SafetensorsFile f = parse(io::serialize_safetensors({{"h", h}, {"b", b}, {"d", d}}));
+  const io::SafetensorsFile f = parse_safetensors(io::serialize_safetensors({{"h", h}, {"b", b}, {"d", d}}));
   expect_same_array(f.tensors.at("h"), h);
   expect_same_array(f.tensors.at("b"), b);
   expect_same_array(f.tensors.at("d"), d);
@@ -98,7 +98,7 @@ TEST(Safetensors, NonContiguousViewsAreWrittenInLogicalOrder) {
   const Array t = base.transpose(0, 1);        // [[1, 4], [2, 5], [3, 6]]
   const Array rev = base.slice(1, 2, -4, -1);  // [[3, 2, 1], [6, 5, 4]]
   const Array bcast = Array::from_vector<int32_t>({7, 8}, {2}).broadcast_to({3, 2});
-  const io::SafetensorsFile f = parse(io::serialize_safetensors({{"t", t}, {"rev", rev}, {"bcast", bcast}}));
+  const io::SafetensorsFile f = parse_safetensors(io::serialize_safetensors({{"t", t}, {"rev", rev}, {"bcast", bcast}}));
   EXPECT_EQ(f.tensors.at("t").to_i64(), (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
   EXPECT_EQ(f.tensors.at("rev").to_i64(), (std::vector<int64_t>{3, 2, 1, 6, 5, 4}));
   EXPECT_EQ(f.tensors.at("bcast").to_i64(), (std::vector<int64_t>{7, 8, 7, 8, 7, 8}));
@@ -106,12 +106,12 @@ TEST(Safetensors, NonContiguousViewsAreWrittenInLogicalOrder) {
 }
 
 TEST(Safetensors, EmptyFileAndUnicodeNames) {
-  const io::SafetensorsFile empty = parse(io::serialize_safetensors({}));
+  const io::SafetensorsFile empty = parse_safetensors(io::serialize_safetensors({}));
   EXPECT_TRUE(empty.tensors.empty());
   EXPECT_TRUE(empty.metadata.empty());
   const std::string name = "layer.\xc3\xa9\"quoted\"\\/\n";
   const io::SafetensorsFile f =
-      parse(io::serialize_safetensors({{name, Array::scalar(3, DType::i64)}}, {{"k\xe2\x82\xac", "v\t"}}));
+      parse_safetensors(io::serialize_safetensors({{name, Array::scalar(3, DType::i64)}}, {{"k\xe2\x82\xac", "v\t"}}));
   EXPECT_EQ(f.tensors.at(name).item(), 3);
   EXPECT_EQ(f.metadata.at("k\xe2\x82\xac"), "v\t");
 }
@@ -121,7 +121,7 @@ TEST(Safetensors, ReadsForeignLayouts) {
   const std::string header =
       R"({ "w" : { "shape" : [ 2 ] , "data_offsets" : [ 1 , 9 ] , "dtype" : "I32" , "extra" : 1 } ,)"
       R"( "flag" : { "dtype":"BOOL","shape":[1],"data_offsets":[0,1]}, "__metadata__": {} }    )";
-  const io::SafetensorsFile f = parse(make_file(header, std::string("\x05\x01\0\0\0\xff\xff\xff\xff", 9)));
+  const io::SafetensorsFile f = parse_safetensors(make_file(header, std::string("\x05\x01\0\0\0\xff\xff\xff\xff", 9)));
   EXPECT_EQ(f.tensors.at("w").to_i64(), (std::vector<int64_t>{1, -1}));
   EXPECT_EQ(f.tensors.at("flag").dtype(), DType::boolean);
   EXPECT_EQ(f.tensors.at("flag").to_i64(), (std::vector<int64_t>{1}));          // byte 5 reads as true
@@ -148,101 +148,101 @@ TEST(Safetensors, CorruptHeaders) {
   const std::string ok_entry = entry("a", "F32", "[2]", 0, 8);
   const std::string data8(8, '\0');
   // Sanity: the well-formed version of these files loads.
-  EXPECT_EQ(parse(make_file("{" + ok_entry + "}", data8)).tensors.size(), 1u);
+  EXPECT_EQ(parse_safetensors(make_file("{" + ok_entry + "}", data8)).tensors.size(), 1u);
 
-  EXPECT_TESSERA_ERROR(parse("short"), "test.safetensors", "too short");
+  EXPECT_TESSERA_ERROR(parse_safetensors("short"), "test.safetensors", "too short");
   {
     std::string f = make_file("{}");
     f[0] = 100;  // claims 100 header bytes, has 2
-    EXPECT_TESSERA_ERROR(parse(f), "test.safetensors", "header length 100", "larger than the 2 bytes");
+    EXPECT_TESSERA_ERROR(parse_safetensors(f), "test.safetensors", "header length 100", "larger than the 2 bytes");
   }
   {
     std::string f = make_file("{}");
     for (int i = 0; i < 8; ++i) f[i] = '\xff';  // 2^64 - 1
-    EXPECT_TESSERA_ERROR(parse(f), "header length 18446744073709551615");
+    EXPECT_TESSERA_ERROR(parse_safetensors(f), "header length 18446744073709551615");
   }
-  EXPECT_TESSERA_ERROR(parse(make_file("")), "must be a JSON object");
-  EXPECT_TESSERA_ERROR(parse(make_file(" {}")), "starting with '{'");
-  EXPECT_TESSERA_ERROR(parse(make_file("[1, 2]")), "must be a JSON object");
-  EXPECT_TESSERA_ERROR(parse(make_file("{\"a\": ")), "test.safetensors", "not valid JSON");
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + ok_entry + ",}", data8)), "not valid JSON");
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + ok_entry + "} x", data8)), "not valid JSON");
-  EXPECT_TESSERA_ERROR(parse(make_file("{\"a\": 3}")), "tensor 'a'", "expected an object");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"shape":[2],"data_offsets":[0,8]}})", data8)), "tensor 'a'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("")), "must be a JSON object");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(" {}")), "starting with '{'");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("[1, 2]")), "must be a JSON object");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{\"a\": ")), "test.safetensors", "not valid JSON");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + ok_entry + ",}", data8)), "not valid JSON");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + ok_entry + "} x", data8)), "not valid JSON");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{\"a\": 3}")), "tensor 'a'", "expected an object");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":{"shape":[2],"data_offsets":[0,8]}})", data8)), "tensor 'a'",
                        "missing field 'dtype'");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":"F32","data_offsets":[0,8]}})", data8)), "tensor 'a'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":{"dtype":"F32","data_offsets":[0,8]}})", data8)), "tensor 'a'",
                        "missing field 'shape'");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":"F32","shape":[2]}})", data8)), "tensor 'a'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":{"dtype":"F32","shape":[2]}})", data8)), "tensor 'a'",
                        "missing field 'data_offsets'");
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("a", "F8_E4M3", "[8]", 0, 8) + "}", data8)), "tensor 'a'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("a", "F8_E4M3", "[8]", 0, 8) + "}", data8)), "tensor 'a'",
                        "unsupported dtype 'F8_E4M3'", "F64, F32, F16, BF16, I64, I32, I8, U8, BOOL");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":4,"shape":[2],"data_offsets":[0,8]}})", data8)), "tensor 'a'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":{"dtype":4,"shape":[2],"data_offsets":[0,8]}})", data8)), "tensor 'a'",
                        "dtype must be a string");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":"F32","shape":2,"data_offsets":[0,8]}})", data8)), "tensor 'a'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":{"dtype":"F32","shape":2,"data_offsets":[0,8]}})", data8)), "tensor 'a'",
                        "shape must be an array");
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("a", "F32", "[-2]", 0, 8) + "}", data8)), "tensor 'a'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("a", "F32", "[-2]", 0, 8) + "}", data8)), "tensor 'a'",
                        "must not be negative");
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("a", "F32", "[2.0]", 0, 8) + "}", data8)), "tensor 'a'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("a", "F32", "[2.0]", 0, 8) + "}", data8)), "tensor 'a'",
                        "non-negative integers");
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("a", "F32", "[\"2\"]", 0, 8) + "}", data8)), "tensor 'a'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("a", "F32", "[\"2\"]", 0, 8) + "}", data8)), "tensor 'a'",
                        "non-negative integers");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", data8)), "tensor 'a'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", data8)), "tensor 'a'",
                        "data_offsets must be an array [begin, end]");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8,9]}})", data8)),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8,9]}})", data8)),
                        "data_offsets must be an array [begin, end]");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[-1,8]}})", data8)),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[-1,8]}})", data8)),
                        "tensor 'a'", "data_offsets must not be negative");
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("a", "F32", "[2]", 8, 0) + "}", data8)), "tensor 'a'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("a", "F32", "[2]", 8, 0) + "}", data8)), "tensor 'a'",
                        "end before they begin");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"__metadata__":{"k":1}})")), "__metadata__ entry 'k'", "must be a string");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"__metadata__":[]})")), "__metadata__ must be an object");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"__metadata__":{"k":1}})")), "__metadata__ entry 'k'", "must be a string");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"__metadata__":[]})")), "__metadata__ must be an object");
 }
 
 TEST(Safetensors, SizeMismatchNamesTensorAndBytes) {
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("w", "F32", "[3]", 0, 8) + "}", std::string(8, '\0'))),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("w", "F32", "[3]", 0, 8) + "}", std::string(8, '\0'))),
                        "test.safetensors", "tensor 'w'", "F32[3] needs 12 bytes", "data_offsets [0, 8] span 8 bytes");
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("w", "BF16", "[2, 2]", 0, 4) + "}", std::string(4, '\0'))),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("w", "BF16", "[2, 2]", 0, 4) + "}", std::string(4, '\0'))),
                        "BF16[2, 2] needs 8 bytes");
 }
 
 TEST(Safetensors, ShapeProductOverflow) {
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("big", "U8", "[4294967296, 4294967296]", 0, 0) + "}")),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("big", "U8", "[4294967296, 4294967296]", 0, 0) + "}")),
                        "tensor 'big'", "overflows 64 bits");
   // A zero dimension does not excuse overflowing strides of the others.
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("z", "U8", "[0, 4294967296, 4294967296]", 0, 0) + "}")),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("z", "U8", "[0, 4294967296, 4294967296]", 0, 0) + "}")),
                        "tensor 'z'", "overflows 64 bits");
   // The byte count overflows although the element count does not.
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("f", "F64", "[4611686018427387904]", 0, 0) + "}")), "tensor 'f'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("f", "F64", "[4611686018427387904]", 0, 0) + "}")), "tensor 'f'",
                        "byte size", "overflows 64 bits");
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("h", "U8", "[18446744073709551615]", 0, 0) + "}")), "tensor 'h'",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("h", "U8", "[18446744073709551615]", 0, 0) + "}")), "tensor 'h'",
                        "too large");
 }
 
 TEST(Safetensors, OffsetsMustTileTheData) {
   const std::string d16(16, '\0');
   // Out of range: the data section has 8 bytes, the tensor ends at 16.
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("a", "F32", "[4]", 0, 16) + "}", std::string(8, '\0'))),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("a", "F32", "[4]", 0, 16) + "}", std::string(8, '\0'))),
                        "tensor 'a'", "past the end of the data section (8 bytes", "truncated");
   // Overlap: b starts inside a.
   EXPECT_TESSERA_ERROR(
-      parse(make_file("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("b", "F32", "[2]", 4, 12) + "}", d16)),
+      parse_safetensors(make_file("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("b", "F32", "[2]", 4, 12) + "}", d16)),
       "tensor 'b'", "overlap tensor 'a'");
   // Two tensors on the same bytes.
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("b", "F32", "[2]", 0, 8) +
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("b", "F32", "[2]", 0, 8) +
                                            "," + entry("c", "F32", "[2]", 8, 16) + "}",
                                        d16)),
                        "overlap");
   // Gap between tensors.
   EXPECT_TESSERA_ERROR(
-      parse(make_file("{" + entry("a", "F32", "[1]", 0, 4) + "," + entry("b", "F32", "[2]", 8, 16) + "}", d16)),
+      parse_safetensors(make_file("{" + entry("a", "F32", "[1]", 0, 4) + "," + entry("b", "F32", "[2]", 8, 16) + "}", d16)),
       "tensor 'b'", "gap", "begin at 4", "where tensor 'a' ends");
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("a", "F32", "[2]", 8, 16) + "}", d16)), "tensor 'a'", "gap",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("a", "F32", "[2]", 8, 16) + "}", d16)), "tensor 'a'", "gap",
                        "the start of the data");
   // Unused bytes at the end.
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("a", "F32", "[2]", 0, 8) + "}", d16)),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("a", "F32", "[2]", 0, 8) + "}", d16)),
                        "cover 8 of the 16 data bytes");
   // Zero-size tensors anywhere in the sequence are fine.
-  const auto f = parse(make_file("{" + entry("e", "F32", "[0]", 8, 8) + "," + entry("a", "F32", "[2]", 0, 8) + "," +
+  const auto f = parse_safetensors(make_file("{" + entry("e", "F32", "[0]", 8, 8) + "," + entry("a", "F32", "[2]", 0, 8) + "," +
                                      entry("z", "I64", "[0, 3]", 0, 0) + "," + entry("b", "F32", "[2]", 8, 16) + "}",
                                  d16));
   EXPECT_EQ(f.tensors.size(), 4u);
@@ -251,11 +251,11 @@ TEST(Safetensors, OffsetsMustTileTheData) {
 TEST(Safetensors, DuplicateNamesAndKeys) {
   const std::string d8(8, '\0');
   EXPECT_TESSERA_ERROR(
-      parse(make_file("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("a", "F32", "[2]", 0, 8) + "}", d8)),
+      parse_safetensors(make_file("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("a", "F32", "[2]", 0, 8) + "}", d8)),
       "test.safetensors", "duplicate tensor name 'a'");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":"F32","dtype":"F32","shape":[2],"data_offsets":[0,8]}})", d8)),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":{"dtype":"F32","dtype":"F32","shape":[2],"data_offsets":[0,8]}})", d8)),
                        "duplicate key 'dtype'");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"__metadata__":{"k":"1","k":"2"}})")), "duplicate key 'k'");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"__metadata__":{"k":"1","k":"2"}})")), "duplicate key 'k'");
 }
 
 TEST(Safetensors, EveryTruncationThrows) {
@@ -263,7 +263,7 @@ TEST(Safetensors, EveryTruncationThrows) {
                                                       {"bias", sample_array(DType::bf16, {3})},
                                                       {"step", Array::scalar(7, DType::i64)}},
                                                      {{"epoch", "3"}});
-  ASSERT_EQ(parse(full).tensors.size(), 3u);
+  ASSERT_EQ(parse_safetensors(full).tensors.size(), 3u);
   for (size_t len = 0; len < full.size(); ++len) {
     EXPECT_THROW(io::load_safetensors_from_memory(u8(full), len, "truncated"), Error) << "length " << len;
   }
@@ -285,7 +285,7 @@ TEST(Safetensors, ByteFlipsNeverCrash) {
       std::string corrupt = full;
       corrupt[i] = static_cast<char>(value);
       try {
-        parse(corrupt);
+        parse_safetensors(corrupt);
         ++parsed;
       } catch (const Error&) {
         ++rejected;
@@ -309,15 +309,15 @@ TEST(Safetensors, DeepNestingIsRefusedWhileParsing) {
   // 70,000 levels (137 KB) used to crash: an error message dumped the value with nlohmann's recursive
   // dump() (ASan builds overflowed the stack at 10,000). The parser now stops at 64 levels.
   const std::string deep = nested_arrays(70'000);
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":"F32","shape":)" + deep + R"(,"data_offsets":[0,0]}})")),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":{"dtype":"F32","shape":)" + deep + R"(,"data_offsets":[0,0]}})")),
                        "test.safetensors", "more than 64 levels deep");
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"__metadata__":{"k":)" + deep + "}}")), "more than 64 levels deep");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"__metadata__":{"k":)" + deep + "}}")), "more than 64 levels deep");
   std::string objects;
   for (int i = 0; i < 70'000; ++i) objects += R"({"k":)";
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":)" + objects + "0" + std::string(70'000, '}') + "}")),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":)" + objects + "0" + std::string(70'000, '}') + "}")),
                        "more than 64 levels deep");
   // Within the limit, a wrong shape is still reported with a short excerpt.
-  EXPECT_TESSERA_ERROR(parse(make_file(R"({"a":{"dtype":"F32","shape":[)" + nested_arrays(60) + R"(],"data_offsets":[0,0]}})")),
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(R"({"a":{"dtype":"F32","shape":[)" + nested_arrays(60) + R"(],"data_offsets":[0,0]}})")),
                        "tensor 'a'", "shape must hold non-negative integers, got array [[...]]");
 }
 
@@ -326,7 +326,7 @@ TEST(Safetensors, MessagesShowShortEscapedExcerpts) {
   const std::string huge(1 << 20, 'x');
   const std::string shape = "[\"" + huge + "\"," + std::string(1000, '1').substr(0, 1) + "]";
   try {
-    parse(make_file(R"({"a":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[0,0]}})"));
+    parse_safetensors(make_file(R"({"a":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[0,0]}})"));
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
     EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
@@ -335,26 +335,26 @@ TEST(Safetensors, MessagesShowShortEscapedExcerpts) {
   for (int i = 0; i < 100000; ++i) list += (i ? ",\"" : "\"") + std::to_string(i) + "\"";
   list += "]";
   try {
-    parse(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":)" + list + "}}"));
+    parse_safetensors(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":)" + list + "}}"));
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
     const std::string msg = e.what();
     EXPECT_LT(msg.size(), 400u) << msg;
     EXPECT_NE(msg.find("100000 in all"), std::string::npos) << msg;
   }
-  EXPECT_TESSERA_ERROR(parse(make_file("{" + entry("evil\\u001b[2J", "F32", "[2]", 0, 8) + "}")), "tensor 'evil\\x1b[2J'");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file("{" + entry("evil\\u001b[2J", "F32", "[2]", 0, 8) + "}")), "tensor 'evil\\x1b[2J'");
 }
 
 TEST(Safetensors, OnlySpacesMayFollowTheHeaderObject) {
   const std::string ok = "{" + entry("a", "F32", "[2]", 0, 8) + "}";
   const std::string data8(8, '\0');
-  EXPECT_EQ(parse(make_file(ok + "      ", data8)).tensors.size(), 1u);  // padding, as writers do
+  EXPECT_EQ(parse_safetensors(make_file(ok + "      ", data8)).tensors.size(), 1u);  // padding, as writers do
   // A NUL used to end the header early and hide whatever followed it.
-  EXPECT_TESSERA_ERROR(parse(make_file(ok + std::string("\0{\"b\":1}", 8), data8)), "test.safetensors",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(ok + std::string("\0{\"b\":1}", 8), data8)), "test.safetensors",
                        "NUL byte at header offset " + std::to_string(ok.size()));
-  EXPECT_TESSERA_ERROR(parse(make_file(ok + std::string("\0\0\0\0", 4), data8)), "NUL byte");
-  EXPECT_TESSERA_ERROR(parse(make_file(ok + "  x  ", data8)), "not valid JSON", "only spaces may pad it",
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(ok + std::string("\0\0\0\0", 4), data8)), "NUL byte");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(ok + "  x  ", data8)), "not valid JSON", "only spaces may pad it",
                        "\"x\" at header offset " + std::to_string(ok.size() + 2));
-  EXPECT_TESSERA_ERROR(parse(make_file(ok + "\n", data8)), "only spaces may pad it", "\"\\n\"");
-  EXPECT_TESSERA_ERROR(parse(make_file(ok + " }", data8)), "not valid JSON");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(ok + "\n", data8)), "only spaces may pad it", "\"\\n\"");
+  EXPECT_TESSERA_ERROR(parse_safetensors(make_file(ok + " }", data8)), "not valid JSON");
 }

@@ -11,7 +11,7 @@
 namespace tessera::kernels {
 namespace {
 
-std::vector<float> random_floats(int64_t n, std::mt19937& rng) {
+std::vector<float> random_conv_values(int64_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
   std::vector<float> v(static_cast<size_t>(n));
   for (auto& x : v) x = d(rng);
@@ -88,8 +88,8 @@ TEST(Conv2d, ForwardMatchesDefinition) {
     runtime::ThreadPool pool(threads);
     for (const auto& tc : conv_cases()) {
       const Conv2dGeometry& g = tc.g;
-      const auto x = random_floats(x_size(g), rng), w = random_floats(w_size(g), rng);
-      const auto bias = random_floats(g.out_channels, rng), res = random_floats(y_size(g), rng);
+      const auto x = random_conv_values(x_size(g), rng), w = random_conv_values(w_size(g), rng);
+      const auto bias = random_conv_values(g.out_channels, rng), res = random_conv_values(y_size(g), rng);
       std::vector<double> base(static_cast<size_t>(y_size(g)), 0.0);
       for_each_tap(g, [&](int64_t yi, int64_t xi, int64_t wi) {
         base[static_cast<size_t>(yi)] += static_cast<double>(x[static_cast<size_t>(xi)]) * w[static_cast<size_t>(wi)];
@@ -128,7 +128,7 @@ TEST(Conv2d, InputGradIsTheAdjoint) {
     runtime::ThreadPool pool(threads);
     for (const auto& tc : conv_cases()) {
       const Conv2dGeometry& g = tc.g;
-      const auto dy = random_floats(y_size(g), rng), w = random_floats(w_size(g), rng);
+      const auto dy = random_conv_values(y_size(g), rng), w = random_conv_values(w_size(g), rng);
       std::vector<double> want(static_cast<size_t>(x_size(g)), 0.0);
       for_each_tap(g, [&](int64_t yi, int64_t xi, int64_t wi) {
         want[static_cast<size_t>(xi)] += static_cast<double>(dy[static_cast<size_t>(yi)]) * w[static_cast<size_t>(wi)];
@@ -148,7 +148,7 @@ TEST(Conv2d, WeightGradIsTheAdjoint) {
     runtime::ThreadPool pool(threads);
     for (const auto& tc : conv_cases()) {
       const Conv2dGeometry& g = tc.g;
-      const auto x = random_floats(x_size(g), rng), dy = random_floats(y_size(g), rng);
+      const auto x = random_conv_values(x_size(g), rng), dy = random_conv_values(y_size(g), rng);
       std::vector<double> want(static_cast<size_t>(w_size(g)), 0.0);
       for_each_tap(g, [&](int64_t yi, int64_t xi, int64_t wi) {
         want[static_cast<size_t>(wi)] += static_cast<double>(dy[static_cast<size_t>(yi)]) * x[static_cast<size_t>(xi)];

@@ -23,7 +23,7 @@ struct GemmCase {
   Activation act;
 };
 
-std::vector<float> random_floats(size_t n, std::mt19937& rng) {
+std::vector<float> random_gemm_values(size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
   std::vector<float> v(n);
   for (auto& x : v) x = d(rng);
@@ -35,11 +35,11 @@ void check_case(const GemmCase& tc, runtime::ThreadPool& pool, std::mt19937& rng
   const int64_t a_rows = tc.ta ? tc.k : tc.m, a_cols = tc.ta ? tc.m : tc.k;
   const int64_t b_rows = tc.tb ? tc.n : tc.k, b_cols = tc.tb ? tc.k : tc.n;
   const int64_t lda = a_cols + tc.pad, ldb = b_cols + tc.pad, ldc = tc.n + tc.pad, ldr = tc.n + 2 * tc.pad;
-  auto a = random_floats(static_cast<size_t>(a_rows * lda), rng);
-  auto b = random_floats(static_cast<size_t>(b_rows * ldb), rng);
-  auto c = random_floats(static_cast<size_t>(tc.m * ldc), rng);
-  auto bias = random_floats(static_cast<size_t>(tc.n), rng);
-  auto res = random_floats(static_cast<size_t>(tc.m * ldr), rng);
+  auto a = random_gemm_values(static_cast<size_t>(a_rows * lda), rng);
+  auto b = random_gemm_values(static_cast<size_t>(b_rows * ldb), rng);
+  auto c = random_gemm_values(static_cast<size_t>(tc.m * ldc), rng);
+  auto bias = random_gemm_values(static_cast<size_t>(tc.n), rng);
+  auto res = random_gemm_values(static_cast<size_t>(tc.m * ldr), rng);
   if (tc.beta == 0.0f) {  // C must not be read when beta == 0: fill it with NaN
     for (auto& x : c) x = std::nanf("");
   }
@@ -154,9 +154,9 @@ TEST(Sgemm, SingleRowFusedEpilogueIsBitExact) {
   if (!use_avx2()) GTEST_SKIP() << "no AVX2: the fused single-row kernel is not used";
   std::mt19937 rng(5);
   const int64_t n = 77, k = 300;
-  auto x = random_floats(static_cast<size_t>(k), rng);
-  auto w = random_floats(static_cast<size_t>(n * k), rng);
-  auto bias = random_floats(static_cast<size_t>(n), rng);
+  auto x = random_gemm_values(static_cast<size_t>(k), rng);
+  auto w = random_gemm_values(static_cast<size_t>(n * k), rng);
+  auto bias = random_gemm_values(static_cast<size_t>(n), rng);
   bias[3] = std::nanf("");
   bias[10] = 1e6f;  // a column far from zero either way
   bias[11] = -1e6f;

@@ -13,7 +13,7 @@
 namespace tessera::kernels {
 namespace {
 
-std::vector<float> random_floats(int64_t n, std::mt19937& rng, bool with_ties) {
+std::vector<float> random_pool_values(int64_t n, std::mt19937& rng, bool with_ties) {
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
   std::uniform_int_distribution<int> small(-2, 2);
   std::vector<float> v(static_cast<size_t>(n));
@@ -64,9 +64,9 @@ void run_max_pool_checks() {
     for (const auto& g : pool_cases()) {
       for (bool ties : {false, true}) {
         const int64_t in = g.planes * g.in_h * g.in_w, out = g.planes * g.out_h * g.out_w;
-        auto x = random_floats(in, rng, ties);
+        auto x = random_pool_values(in, rng, ties);
         if (in > 7) x[7] = std::nanf("");  // NaN wins its window
-        const auto dy = random_floats(out, rng, false);
+        const auto dy = random_pool_values(out, rng, false);
         std::vector<float> y(static_cast<size_t>(out)), dx(static_cast<size_t>(in), 123.0f);
         max_pool2d_forward(g, x.data(), y.data(), &pool);
         max_pool2d_backward(g, x.data(), dy.data(), dx.data(), &pool);
@@ -127,7 +127,7 @@ TEST(AvgPool2d, ForwardAndBackwardMatchDefinition) {
   for (const auto& g : cases)
     for (bool include_pad : {true, false}) {
       const int64_t in = g.planes * g.in_h * g.in_w, out = g.planes * g.out_h * g.out_w;
-      const auto x = random_floats(in, rng, false), dy = random_floats(out, rng, false);
+      const auto x = random_pool_values(in, rng, false), dy = random_pool_values(out, rng, false);
       std::vector<float> y(static_cast<size_t>(out)), dx(static_cast<size_t>(in));
       avg_pool2d_forward(g, include_pad, x.data(), y.data(), &pool);
       avg_pool2d_backward(g, include_pad, dy.data(), dx.data(), &pool);

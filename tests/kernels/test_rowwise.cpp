@@ -17,7 +17,7 @@
 namespace tessera::kernels {
 namespace {
 
-std::vector<float> random_floats(int64_t n, std::mt19937& rng, float scale = 3.0f) {
+std::vector<float> random_row_values(int64_t n, std::mt19937& rng, float scale = 3.0f) {
   std::uniform_real_distribution<float> d(-scale, scale);
   std::vector<float> v(static_cast<size_t>(n));
   for (auto& x : v) x = d(rng);
@@ -32,7 +32,7 @@ void softmax_family_checks() {
     runtime::ThreadPool pool(threads);
     for (const auto& s : kShapes) {
       const int64_t rows = s[0], cols = s[1];
-      const auto x = random_floats(rows * cols, rng, 20.0f), dy = random_floats(rows * cols, rng, 1.0f);
+      const auto x = random_row_values(rows * cols, rng, 20.0f), dy = random_row_values(rows * cols, rng, 1.0f);
       std::vector<float> y(x.size()), ly(x.size()), dx(x.size()), ldx(x.size());
       softmax_forward(rows, cols, x.data(), y.data(), &pool);
       log_softmax_forward(rows, cols, x.data(), ly.data(), &pool);
@@ -88,7 +88,7 @@ TEST(CrossEntropy, LossAndGradient) {
   std::mt19937 rng(32);
   runtime::ThreadPool pool(2);
   const int64_t rows = 37, cols = 10;
-  const auto x = random_floats(rows * cols, rng, 5.0f);
+  const auto x = random_row_values(rows * cols, rng, 5.0f);
   std::vector<int64_t> t(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) t[static_cast<size_t>(r)] = r % 5 == 3 ? -100 : (r * 7) % cols;
   std::vector<float> loss(static_cast<size_t>(rows)), dlogits(x.size());
@@ -119,8 +119,8 @@ TEST(LayerNorm, ForwardBackwardAndRms) {
     for (const auto& s : kShapes) {
       const int64_t rows = s[0], cols = s[1];
       if (cols < 2) continue;
-      const auto x = random_floats(rows * cols, rng), w = random_floats(cols, rng), b = random_floats(cols, rng);
-      const auto dy = random_floats(rows * cols, rng, 1.0f);
+      const auto x = random_row_values(rows * cols, rng), w = random_row_values(cols, rng), b = random_row_values(cols, rng);
+      const auto dy = random_row_values(rows * cols, rng, 1.0f);
       const float eps = 1e-5f;
       std::vector<float> y(x.size()), mean(static_cast<size_t>(rows)), rstd(static_cast<size_t>(rows));
       std::vector<float> dx(x.size()), dw(static_cast<size_t>(cols)), db(static_cast<size_t>(cols)), ry(x.size());
@@ -183,7 +183,7 @@ TEST(Reduce, RowsColsAndOuterInner) {
       for (const auto& s : {std::array<int64_t, 3>{3, 5, 7}, std::array<int64_t, 3>{64, 32, 169},
                             std::array<int64_t, 3>{1, 1030, 1}, std::array<int64_t, 3>{300, 3, 2}}) {
         const int64_t outer = s[0], mid = s[1], inner = s[2];
-        const auto x = random_floats(outer * mid * inner, rng);
+        const auto x = random_row_values(outer * mid * inner, rng);
         auto fold = [&](double acc, double v) {
           switch (op) {
             case ReduceOp::sum:

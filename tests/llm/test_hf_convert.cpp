@@ -37,9 +37,9 @@ using nlohmann::json;
 
 namespace {
 
-struct TempDir {
+struct HfTempDir {
   std::string path = create_temp_directory(std::filesystem::temp_directory_path() / "tessera-hf-convert");
-  ~TempDir() {
+  ~HfTempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
   }
@@ -518,7 +518,7 @@ void expect_equal(const Array& got, const Array& want, const std::string& what) 
   EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << g.size() << " values differ";
 }
 
-const std::vector<int64_t> kIds{1, 271, 7, 276, 40, 263, 100, 2, 150, 9};
+const std::vector<int64_t> kHfIds{1, 271, 7, 276, 40, 263, 100, 2, 150, 9};
 
 }  // namespace
 
@@ -533,7 +533,7 @@ TEST(HfConvert, RopeRowPermutationIsLlamaCppPermute) {
 }
 
 TEST(HfConvert, Gpt2TensorsLogitsAndTokenizer) {
-  const TempDir tmp;
+  const HfTempDir tmp;
   const std::string dir = tmp.sub("gpt2"), out = tmp.path + "/gpt2.gguf";
   const Gpt2Spec s;
   const Tensors hf = make_gpt2(dir, s);
@@ -584,7 +584,7 @@ TEST(HfConvert, Gpt2TensorsLogitsAndTokenizer) {
 }
 
 TEST(HfConvert, Gpt2TokenizerJsonAndUnsupportedPreTokenizers) {
-  const TempDir tmp;
+  const HfTempDir tmp;
   const std::string dir = tmp.sub("gpt2"), out = tmp.path + "/gpt2.gguf";
   make_gpt2(dir);
   std::filesystem::remove(dir + "/vocab.json");
@@ -622,7 +622,7 @@ TEST(HfConvert, Gpt2TokenizerJsonAndUnsupportedPreTokenizers) {
 }
 
 TEST(HfConvert, Gpt2BareNamesBf16AndUntiedHead) {
-  const TempDir tmp;
+  const HfTempDir tmp;
   const std::string dir = tmp.sub("gpt2"), out = tmp.path + "/gpt2.gguf";
   Gpt2Spec s;
   s.dtype = DType::bf16;
@@ -675,7 +675,7 @@ TEST(HfConvert, LlamaGqaTiedUntiedShardedAndBf16) {
   }
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    const TempDir tmp;
+    const HfTempDir tmp;
     const std::string dir = tmp.sub("llama"), out = tmp.path + "/llama.gguf";
     const LlamaSpec& s = c.spec;
     const Tensors hf = make_llama(dir, s);
@@ -714,14 +714,14 @@ TEST(HfConvert, LlamaGqaTiedUntiedShardedAndBf16) {
 
     // (b) the logits against HF's forward (rotate_half on the unpermuted q/k); RoPE on consecutive pairs
     // of the same weights is far off, so a missing or wrong permutation could not pass.
-    const Array got = converted_logits(out, kIds);
-    EXPECT_LT(relative_error(got, llama_reference(hf, s, kIds).array()), 1e-4);
-    EXPECT_GT(relative_error(got, llama_reference(hf, s, kIds, Rope::pairs).array()), 1e-2);
+    const Array got = converted_logits(out, kHfIds);
+    EXPECT_LT(relative_error(got, llama_reference(hf, s, kHfIds).array()), 1e-4);
+    EXPECT_GT(relative_error(got, llama_reference(hf, s, kHfIds, Rope::pairs).array()), 1e-2);
   }
 }
 
 TEST(HfConvert, QuantizedTypesFollowThePlan) {
-  const TempDir tmp;
+  const HfTempDir tmp;
   const std::string dir = tmp.sub("llama");
   LlamaSpec s;
   s.dim = 64;
@@ -744,9 +744,9 @@ TEST(HfConvert, QuantizedTypesFollowThePlan) {
   EXPECT_EQ(io::gguf::Reader::open(f16).find_tensor("output_norm.weight")->type, quant::GgmlType::f32);
   for (const auto& p : r.plans) EXPECT_FALSE(p.reason.empty()) << p.name;
   // Rounded weights: close to the reference, not equal.
-  const Array ref = llama_reference(hf, s, kIds).array();
-  EXPECT_LT(relative_error(converted_logits(f16, kIds), ref), 3e-3);
-  EXPECT_LT(relative_error(converted_logits(q8, kIds), ref), 5e-2);
+  const Array ref = llama_reference(hf, s, kHfIds).array();
+  EXPECT_LT(relative_error(converted_logits(f16, kHfIds), ref), 3e-3);
+  EXPECT_LT(relative_error(converted_logits(q8, kHfIds), ref), 5e-2);
   o = HfConvertOptions{};
   o.type = "q4_k_m";  // rows of 64: K-quants fall back as llama-quantize does
   convert_hf_model(dir, km, o);
@@ -772,7 +772,7 @@ TEST(HfConvert, QuantizedTypesFollowThePlan) {
 }
 
 TEST(HfConvert, SentencePieceTokenizerJson) {
-  const TempDir tmp;
+  const HfTempDir tmp;
   const std::string dir = tmp.sub("llama"), out = tmp.path + "/m.gguf";
   make_llama(dir);
   const HfConvertResult r = convert_hf_model(dir, out, {});
@@ -801,7 +801,7 @@ TEST(HfConvert, SentencePieceTokenizerJson) {
 }
 
 TEST(HfConvert, Llama3ByteLevelTokenizerJson) {
-  const TempDir tmp;
+  const HfTempDir tmp;
   const std::string dir = tmp.sub("llama"), out = tmp.path + "/m.gguf";
   LlamaSpec s;
   make_llama(dir, s);
@@ -825,7 +825,7 @@ TEST(HfConvert, Llama3ByteLevelTokenizerJson) {
 }
 
 TEST(HfConvert, ErrorsNameTheFileTheKeyOrTensorAndWriteNothing) {
-  const TempDir tmp;
+  const HfTempDir tmp;
   const std::string out = tmp.path + "/out.gguf";
   write_text(out, "previous");
   const auto fresh = [&](const std::string& name, const LlamaSpec& s = {}) {

@@ -16,7 +16,7 @@ using namespace tessera::models::llm;
 
 namespace {
 
-const std::vector<int64_t> kIds{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8};
+const std::vector<int64_t> kDecodeIds{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8};
 
 // Logits of `ids` decoded in chunks of the given sizes, stacked [n, n_vocab].
 Array decode_in_chunks(const LlmModel& model, const std::string& backend, const std::vector<int64_t>& ids,
@@ -53,8 +53,8 @@ void expect_decode_matches_prefill(const LlmModel& model, const std::vector<int6
 TEST(LlmDecode, RandomModelsTokenByTokenEqualThePrefill) {
   test::TinyShape s;
   s.layers = 2;
-  expect_decode_matches_prefill(LlmModel(test::parse_tiny(test::tiny_llama(s))), kIds, 1e-4, "llama");
-  expect_decode_matches_prefill(LlmModel(test::parse_tiny(test::tiny_gpt2(s))), kIds, 1e-4, "gpt2");
+  expect_decode_matches_prefill(LlmModel(test::parse_tiny(test::tiny_llama(s))), kDecodeIds, 1e-4, "llama");
+  expect_decode_matches_prefill(LlmModel(test::parse_tiny(test::tiny_gpt2(s))), kDecodeIds, 1e-4, "gpt2");
 }
 
 TEST(LlmDecode, TinyLlamaCppModelsTokenByTokenEqualThePrefill) {
@@ -94,7 +94,7 @@ TEST(LlmDecode, LastRowOnlyGivesTheLastTokensLogits) {
   const LlmModel model(test::parse_tiny(test::tiny_llama(s)));
   Decoder all(model, backends::backend_by_name("cpu"), 32);
   Decoder last(model, backends::backend_by_name("cpu"), 32);
-  const std::vector<int64_t> prompt(kIds.begin(), kIds.begin() + 6);
+  const std::vector<int64_t> prompt(kDecodeIds.begin(), kDecodeIds.begin() + 6);
   const Array full = all.step(prompt);
   const Array one = last.step(prompt, /*last_row_only=*/true);
   ASSERT_EQ(one.shape(), (Shape{1, model.config().n_vocab}));
@@ -112,7 +112,7 @@ TEST(LlmDecode, HalfPrecisionCacheStaysCloseToTheF32One) {
   const LlmModel model(test::parse_tiny(test::tiny_llama(s)));
   Decoder wide(model, backends::backend_by_name("cpu"), 32, DType::f32);
   Decoder half(model, backends::backend_by_name("cpu"), 32, DType::f16);
-  const std::vector<int64_t> prompt(kIds.begin(), kIds.begin() + 5);
+  const std::vector<int64_t> prompt(kDecodeIds.begin(), kDecodeIds.begin() + 5);
   EXPECT_LT(test::compare_rows(half.step(prompt), wide.step(prompt)).max_abs, 2e-2);
   for (int64_t t : {4, 2, 8}) EXPECT_LT(test::compare_rows(half.step({t}), wide.step({t})).max_abs, 2e-2);
   EXPECT_THROW(Decoder(model, backends::backend_by_name("cpu"), 32, DType::bf16).step({1}), Error);

@@ -25,7 +25,7 @@ Array run(const io::gguf::Writer& w, const std::vector<int64_t>& ids, const std:
   return prefill.logits(ids);
 }
 
-const std::vector<int64_t> kIds{3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+const std::vector<int64_t> kStructureIds{3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
 
 // A copy of token_embd written as output.weight: the untied twin of a tied model.
 io::gguf::Writer untied_twin(bool gpt2, const test::TinyShape& s) {
@@ -44,7 +44,7 @@ TEST(LlmStructure, TiedEmbeddingsServeAsTheLmHead) {
     test::TinyShape s;
     s.tied = true;
     const io::gguf::Writer tied = gpt2 ? test::tiny_gpt2(s) : test::tiny_llama(s);
-    const test::Diff d = test::compare_rows(run(tied, kIds), run(untied_twin(gpt2, s), kIds));
+    const test::Diff d = test::compare_rows(run(tied, kStructureIds), run(untied_twin(gpt2, s), kStructureIds));
     EXPECT_EQ(d.max_abs, 0.0) << (gpt2 ? "gpt2" : "llama");
   }
 }
@@ -85,9 +85,9 @@ TEST(LlmStructure, QuantizedTiedEmbeddings) {
   untied.add_tensor("token_embd.weight", quant::GgmlType::q8_0, {s.dim, s.vocab}, encoded(embd, "q8_0"));
   untied.add_tensor("output.weight", quant::GgmlType::q8_0, {s.dim, s.vocab}, encoded(embd, "q8_0"));
 
-  const Array cpu = run(tied, kIds, "cpu"), ref = run(tied, kIds, "reference");
+  const Array cpu = run(tied, kStructureIds, "cpu"), ref = run(tied, kStructureIds, "reference");
   ASSERT_EQ(cpu.shape(), (Shape{10, 37}));
-  EXPECT_EQ(test::compare_rows(cpu, run(untied, kIds, "cpu")).max_abs, 0.0);
+  EXPECT_EQ(test::compare_rows(cpu, run(untied, kStructureIds, "cpu")).max_abs, 0.0);
   // The CPU kernels round activations to Q8_0 as llama.cpp does; the reference multiplies exactly.
   EXPECT_LT(test::compare_rows(cpu, ref).max_abs, 0.02 * max_abs(ref));
 }
@@ -95,10 +95,10 @@ TEST(LlmStructure, QuantizedTiedEmbeddings) {
 TEST(LlmStructure, CausalAndBackendsAgree) {
   for (bool gpt2 : {false, true}) {
     const io::gguf::Writer w = gpt2 ? test::tiny_gpt2() : test::tiny_llama();
-    const Array full = run(w, kIds, "reference");
-    const Array prefix = run(w, {kIds.begin(), kIds.begin() + 4}, "reference");
+    const Array full = run(w, kStructureIds, "reference");
+    const Array prefix = run(w, {kStructureIds.begin(), kStructureIds.begin() + 4}, "reference");
     EXPECT_LT(test::compare_rows(full, prefix).max_abs, 1e-5) << "later tokens changed earlier logits";
-    EXPECT_LT(test::compare_rows(run(w, kIds, "cpu"), full).max_abs, 1e-4) << (gpt2 ? "gpt2" : "llama");
+    EXPECT_LT(test::compare_rows(run(w, kStructureIds, "cpu"), full).max_abs, 1e-4) << (gpt2 ? "gpt2" : "llama");
   }
 }
 

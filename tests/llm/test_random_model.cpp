@@ -22,9 +22,9 @@ using namespace tessera::models::llm;
 
 namespace {
 
-struct TempDir {
+struct ModelTempDir {
   std::string path = create_temp_directory(std::filesystem::temp_directory_path() / "tessera-random-model");
-  ~TempDir() { remove_temp_directory(path); }
+  ~ModelTempDir() { remove_temp_directory(path); }
   std::string file(const std::string& name) const { return path + "/" + name; }
 };
 
@@ -50,7 +50,7 @@ RandomModelSpec small(Arch arch) {
 }  // namespace
 
 TEST(RandomModel, LlamaAndGpt2LoadTokenizeAndGiveOrderOneLogits) {
-  const TempDir dir;
+  const ModelTempDir dir;
   for (const Arch arch : {Arch::llama, Arch::gpt2}) {
     const RandomModelSpec spec = small(arch);
     const std::string path = dir.file(std::string(arch_name(arch)) + ".gguf");
@@ -95,7 +95,7 @@ TEST(RandomModel, LlamaAndGpt2LoadTokenizeAndGiveOrderOneLogits) {
 }
 
 TEST(RandomModel, SameSeedSameBytesOtherSeedOtherWeights) {
-  const TempDir dir;
+  const ModelTempDir dir;
   RandomModelSpec spec = small(Arch::llama);
   write_random_model(spec, dir.file("a.gguf"));
   write_random_model(spec, dir.file("b.gguf"));
@@ -106,7 +106,7 @@ TEST(RandomModel, SameSeedSameBytesOtherSeedOtherWeights) {
 }
 
 TEST(RandomModel, WeightTypesAndTheQ4KMMix) {
-  const TempDir dir;
+  const ModelTempDir dir;
   RandomModelSpec spec = small(Arch::llama);
   spec.dim = 256;  // whole K-quant blocks
   spec.ffn = 512;

@@ -3,6 +3,7 @@
 // window reads, cropped outputs, f64/f32/bf16; and the decompositions use one matmul each and only ops
 // the CUDA backend keeps.
 #include "decompose_check.h"
+#include "helpers.h"
 
 using namespace tessera;
 using namespace tessera::test;
@@ -29,7 +30,7 @@ struct ConvCase {
   Shape spatial(const Shape& s) const { return Shape(s.begin() + 2, s.end()); }
 };
 
-const std::vector<ConvCase>& cases() {
+const std::vector<ConvCase>& conv_cases() {
   static const std::vector<ConvCase> c = {
       {{2, 3, 11}, {4, 3, 3}, {1}, {0}, {1}},
       {{2, 4, 13}, {6, 2, 3}, {3}, {2}, {2}, 2},
@@ -43,13 +44,9 @@ const std::vector<ConvCase>& cases() {
   return c;
 }
 
-struct Precision {
-  DType dtype;
-  double rtol;
-};
-const Precision kPrecisions[] = {{DType::f64, 1e-12}, {DType::f32, 1e-5}, {DType::bf16, 3e-2}};
+const Precision kConvPrecisions[] = {{DType::f64, 1e-12}, {DType::f32, 1e-5}, {DType::bf16, 3e-2}};
 
-std::string describe(const ConvCase& c) {
+std::string describe_conv(const ConvCase& c) {
   return fmt::format("x {} w {} stride {} padding {} dilation {} groups {}", shape_str(c.x), shape_str(c.w),
                      shape_str(c.stride), shape_str(c.padding), shape_str(c.dilation), c.groups);
 }
@@ -78,10 +75,10 @@ void check(const ir::Graph& g, const std::vector<Array>& inputs, const Precision
 }
 
 TEST(ConvDecompose, ForwardWithAndWithoutBias) {
-  for (const ConvCase& c : cases()) {
-    for (const Precision& p : kPrecisions) {
+  for (const ConvCase& c : conv_cases()) {
+    for (const Precision& p : kConvPrecisions) {
       for (bool bias : {false, true}) {
-        SCOPED_TRACE(describe(c) + " " + dtype_name(p.dtype) + (bias ? " bias" : ""));
+        SCOPED_TRACE(describe_conv(c) + " " + dtype_name(p.dtype) + (bias ? " bias" : ""));
         std::vector<ir::TensorType> types = {{p.dtype, c.x}, {p.dtype, c.w}};
         std::vector<Array> inputs = {random_array(c.x, 1, -1, 1, p.dtype), random_array(c.w, 2, -1, 1, p.dtype)};
         if (bias) {
@@ -101,9 +98,9 @@ TEST(ConvDecompose, ForwardWithAndWithoutBias) {
 }
 
 TEST(ConvDecompose, InputGrad) {
-  for (const ConvCase& c : cases()) {
-    for (const Precision& p : kPrecisions) {
-      SCOPED_TRACE(describe(c) + " " + dtype_name(p.dtype));
+  for (const ConvCase& c : conv_cases()) {
+    for (const Precision& p : kConvPrecisions) {
+      SCOPED_TRACE(describe_conv(c) + " " + dtype_name(p.dtype));
       const ir::Graph g = trace(
           [&](const std::vector<Tensor>& a) {
             return std::vector<Tensor>{
@@ -116,9 +113,9 @@ TEST(ConvDecompose, InputGrad) {
 }
 
 TEST(ConvDecompose, WeightGrad) {
-  for (const ConvCase& c : cases()) {
-    for (const Precision& p : kPrecisions) {
-      SCOPED_TRACE(describe(c) + " " + dtype_name(p.dtype));
+  for (const ConvCase& c : conv_cases()) {
+    for (const Precision& p : kConvPrecisions) {
+      SCOPED_TRACE(describe_conv(c) + " " + dtype_name(p.dtype));
       const ir::Graph g = trace(
           [&](const std::vector<Tensor>& a) {
             return std::vector<Tensor>{

@@ -3,19 +3,12 @@
 #include <chrono>
 #include <iostream>
 
+#include "helpers.h"
 #include "naive.h"
 
 using namespace tessera;
 using namespace tessera::test;
 using conv_test::Conv2dArgs;
-
-namespace {
-
-Tensor f64(const std::vector<double>& v, const Shape& s) {
-  return Tensor::from_vector<double>(v, s);
-}
-
-}  // namespace
 
 TEST(Conv2d, HandComputedDifferenceKernel) {
   // w = [[1, 0], [0, -1]]: y[i, j] = x[i, j] - x[i + 1, j + 1].

@@ -1,6 +1,7 @@
 // Pooling with ceil_mode (PyTorch's): values and gradients against PyTorch 1.13 (the table below is the
 // output of tools/torch_values/pool_ceil_mode.py), finite-difference gradient checks, the output-size
 // rule (a last window must start inside the input or the left padding) and the errors.
+#include "helpers.h"
 #include "naive.h"
 
 using namespace tessera;
@@ -20,20 +21,13 @@ struct CeilCase {
   std::vector<double> dx;  // PyTorch's gradient of sum(y * ramp_weights)
 };
 
-// The inputs and output weights of the script: ((i * mul) % mod) / div - sub over the flat index.
-Array ramp(const Shape& shape, int64_t mul, int64_t mod, double div, double sub) {
-  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((static_cast<int64_t>(i) * mul) % mod) / div - sub;
-  return Array::from_vector(v, shape);
-}
-
 Tensor pool(const CeilCase& c, const Tensor& x) {
   return c.pool == Pool::max
              ? ops::max_pool2d(x, c.kernel, c.stride, c.padding, c.dilation, /*ceil_mode=*/true)
              : ops::avg_pool2d(x, c.kernel, c.stride, c.padding, c.count_include_pad, /*ceil_mode=*/true);
 }
 
-const std::vector<CeilCase>& pytorch_cases() {
+const std::vector<CeilCase>& ceil_cases() {
   static const std::vector<CeilCase> cases = {
       {Pool::max,
        {1, 2, 7, 6},
@@ -375,7 +369,7 @@ const std::vector<CeilCase>& pytorch_cases() {
 }  // namespace
 
 TEST(PoolCeilMode, MatchesPyTorchValuesAndGradients) {
-  for (const CeilCase& c : pytorch_cases()) {
+  for (const CeilCase& c : ceil_cases()) {
     SCOPED_TRACE(::testing::Message() << (c.pool == Pool::max ? "max" : "avg") << " " << shape_str(c.shape)
                                       << " kernel " << c.kernel[0] << "x" << c.kernel[1]);
     const Tensor x(ramp(c.shape, 7919, 97, 8.0, 6.0));

@@ -3,6 +3,7 @@
 // whose trailing elements no window reads, ties (inputs of few distinct integers: the gradient must go
 // to the first maximum in row-major order, exactly), NaN, integer inputs, f64/f32/bf16.
 #include "decompose_check.h"
+#include "helpers.h"
 
 using namespace tessera;
 using namespace tessera::test;
@@ -30,7 +31,7 @@ struct PoolCase {
   }
 };
 
-const std::vector<PoolCase>& cases() {
+const std::vector<PoolCase>& pool_cases() {
   static const std::vector<PoolCase> c = {
       {{2, 3, 10}, {3}, {2}, {1}, {1}, false},
       {{2, 3, 10}, {3}, {2}, {1}, {1}, true},
@@ -48,13 +49,9 @@ const std::vector<PoolCase>& cases() {
   return c;
 }
 
-struct Precision {
-  DType dtype;
-  double rtol;
-};
-const Precision kPrecisions[] = {{DType::f64, 1e-12}, {DType::f32, 1e-5}, {DType::bf16, 1e-2}};
+const Precision kPoolPrecisions[] = {{DType::f64, 1e-12}, {DType::f32, 1e-5}, {DType::bf16, 1e-2}};
 
-std::string describe(const PoolCase& c) {
+std::string describe_pool(const PoolCase& c) {
   return fmt::format("x {} kernel {} stride {} padding {} dilation {} ceil {}", shape_str(c.x), shape_str(c.kernel),
                      shape_str(c.stride), shape_str(c.padding), shape_str(c.dilation), c.ceil_mode);
 }
@@ -70,9 +67,9 @@ void check(const ir::Graph& g, const std::vector<Array>& inputs, double rtol, DT
 
 // Inputs of three distinct values put ties in most windows; the pooled value is exact.
 TEST(PoolDecompose, MaxPoolWithTies) {
-  for (const PoolCase& c : cases()) {
-    for (const Precision& p : kPrecisions) {
-      SCOPED_TRACE(describe(c) + " " + dtype_name(p.dtype));
+  for (const PoolCase& c : pool_cases()) {
+    for (const Precision& p : kPoolPrecisions) {
+      SCOPED_TRACE(describe_pool(c) + " " + dtype_name(p.dtype));
       const ir::Graph g = one_op_graph("max_pool", {{p.dtype, c.x}}, c.max_attrs());
       check(g, {int_array(c.x, 1, 3, p.dtype)}, 0.0, p.dtype);
       check(g, {random_array(c.x, 2, -1, 1, p.dtype)}, 0.0, p.dtype);
@@ -83,9 +80,9 @@ TEST(PoolDecompose, MaxPoolWithTies) {
 // The gradient goes to the first maximum in row-major order: exact with integer cotangents (sums of
 // a few integers are exact in every dtype, whatever the order).
 TEST(PoolDecompose, MaxPoolGradGoesToTheFirstMaximum) {
-  for (const PoolCase& c : cases()) {
-    for (const Precision& p : kPrecisions) {
-      SCOPED_TRACE(describe(c) + " " + dtype_name(p.dtype));
+  for (const PoolCase& c : pool_cases()) {
+    for (const Precision& p : kPoolPrecisions) {
+      SCOPED_TRACE(describe_pool(c) + " " + dtype_name(p.dtype));
       const Shape out = pooled(one_op_graph("max_pool", {{p.dtype, c.x}}, c.max_attrs()));
       const ir::Graph g = one_op_graph("max_pool_grad", {{p.dtype, c.x}, {p.dtype, out}}, c.max_attrs());
       for (int levels : {2, 3, 1000}) {
@@ -97,9 +94,9 @@ TEST(PoolDecompose, MaxPoolGradGoesToTheFirstMaximum) {
 }
 
 TEST(PoolDecompose, MaxPoolGatherReadsTheFirstMaximum) {
-  for (const PoolCase& c : cases()) {
-    for (const Precision& p : kPrecisions) {
-      SCOPED_TRACE(describe(c) + " " + dtype_name(p.dtype));
+  for (const PoolCase& c : pool_cases()) {
+    for (const Precision& p : kPoolPrecisions) {
+      SCOPED_TRACE(describe_pool(c) + " " + dtype_name(p.dtype));
       const ir::Graph g = one_op_graph("max_pool_gather", {{p.dtype, c.x}, {p.dtype, c.x}}, c.max_attrs());
       check(g, {int_array(c.x, 7, 3, p.dtype), random_array(c.x, 8, -1, 1, p.dtype)}, 0.0, p.dtype);
     }
@@ -130,11 +127,11 @@ TEST(PoolDecompose, MaxPoolSpecialValuesAndIntegers) {
 }
 
 TEST(PoolDecompose, AvgPool) {
-  for (const PoolCase& c : cases()) {
+  for (const PoolCase& c : pool_cases()) {
     if (c.dilated()) continue;  // avg_pool has no dilation
-    for (const Precision& p : kPrecisions) {
+    for (const Precision& p : kPoolPrecisions) {
       for (bool include_pad : {false, true}) {
-        SCOPED_TRACE(describe(c) + " " + dtype_name(p.dtype) + (include_pad ? " count_include_pad" : ""));
+        SCOPED_TRACE(describe_pool(c) + " " + dtype_name(p.dtype) + (include_pad ? " count_include_pad" : ""));
         const ir::Graph g = one_op_graph("avg_pool", {{p.dtype, c.x}}, c.avg_attrs(include_pad));
         check(g, {random_array(c.x, 13, -1, 1, p.dtype)}, p.rtol, p.dtype);
       }
@@ -143,11 +140,11 @@ TEST(PoolDecompose, AvgPool) {
 }
 
 TEST(PoolDecompose, AvgPoolGrad) {
-  for (const PoolCase& c : cases()) {
+  for (const PoolCase& c : pool_cases()) {
     if (c.dilated()) continue;
-    for (const Precision& p : kPrecisions) {
+    for (const Precision& p : kPoolPrecisions) {
       for (bool include_pad : {false, true}) {
-        SCOPED_TRACE(describe(c) + " " + dtype_name(p.dtype) + (include_pad ? " count_include_pad" : ""));
+        SCOPED_TRACE(describe_pool(c) + " " + dtype_name(p.dtype) + (include_pad ? " count_include_pad" : ""));
         const Shape out = pooled(one_op_graph("avg_pool", {{p.dtype, c.x}}, c.avg_attrs(include_pad)));
         ir::Attrs attrs = c.avg_attrs(include_pad);
         attrs.set("input_size", Shape(c.x.end() - static_cast<std::ptrdiff_t>(c.kernel.size()), c.x.end()));

@@ -1,5 +1,6 @@
 // Values of max/avg/adaptive pooling and nearest/bilinear upsampling: hand-computed cases and random
 // cases against the direct-loop formulas of naive.h; also dtype behaviour and gradient routing.
+#include "helpers.h"
 #include "naive.h"
 
 using namespace tessera;
@@ -11,9 +12,6 @@ std::vector<double> iota(int64_t n, double start = 1.0) {
   std::vector<double> v;
   for (int64_t i = 0; i < n; ++i) v.push_back(start + static_cast<double>(i));
   return v;
-}
-Tensor f64(const std::vector<double>& v, const Shape& s) {
-  return Tensor::from_vector<double>(v, s);
 }
 }  // namespace
 

@@ -1,5 +1,6 @@
 // Upsampling against PyTorch 1.13: 'nearest-exact' by size, and every mode by scale factor (the table is
 // the output of tools/torch_values/upsample.py), with gradients, finite-difference checks and errors.
+#include "helpers.h"
 #include "naive.h"
 
 using namespace tessera;
@@ -18,19 +19,12 @@ struct UpsampleCase {
   std::vector<double> dx;  // PyTorch's gradient of sum(y * ramp_weights)
 };
 
-// The script's inputs and output weights: ((i * mul) % mod) / div - sub over the flat index.
-Array ramp(const Shape& shape, int64_t mul, int64_t mod, double div, double sub) {
-  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((static_cast<int64_t>(i) * mul) % mod) / div - sub;
-  return Array::from_vector(v, shape);
-}
-
 Tensor resample(const UpsampleCase& c, const Tensor& x) {
   if (c.size[0] != 0) return ops::upsample2d(x, c.size, c.mode, c.align_corners);
   return ops::upsample2d_scaled(x, c.scales, c.mode, c.align_corners);
 }
 
-const std::vector<UpsampleCase>& pytorch_cases() {
+const std::vector<UpsampleCase>& upsample_cases() {
   static const std::vector<UpsampleCase> cases = {
       {ops::UpsampleMode::NearestExact,
        {1, 2, 3, 4},
@@ -323,7 +317,7 @@ const std::vector<UpsampleCase>& pytorch_cases() {
 }  // namespace
 
 TEST(UpsamplePyTorch, MatchesValuesAndGradients) {
-  for (const UpsampleCase& c : pytorch_cases()) {
+  for (const UpsampleCase& c : upsample_cases()) {
     SCOPED_TRACE(::testing::Message() << "mode " << static_cast<int>(c.mode) << " " << shape_str(c.shape) << " size "
                                       << c.size[0] << "x" << c.size[1] << " scales " << c.scales[0] << "x"
                                       << c.scales[1]);

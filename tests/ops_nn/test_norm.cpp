@@ -23,7 +23,7 @@ std::vector<double> hand_normalize(const std::vector<double>& x, size_t block, d
   return out;
 }
 
-std::vector<double> values(const Array& a) {
+std::vector<double> norm_values(const Array& a) {
   return a.to_f64();
 }
 
@@ -31,20 +31,20 @@ std::vector<double> values(const Array& a) {
 
 TEST(LayerNorm, ValuesWithAndWithoutAffine) {
   const Array xa = random_array({2, 3, 4}, 1, -2, 2);
-  const std::vector<double> x = values(xa);
+  const std::vector<double> x = norm_values(xa);
   // normalized_shape [4]: blocks of 4.
   expect_close(ops::layer_norm(Tensor::from_array(xa), {4}), hand_normalize(x, 4, 1e-5), 1e-12);
   // normalized_shape [3, 4] with weight and bias.
   const Array wa = random_array({3, 4}, 2), ba = random_array({3, 4}, 3);
   std::vector<double> want = hand_normalize(x, 12, 1e-3);
-  for (size_t i = 0; i < want.size(); ++i) want[i] = want[i] * values(wa)[i % 12] + values(ba)[i % 12];
+  for (size_t i = 0; i < want.size(); ++i) want[i] = want[i] * norm_values(wa)[i % 12] + norm_values(ba)[i % 12];
   Tensor y = ops::layer_norm(Tensor::from_array(xa), {3, 4}, Tensor::from_array(wa), Tensor::from_array(ba), 1e-3);
   expect_shape(y, {2, 3, 4});
   expect_close(y, want, 1e-12);
   // Only a bias.
   std::vector<double> want_b = hand_normalize(x, 4, 1e-5);
   const Array b4 = random_array({4}, 4);
-  for (size_t i = 0; i < want_b.size(); ++i) want_b[i] += values(b4)[i % 4];
+  for (size_t i = 0; i < want_b.size(); ++i) want_b[i] += norm_values(b4)[i % 4];
   expect_close(ops::layer_norm(Tensor::from_array(xa), {4}, Tensor(), Tensor::from_array(b4)), want_b, 1e-12);
 }
 
@@ -52,7 +52,7 @@ TEST(LayerNorm, HalfPrecisionAndErrors) {
   const Array xa = random_array({3, 8}, 5, -2, 2);
   Tensor yh = ops::layer_norm(Tensor::from_array(xa.astype(DType::f16)), {8});
   EXPECT_EQ(yh.dtype(), DType::f16);
-  expect_close(yh, hand_normalize(values(xa.astype(DType::f16)), 8, 1e-5), 1e-2, 1e-2);
+  expect_close(yh, hand_normalize(norm_values(xa.astype(DType::f16)), 8, 1e-5), 1e-2, 1e-2);
 
   Tensor x = ops::zeros({2, 3});
   EXPECT_TESSERA_ERROR(ops::layer_norm(x, {2}), "layer_norm", "f32[2, 3]", "normalized_shape [2]");
@@ -84,7 +84,7 @@ TEST(LayerNorm, Gradients) {
 
 TEST(RmsNorm, ValuesErrorsGradients) {
   const Array xa = random_array({3, 4}, 21, -2, 2), wa = random_array({4}, 22);
-  const std::vector<double> x = values(xa), w = values(wa);
+  const std::vector<double> x = norm_values(xa), w = norm_values(wa);
   std::vector<double> want(x.size());
   for (size_t r = 0; r < 3; ++r) {
     double ms = 0;
@@ -132,7 +132,7 @@ TEST(RmsNorm, DefaultEpsIsTheMachineEpsilon) {
 TEST(BatchNorm, TrainingStepValuesAndRunningStats) {
   // x [N=3, C=2, L=2]: channel c holds x[n][c][l] for all n, l (6 values).
   const Array xa = random_array({3, 2, 2}, 31, -2, 3);
-  const std::vector<double> x = values(xa);
+  const std::vector<double> x = norm_values(xa);
   const std::vector<double> rm0{0.5, -1.0}, rv0{2.0, 0.5}, w{1.5, -0.5}, b{0.1, 0.2};
   const double momentum = 0.1, eps = 1e-5;
   Tensor rm = Tensor::from_vector<double>(rm0, {2}), rv = Tensor::from_vector<double>(rv0, {2});
@@ -174,7 +174,7 @@ TEST(BatchNorm, TrainingWithoutRunningStatsAndRank2) {
   EXPECT_FALSE(r.running_mean.defined());
   EXPECT_FALSE(r.running_var.defined());
   // [N, C]: each column normalised over the 4 rows.
-  const std::vector<double> x = values(xa);
+  const std::vector<double> x = norm_values(xa);
   std::vector<double> cols;
   for (size_t c = 0; c < 3; ++c)
     for (size_t n = 0; n < 4; ++n) cols.push_back(x[n * 3 + c]);
@@ -235,7 +235,7 @@ TEST(BatchNorm, Gradients) {
 TEST(GroupNorm, ValuesErrorsGradients) {
   // x [N=2, C=4, L=3], 2 groups: each group is 2 channels x 3 positions = 6 consecutive values.
   const Array xa = random_array({2, 4, 3}, 51, -2, 2);
-  const std::vector<double> x = values(xa);
+  const std::vector<double> x = norm_values(xa);
   const std::vector<double> w{1, 2, -1, 0.5}, b{0, 0.1, 0.2, 0.3};
   std::vector<double> want = hand_normalize(x, 6, 1e-5);
   for (size_t i = 0; i < want.size(); ++i) {

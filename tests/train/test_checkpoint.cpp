@@ -29,12 +29,6 @@ void train_steps(nn::Module& model, optim::Optimizer& opt, int steps, uint64_t d
   }
 }
 
-bool same_bytes(const Array& a, const Array& b) {
-  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
-  const Array ca = a.contiguous(), cb = b.contiguous();
-  return std::memcmp(ca.raw_data(), cb.raw_data(), ca.nbytes()) == 0;
-}
-
 void expect_same_state(const StateDict& a, const StateDict& b, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (const auto& [name, arr] : a) {

@@ -15,12 +15,6 @@ using namespace tessera::test;
 
 namespace {
 
-bool same_bytes(const Array& a, const Array& b) {
-  const Array ca = a.contiguous(), cb = b.contiguous();
-  return ca.dtype() == cb.dtype() && ca.shape() == cb.shape() &&
-         std::memcmp(ca.raw_data(), cb.raw_data(), ca.nbytes()) == 0;
-}
-
 // An MLP after two Adam steps (so that its moments and step count exist), saved as `tessera train` does.
 void write_trained_checkpoint(const std::string& path, bool sgd = false) {
   ops::Generator gen(7);

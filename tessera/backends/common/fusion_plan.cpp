@@ -83,7 +83,7 @@ int64_t cluster_work(const std::vector<lower::Cluster>& clusters) {
 
 namespace {
 
-bool generatable(const lower::Cluster& c) {
+bool loop_kernel_builds(const lower::Cluster& c) {
   try {
     lower::build_loop_kernel(c);
     return true;
@@ -97,13 +97,13 @@ bool generatable(const lower::Cluster& c) {
 std::vector<lower::Cluster> generatable(const std::vector<lower::Cluster>& clusters) {
   std::vector<lower::Cluster> kept;
   for (const lower::Cluster& c : clusters) {
-    if (generatable(c)) {
+    if (loop_kernel_builds(c)) {
       kept.push_back(c);
       continue;
     }
     for (const ir::NodePtr& n : c.nodes) {
       lower::Cluster single = single_node_cluster(n);
-      if (generatable(single)) kept.push_back(std::move(single));
+      if (loop_kernel_builds(single)) kept.push_back(std::move(single));
     }
   }
   return kept;

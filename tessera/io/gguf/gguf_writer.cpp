@@ -123,7 +123,9 @@ void put_zeros(Sink& sink, uint64_t n) {
   }
 }
 
-quant::GgmlType ggml_type_of(DType dt, const std::string& name) {
+}  // namespace
+
+quant::GgmlType gguf_type_of(DType dt, const std::string& name) {
   switch (dt) {
     case DType::f32:
       return quant::GgmlType::f32;
@@ -140,11 +142,9 @@ quant::GgmlType ggml_type_of(DType dt, const std::string& name) {
     case DType::i64:
       return quant::GgmlType::i64;
     default:
-      fail("gguf: tensor '{}' has dtype {}, which GGUF cannot store", name, dtype_name(dt));
+      fail("gguf: tensor '{}' has dtype {}, which GGUF cannot store", printable(name, 96), dtype_name(dt));
   }
 }
-
-}  // namespace
 
 Writer::Writer(uint64_t alignment) : alignment_(alignment) {
   TESSERA_CHECK(alignment > 0 && (alignment & (alignment - 1)) == 0 && alignment <= kMaxAlignment,
@@ -216,7 +216,7 @@ void Writer::add_tensor(const std::string& name, quant::GgmlType type, std::vect
 }
 
 void Writer::add_array(const std::string& name, const Array& array) {
-  const quant::GgmlType type = ggml_type_of(array.dtype(), name);
+  const quant::GgmlType type = gguf_type_of(array.dtype(), name);
   const Array c = array.contiguous();
   std::vector<int64_t> ne(c.shape().rbegin(), c.shape().rend());
   const auto* p = static_cast<const uint8_t*>(c.raw_data());

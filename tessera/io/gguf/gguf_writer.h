@@ -19,6 +19,10 @@
 
 namespace tessera::io::gguf {
 
+// The GGUF type that stores a plain (unquantized) array of `dt`; fails naming `tensor_name` for a dtype
+// GGUF has no type for (bool, u8).
+quant::GgmlType gguf_type_of(DType dt, const std::string& tensor_name);
+
 class Writer {
  public:
   // `alignment` must be a power of two of at most kMaxAlignment.

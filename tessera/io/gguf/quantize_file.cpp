@@ -116,27 +116,6 @@ bool is_gguf(const std::string& path) {
   return file.size() >= 4 && std::memcmp(file.data(), "GGUF", 4) == 0;
 }
 
-GgmlType ggml_type_of(DType dt, const std::string& name) {
-  switch (dt) {
-    case DType::f32:
-      return GgmlType::f32;
-    case DType::f16:
-      return GgmlType::f16;
-    case DType::bf16:
-      return GgmlType::bf16;
-    case DType::f64:
-      return GgmlType::f64;
-    case DType::i8:
-      return GgmlType::i8;
-    case DType::i32:
-      return GgmlType::i32;
-    case DType::i64:
-      return GgmlType::i64;
-    default:
-      fail("tensor '{}' has dtype {}, which GGUF cannot hold", printable(name, 96), dtype_name(dt));
-  }
-}
-
 // Tessera's training checkpoints (tessera/train/checkpoint.h) hold the optimiser's state beside the
 // model; a quantized model has no use for it.
 bool is_training_checkpoint(const SafetensorsFile& file) {
@@ -414,13 +393,13 @@ std::vector<TensorPlan> quantize_file(const std::string& in, const std::string& 
     for (const auto& [name, array] : st->tensors) {
       const Array& c = array;  // load_safetensors returns packed arrays
       if (checkpoint && is_optimizer_state(name)) {
-        TensorPlan p{name, std::vector<int64_t>(c.shape().rbegin(), c.shape().rend()), ggml_type_of(c.dtype(), name),
-                     ggml_type_of(c.dtype(), name), "optimiser state of a training checkpoint: dropped", c.nbytes(), 0};
+        TensorPlan p{name, std::vector<int64_t>(c.shape().rbegin(), c.shape().rend()), gguf_type_of(c.dtype(), name),
+                     gguf_type_of(c.dtype(), name), "optimiser state of a training checkpoint: dropped", c.nbytes(), 0};
         p.dropped = true;
         dropped.push_back(std::move(p));
         continue;
       }
-      sources.push_back({name, ggml_type_of(c.dtype(), name),
+      sources.push_back({name, gguf_type_of(c.dtype(), name),
                          std::vector<int64_t>(c.shape().rbegin(), c.shape().rend()),
                          static_cast<const uint8_t*>(c.raw_data()), c.nbytes(), layer_of(name)});
     }

@@ -79,7 +79,7 @@ namespace {
 
 using Env = std::unordered_map<ir::Value, OVal, ir::ValueHash>;
 
-std::string describe_node(const ir::Node& node) {
+std::string describe_tessera_node(const ir::Node& node) {
   std::vector<ir::TensorType> types;
   for (const ir::Value& v : node.inputs()) types.push_back(v.type());
   std::string s = fmt::format("node {} ({})", node.id(), ir::describe_op(node.op_name(), types));
@@ -168,7 +168,7 @@ class Exporter {
     if (outs.empty()) {
       if (!node.op().decompose) {
         ::tessera::fail("onnx export: {}: the op '{}' has no ONNX form (no lowering and no decomposition)",
-                        describe_node(node), op);
+                        describe_tessera_node(node), op);
       }
       outs = lower_decomposed(node, in, depth);
       lowered_.emplace(op, "decomposed");
