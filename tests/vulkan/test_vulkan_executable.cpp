@@ -1,14 +1,18 @@
 // Vulkan executables: a fused graph records into one command buffer with barriers only between
 // dependent dispatches, products use the tiled shader, operands at unaligned offsets bind through
-// shifts, TESSERA_VULKAN_PROFILE=1 times every dispatch, and what the device lacks runs on the CPU.
+// shifts, TESSERA_VULKAN_PROFILE=1 times every dispatch, and what the device lacks runs on the CPU (in
+// segments that keep their own constants).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <utility>
 
 #include "tessera/api/transforms.h"
 #include "tessera/backends/backend.h"
+#include "tessera/backends/cpu/cpu_backend.h"
 #include "tessera/backends/vulkan/executable.h"
 #include "tessera/ops/ops.h"
+#include "tessera/ops/optim.h"
 #include "test_util.h"
 
 namespace tessera::test {
@@ -109,6 +113,32 @@ TEST(VulkanExecutable, WhatTheDeviceLacksRunsOnTheCpu) {
   EXPECT_EQ(dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get()), nullptr)
       << "an f64 op should have split the graph";
   expect_matches(g, {random_array({10}, 12, -1, 1, DType::f32)}, 1e-6);
+}
+
+// Two Adam steps that differ only in their betas. Vulkan decomposes adam_update and its f64 bias
+// corrections (1 - beta^step) run on the CPU as small segments of one structure; with generated kernels
+// on, the second step's segments were given the first's cached CPU plan, whose kernels hold beta as a
+// literal (the differential suite's Adam sample, then the training steps, in one process).
+TEST(VulkanExecutable, SplitSegmentsOfOneStructureKeepTheirOwnConstants) {
+  struct JitAlways {
+    backends::cpu::JitMode saved = backends::cpu::jit_mode();
+    JitAlways() { backends::cpu::set_jit_mode(backends::cpu::JitMode::always); }
+    ~JitAlways() { backends::cpu::set_jit_mode(saved); }
+  } jit;
+  const ir::TensorType p{DType::f32, {5, 7}}, scalar{DType::f64, {}};
+  const std::vector<Array> in = {random_array({5, 7}, 16, -1, 1, DType::f32),
+                                 random_array({5, 7}, 17, -1, 1, DType::f32),
+                                 random_array({5, 7}, 18, -1, 1, DType::f32),
+                                 random_array({5, 7}, 19, 0, 1, DType::f32),
+                                 Array::scalar(0.01, DType::f64),
+                                 Array::scalar(3, DType::f64)};
+  for (const auto& [beta1, beta2] : {std::pair{0.8, 0.99}, std::pair{0.9, 0.999}}) {
+    SCOPED_TRACE("betas " + std::to_string(beta1) + ", " + std::to_string(beta2));
+    auto f = [beta1, beta2](const std::vector<Tensor>& a) {
+      return ops::adam_update(a[0], a[1], a[2], a[3], a[4], a[5], {.beta1 = beta1, .beta2 = beta2});
+    };
+    expect_matches(trace(f, {p, p, p, p, scalar, scalar}), in, 1e-5);
+  }
 }
 
 }  // namespace

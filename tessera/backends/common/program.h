@@ -105,6 +105,11 @@ struct Program {
   int32_t num_inputs = 0, num_outputs = 0;
   int32_t max_kernel_args = 0;
   int64_t step_scratch_bytes = 0;
+  // The steps hold the values of some of the graph's constants, not only their slots: generated kernels
+  // fold numel-1 constants into literals (lower::is_literal_constant). A plan cache keyed by structure
+  // may then reuse the program only for a graph whose small constants match (PlanCache's
+  // value_dependent).
+  bool holds_constant_values = false;
   ProgramStats stats;
   // Per step: the buffers it reads and writes, and the (written, read) pairs of buffers it may be given
   // as one memory (Lowering::allow_in_place) — what decides whether an aliased output may be written
