@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/verify.h"
+#include "tessera/backends/vulkan/shader_step.h"
 #include "tessera/backends/vulkan/vulkan_device.h"
 #include "tessera/core/error.h"
 
@@ -56,6 +57,13 @@ VulkanExecutable::VulkanExecutable(Context& context, ir::Graph graph, std::share
   input_staging_.resize(static_cast<size_t>(program_->num_inputs));
   output_staging_.resize(static_cast<size_t>(program_->num_outputs));
   recorder_ = std::make_unique<Recorder>(context_, profiling());
+  for (const auto& step : program_->steps) {
+    const auto* shader = dynamic_cast<const ShaderStep*>(step.get());
+    if (shader != nullptr && shader->reports_status()) {
+      status_ = Array::zeros(DType::i32, {1}).to(context_.memory());
+      break;
+    }
+  }
 }
 
 Device& VulkanExecutable::device() const { return context_.memory(); }
@@ -142,6 +150,7 @@ void VulkanExecutable::execute(const std::vector<Array>& inputs, std::vector<Arr
   common::RunContext ctx;
   ctx.buffers = addresses_.data();
   ctx.stream = recorder_.get();
+  if (status_.defined()) ctx.status = status_.device_data();
   {
     std::lock_guard<std::recursive_mutex> queue(context_.queue_mutex());
     recorder_->begin();
@@ -155,6 +164,15 @@ void VulkanExecutable::execute(const std::vector<Array>& inputs, std::vector<Arr
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (staged[k]) outputs[k].copy_from(output_staging_[k]);
+  }
+  if (status_.defined()) {
+    uint32_t word = 0;
+    dev.copy_to_host(&word, status_.device_data(), sizeof word);
+    if (word != 0) {
+      const uint32_t zero = 0;
+      dev.copy_from_host(status_.device_data(), &zero, sizeof zero);
+      throw Error(fmt::format("vulkan: graph '{}': {}", graph_.name(), status_message(word)));
+    }
   }
 }
 

@@ -106,7 +106,9 @@ void Recorder::barrier() {
 }
 
 void Recorder::dispatch(const Pipeline& pipeline, const std::vector<BufferUse>& buffers, std::vector<uint32_t> push,
-                        int shift_word, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z) {
+                        int shift_word, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
+                        int shifts_per_word) {
+  TESSERA_CHECK(shifts_per_word == 1 || shifts_per_word == 4, "vulkan: {} shifts a push word (1 or 4)", shifts_per_word);
   TESSERA_CHECK(static_cast<int>(buffers.size()) == pipeline.bindings, "vulkan: shader '{}' takes {} buffers, {} given",
                 pipeline.name, pipeline.bindings, buffers.size());
   TESSERA_CHECK(push.size() * 4 <= kPushBytes, "vulkan: shader '{}' pushes {} bytes (at most {})", pipeline.name,
@@ -127,9 +129,17 @@ void Recorder::dispatch(const Pipeline& pipeline, const std::vector<BufferUse>& 
                     pipeline.name, i, skipped);
     }
     if (shift_word >= 0) {
-      const size_t word = static_cast<size_t>(shift_word) + i;
+      const size_t word = static_cast<size_t>(shift_word) + i / static_cast<size_t>(shifts_per_word);
       if (push.size() <= word) push.resize(word + 1, 0);
-      push[word] = static_cast<uint32_t>(skipped / use.element_size);
+      const auto shift = static_cast<uint32_t>(skipped / use.element_size);
+      if (shifts_per_word == 1) {
+        push[word] = shift;
+      } else {
+        TESSERA_CHECK(shift < 256, "vulkan: shader '{}' buffer {} starts {} elements past an aligned offset (a byte "
+                      "holds its shift)", pipeline.name, i, shift);
+        const uint32_t bit = 8 * static_cast<uint32_t>(i % 4);
+        push[word] = (push[word] & ~(0xffu << bit)) | (shift << bit);
+      }
     }
     // At least one element bound (an empty view still needs a valid descriptor).
     const uint64_t range = std::min(at.available + skipped, std::max<uint64_t>(skipped + use.bytes, 16));
@@ -137,6 +147,7 @@ void Recorder::dispatch(const Pipeline& pipeline, const std::vector<BufferUse>& 
                   "vulkan: shader '{}' binds {} bytes, more than the device's maxStorageBufferRange ({})",
                   pipeline.name, range, limits.maxStorageBufferRange);
     infos[i] = {at.buffer, start, range};
+    if (use.order_free) continue;
     const ByteRange r{handle_value(at.buffer), at.offset, at.offset + std::max<uint64_t>(use.bytes, 1)};
     (use.written ? writes : reads).push_back(r);
   }

@@ -18,8 +18,12 @@ class Context;
 /// The backend's device context (null when the backend is not available): for tests and tools.
 Context* vulkan_context();
 
-/// The op names of `graph`'s nodes the Vulkan backend does not run itself (they go to the CPU),
-/// sorted, each once: what the coverage test and `tessera devices` report.
+/// Whether the node runs on Vulkan when a graph is compiled there: supported, or decomposed by the
+/// splitter (passes::decompose_where, as on CUDA) into nodes that all are.
+bool runs_on_vulkan(const ir::Node& node);
+
+/// The op names of `graph`'s nodes that go to the CPU when it is compiled for Vulkan (runs_on_vulkan
+/// false), sorted, each once: what the coverage test and `tessera devices` report.
 std::vector<std::string> vulkan_fallback_ops(const ir::Graph& graph);
 
 }  // namespace tessera::backends::vulkan
