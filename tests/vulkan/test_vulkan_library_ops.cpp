@@ -1,6 +1,6 @@
 // The Vulkan backend's library shaders against the reference backend, at ragged sizes (lanes shorter
 // and longer than a workgroup, sizes no power of two), on strided and broadcast operands, in f32 and
-// f16: softmax / log_softmax / logsumexp, argmax / argmin, gather / index_select / embedding / one_hot,
+// f16: softmax / log_softmax / logsumexp, argmax / argmin, cumsum, gather / index_select / embedding / one_hot,
 // scatter_add and embedding_grad (both formulations, repeated indices, more hits than the shared list
 // holds), pad / slice_backward, and the grouped Adam update. Each graph must compile into one Vulkan
 // executable, with nothing on the CPU.
@@ -79,6 +79,22 @@ TEST(VulkanLibraryOps, ArgExtremaTakeTheFirstOfTiesAndNaN) {
     with_nan.data<double>()[31] = std::numeric_limits<double>::quiet_NaN();
     const ir::Graph g = trace(f, {{dt, {5, 300}}, {dt, {6, 7, 3}}, {dt, {1}}});
     expect_vulkan_matches(g, {lib_levels({5, 300}, 1, 4, dt), with_nan.astype(dt), lib_levels({1}, 3, 2, dt)}, 0);
+  }
+}
+
+TEST(VulkanLibraryOps, RunningSumsOverShortAndChunkedLanes) {
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::cumsum(a[0], 1), ops::cumsum(a[0], 0, true), ops::cumsum(a[1], 1, true),
+                               ops::cumsum(a[1], 2), ops::cumsum(ops::transpose(a[2], 0, 1), 1)};
+  };
+  for (DType dt : kLibraryDtypes) {
+    SCOPED_TRACE(dtype_name(dt));
+    // Lanes of 1000 and 777 run in chunks, one workgroup each; lanes of 3 to 13 share workgroups.
+    const ir::Graph g = trace(f, {{dt, {3, 1000}}, {dt, {4, 13, 5}}, {dt, {777, 2}}});
+    expect_vulkan_matches(g,
+                          {random_array({3, 1000}, 30, -1, 1, dt), random_array({4, 13, 5}, 31, -1, 1, dt),
+                           random_array({777, 2}, 32, -1, 1, dt)},
+                          dt == DType::f16 ? 2e-2 : 5e-5);
   }
 }
 

@@ -12,6 +12,7 @@ void register_softmax_lowerings(common::LoweringTable& table);  // library_ops_s
 void register_index_lowerings(common::LoweringTable& table);    // library_ops_index.cpp
 void register_scatter_lowerings(common::LoweringTable& table);  // library_ops_scatter.cpp
 void register_arg_lowerings(common::LoweringTable& table);      // library_ops_arg.cpp
+void register_cumsum_lowerings(common::LoweringTable& table);   // library_ops_cumsum.cpp
 void register_pad_lowerings(common::LoweringTable& table);      // library_ops_pad.cpp
 void register_optim_lowerings(common::LoweringTable& table);    // library_ops_optim.cpp
 

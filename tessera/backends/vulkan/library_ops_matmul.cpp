@@ -140,6 +140,7 @@ const common::LoweringTable& vulkan_lowerings() {
     register_index_lowerings(t);
     register_scatter_lowerings(t);
     register_arg_lowerings(t);
+    register_cumsum_lowerings(t);
     register_pad_lowerings(t);
     register_optim_lowerings(t);
     return t;

@@ -23,7 +23,7 @@ Context* vulkan_context();
 bool runs_on_vulkan(const ir::Node& node);
 
 /// The op names of `graph`'s nodes that go to the CPU when it is compiled for Vulkan (runs_on_vulkan
-/// false), sorted, each once: what the coverage test and `tessera devices` report.
+/// false), sorted, each once: what the coverage test reports.
 std::vector<std::string> vulkan_fallback_ops(const ir::Graph& graph);
 
 }  // namespace tessera::backends::vulkan
