@@ -147,6 +147,7 @@ void VulkanExecutable::execute(const std::vector<Array>& inputs, std::vector<Arr
     output_at[k] = static_cast<std::byte*>(s ? output_staging_[k].device_data() : outputs[k].device_data());
   }
   common::resolve_buffers(p, static_cast<std::byte*>(arena_.device_data()), input_at, output_at, constants_, addresses_);
+  uint32_t status_word = 0;
   common::RunContext ctx;
   ctx.buffers = addresses_.data();
   ctx.stream = recorder_.get();
@@ -156,6 +157,7 @@ void VulkanExecutable::execute(const std::vector<Array>& inputs, std::vector<Arr
     recorder_->begin();
     try {
       for (const auto& step : p.steps) step->run(ctx);
+      if (status_.defined()) recorder_->read_back(status_.device_data(), &status_word, sizeof status_word);
     } catch (...) {
       context_.reset_commands();  // the half-recorded buffer is dropped, never submitted
       throw;
@@ -165,14 +167,10 @@ void VulkanExecutable::execute(const std::vector<Array>& inputs, std::vector<Arr
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (staged[k]) outputs[k].copy_from(output_staging_[k]);
   }
-  if (status_.defined()) {
-    uint32_t word = 0;
-    dev.copy_to_host(&word, status_.device_data(), sizeof word);
-    if (word != 0) {
-      const uint32_t zero = 0;
-      dev.copy_from_host(status_.device_data(), &zero, sizeof zero);
-      throw Error(fmt::format("vulkan: graph '{}': {}", graph_.name(), status_message(word)));
-    }
+  if (status_word != 0) {
+    const uint32_t zero = 0;
+    dev.copy_from_host(status_.device_data(), &zero, sizeof zero);
+    throw Error(fmt::format("vulkan: graph '{}': {}", graph_.name(), status_message(status_word)));
   }
 }
 

@@ -39,6 +39,7 @@ void Recorder::begin() {
   hazards_.clear();
   stats_ = RecordStats{};
   names_.clear();
+  read_back_host_ = nullptr;
   commands_ = context_.new_command_buffer();
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -187,8 +188,17 @@ void Recorder::dispatch(const Pipeline& pipeline, const std::vector<BufferUse>& 
   stats_.dispatches += 1;
 }
 
+void Recorder::read_back(const void* address, void* host, size_t bytes) {
+  TESSERA_CHECK(read_back_host_ == nullptr, "vulkan: one read-back a run");
+  context_.memory().record_download(commands_, address, bytes);
+  read_back_host_ = host;
+  read_back_bytes_ = bytes;
+}
+
 void Recorder::finish(const char* what) {
   check(vk().vkEndCommandBuffer(commands_), "vkEndCommandBuffer");
+  void* host = read_back_host_;
+  read_back_host_ = nullptr;
   try {
     context_.submit_and_wait(commands_, what);
   } catch (...) {
@@ -197,6 +207,7 @@ void Recorder::finish(const char* what) {
   }
   context_.reset_commands();
   commands_ = VK_NULL_HANDLE;
+  if (host != nullptr) context_.memory().read_staged(host, read_back_bytes_);
   if (!profile_ || names_.empty()) return;
   std::vector<uint64_t> ticks(2 * names_.size());
   check(vk().vkGetQueryPoolResults(context_.vk_device(), queries_, 0, static_cast<uint32_t>(ticks.size()),

@@ -53,7 +53,10 @@ class Recorder {
   void dispatch(const Pipeline& pipeline, const std::vector<BufferUse>& buffers, std::vector<uint32_t> push,
                 int shift_word, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1,
                 int shifts_per_word = 1);
-  /// Ends, submits and waits; then reads the timestamps when profiling.
+  /// Asks finish() to copy `bytes` (a few) at device `address` into `host` once the run is done,
+  /// within the run's own submission (a status word).
+  void read_back(const void* address, void* host, size_t bytes);
+  /// Ends, submits and waits; then fills the read_back() requests and reads the timestamps when profiling.
   void finish(const char* what);
   const RecordStats& stats() const { return stats_; }
   /// The most workgroups a dispatch may ask for along x.
@@ -73,6 +76,8 @@ class Recorder {
   VkQueryPool queries_ = VK_NULL_HANDLE;
   uint32_t query_capacity_ = 0;
   std::vector<std::string> names_;
+  void* read_back_host_ = nullptr;
+  size_t read_back_bytes_ = 0;
 };
 
 }  // namespace tessera::backends::vulkan
