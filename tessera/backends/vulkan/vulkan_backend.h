@@ -1,8 +1,10 @@
 #pragma once
 // The Vulkan backend: whole graphs compiled for any Vulkan 1.1 device through the shared lowering
 // (backends/common) with compute shaders: the emitter's GLSL dialect for fused clusters, hand-written
-// GLSL for matrix products and copies, compiled at run time by shaderc. Whatever it does not support
-// runs on the CPU backend through the graph splitter. Without a loader, a driver or a device the
+// GLSL for matrix products, copies and the library ops (softmax family, indexing and scatters, padding,
+// Adam: library_ops.h), compiled at run time by shaderc. What it lacks but can build from those ops
+// (convolutions, pooling) is decomposed by the graph splitter; whatever else it does not support runs
+// on the CPU backend through the splitter. Without a loader, a driver or a device the
 // backend exists but reports why it is unavailable, and compiling for it is a clear error.
 #include <string>
 #include <vector>
