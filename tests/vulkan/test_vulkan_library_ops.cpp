@@ -254,6 +254,15 @@ TEST(VulkanLibraryOps, AdamUpdatesEveryTensorOfAGroup) {
   }
 }
 
+TEST(VulkanLibraryOps, EmptyResultsDispatchNothing) {
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::softmax(a[0]), ops::argmax(a[1], 0), ops::cumsum(a[0], 1),
+                               ops::pad(a[0], {{1, 1}, {0, 0}}), ops::logsumexp(a[1], {0})};
+  };
+  const ir::Graph g = trace(f, {{DType::f32, {4, 0}}, {DType::f32, {3, 0}}});
+  expect_vulkan_matches(g, {Array::empty(DType::f32, {4, 0}), Array::empty(DType::f32, {3, 0})}, 0);
+}
+
 TEST(VulkanLibraryOps, InvalidDataIsReportedByTheRunThatMetIt) {
   auto f = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::gather(a[0], 1, a[1])}; };
   const auto exe = vulkan_under_test().compile(trace(f, {{DType::f32, {2, 3}}, {DType::i64, {2, 1}}}));

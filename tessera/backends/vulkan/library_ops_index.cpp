@@ -76,6 +76,8 @@ bool claim_pick(const ir::Node& node) {
   if (node.inputs().size() != 2 || node.num_outputs() != 1 || !fits_int_indexing(node)) return false;
   const ir::Value& x = node.input(0);
   if (!library_float(x.dtype()) || !library_index(node.input(1).dtype()) || x.rank() == 0) return false;
+  // Picks from an empty operand (every index out of range) have nothing to bind: the CPU reports them.
+  if (x.type().numel() == 0 && node.output_types()[0].numel() > 0) return false;
   return node.op_name() != "embedding" || x.rank() == 2;
 }
 

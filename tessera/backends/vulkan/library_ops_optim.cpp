@@ -131,7 +131,11 @@ int tensors_per_dispatch(const Context& context) {
 }
 
 bool claim_adam(const ir::Node& node) {
-  if (node.inputs().size() != 6 || node.num_outputs() != 3 || !fits_int_indexing(node)) return false;
+  // An empty parameter has nothing to bind in a dispatch shared with others: the CPU updates nothing.
+  if (node.inputs().size() != 6 || node.num_outputs() != 3 || !fits_int_indexing(node) ||
+      node.input(0).type().numel() == 0) {
+    return false;
+  }
   const DType dt = node.input(0).dtype();
   if (!library_float(dt)) return false;
   for (size_t i = 1; i < 4; ++i) {

@@ -216,10 +216,16 @@ void emit_scatter(Lowering& L, const ir::Node& node, const Scatter& s, int32_t x
   L.emit(std::make_unique<ShaderStep>(std::vector<ShaderDispatch>{std::move(d)}, what), reads, {y});
 }
 
+// Sums with no sources (an empty index) have nothing to bind for them; they stay on the CPU.
+bool has_sources(const ir::Node& node, size_t index, size_t source) {
+  return node.output_types()[0].numel() == 0 ||
+         (node.input(index).type().numel() > 0 && node.input(source).type().numel() > 0);
+}
+
 bool claim_scatter_add(const ir::Node& node) {
   return node.inputs().size() == 3 && node.num_outputs() == 1 && library_float(node.input(0).dtype()) &&
          node.input(2).dtype() == node.input(0).dtype() && library_index(node.input(1).dtype()) &&
-         node.input(0).rank() > 0 && fits_int_indexing(node);
+         node.input(0).rank() > 0 && fits_int_indexing(node) && has_sources(node, 1, 2);
 }
 
 bool lower_scatter_add(Lowering& L, const ir::NodePtr& node) {
@@ -241,7 +247,7 @@ bool lower_scatter_add(Lowering& L, const ir::NodePtr& node) {
 
 bool claim_embedding_grad(const ir::Node& node) {
   return node.inputs().size() == 2 && node.num_outputs() == 1 && library_float(node.input(0).dtype()) &&
-         library_index(node.input(1).dtype()) && fits_int_indexing(node);
+         library_index(node.input(1).dtype()) && fits_int_indexing(node) && has_sources(node, 1, 0);
 }
 
 // embedding_grad(g [*indices, d], indices) -> [V, d]: a scatter by target of g's rows, seen as [n, d].

@@ -166,7 +166,7 @@ bool lower_lanes(Lowering& L, const ir::NodePtr& node) {
   d.push = {static_cast<uint32_t>(lanes.rows), static_cast<uint32_t>(lanes.n), static_cast<uint32_t>(lanes.inner),
             static_cast<uint32_t>(width)};
   d.shift_word = kLanePushWords;
-  d.groups = {library_groups(lanes.rows, 256 / width), 1, 1};
+  d.groups = {out.type().numel() == 0 ? 0 : library_groups(lanes.rows, 256 / width), 1, 1};
   L.emit(std::make_unique<ShaderStep>(std::vector<ShaderDispatch>{std::move(d)},
                                       fmt::format("{} {} ({} lanes of {}, {} invocations each)", node->op_name(),
                                                   ir::type_str(out.type()), lanes.rows, lanes.n, width)),
