@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/verify.h"
+#include "tessera/backends/vulkan/shader_step.h"
 #include "tessera/backends/vulkan/vulkan_device.h"
 #include "tessera/core/error.h"
 
@@ -56,6 +57,13 @@ VulkanExecutable::VulkanExecutable(Context& context, ir::Graph graph, std::share
   input_staging_.resize(static_cast<size_t>(program_->num_inputs));
   output_staging_.resize(static_cast<size_t>(program_->num_outputs));
   recorder_ = std::make_unique<Recorder>(context_, profiling());
+  for (const auto& step : program_->steps) {
+    const auto* shader = dynamic_cast<const ShaderStep*>(step.get());
+    if (shader != nullptr && shader->reports_status()) {
+      status_ = Array::zeros(DType::i32, {1}).to(context_.memory());
+      break;
+    }
+  }
 }
 
 Device& VulkanExecutable::device() const { return context_.memory(); }
@@ -139,14 +147,17 @@ void VulkanExecutable::execute(const std::vector<Array>& inputs, std::vector<Arr
     output_at[k] = static_cast<std::byte*>(s ? output_staging_[k].device_data() : outputs[k].device_data());
   }
   common::resolve_buffers(p, static_cast<std::byte*>(arena_.device_data()), input_at, output_at, constants_, addresses_);
+  uint32_t status_word = 0;
   common::RunContext ctx;
   ctx.buffers = addresses_.data();
   ctx.stream = recorder_.get();
+  if (status_.defined()) ctx.status = status_.device_data();
   {
     std::lock_guard<std::recursive_mutex> queue(context_.queue_mutex());
     recorder_->begin();
     try {
       for (const auto& step : p.steps) step->run(ctx);
+      if (status_.defined()) recorder_->read_back(status_.device_data(), &status_word, sizeof status_word);
     } catch (...) {
       context_.reset_commands();  // the half-recorded buffer is dropped, never submitted
       throw;
@@ -155,6 +166,11 @@ void VulkanExecutable::execute(const std::vector<Array>& inputs, std::vector<Arr
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     if (staged[k]) outputs[k].copy_from(output_staging_[k]);
+  }
+  if (status_word != 0) {
+    const uint32_t zero = 0;
+    dev.copy_from_host(status_.device_data(), &zero, sizeof zero);
+    throw Error(fmt::format("vulkan: graph '{}': {}", graph_.name(), status_message(status_word)));
   }
 }
 

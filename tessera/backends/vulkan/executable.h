@@ -2,7 +2,8 @@
 // The Vulkan backend's Executable: a Program from the shared lowering plus, per instance, the device
 // arena, the constants uploaded once, and staging for inputs and outputs that are not packed device
 // memory. A run resolves buffer addresses, records every step into one command buffer (recorder.h),
-// submits it and waits: outputs are ready when run() returns.
+// submits it and waits: outputs are ready when run() returns, and invalid data a shader found (an index
+// out of range) is reported by that run as an error.
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -42,6 +43,9 @@ class VulkanExecutable final : public Executable {
   std::vector<Array> input_staging_, output_staging_;
   std::vector<int32_t> writes_over_input_;  // per output, the aliased input it may overwrite, else -1
   std::unique_ptr<Recorder> recorder_;
+  // The word the library shaders set when the data is invalid (an index out of range); defined only
+  // when a step may set it, then read after every run.
+  Array status_;
 };
 
 }  // namespace tessera::backends::vulkan

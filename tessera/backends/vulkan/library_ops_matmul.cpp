@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/cpu/library_ops.h"  // the view lowerings, which are backend-neutral
+#include "tessera/backends/vulkan/library_ops.h"
 #include "tessera/backends/vulkan/matmul_shader.h"
 #include "tessera/backends/vulkan/steps.h"
 #include "tessera/core/error.h"
@@ -135,6 +136,13 @@ const common::LoweringTable& vulkan_lowerings() {
     common::LoweringTable t;
     cpu::register_view_lowerings(t);
     t["matmul"] = {lower_matmul, claim_matmul, true};
+    register_softmax_lowerings(t);
+    register_index_lowerings(t);
+    register_scatter_lowerings(t);
+    register_arg_lowerings(t);
+    register_cumsum_lowerings(t);
+    register_pad_lowerings(t);
+    register_optim_lowerings(t);
     return t;
   }();
   return table;
