@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "tessera/backends/verify.h"
 #include "tessera/runtime/thread_scratch.h"
@@ -64,7 +65,10 @@ CpuExecutable::~CpuExecutable() {
   for (double t : step_seconds_) total += t;
   std::fprintf(stderr, "tessera cpu profile: graph '%s', %lld runs, %.3f ms per run\n", graph_.name().c_str(),
                static_cast<long long>(runs_), 1e3 * total / static_cast<double>(runs_));
-  for (size_t i = 0; i < order.size() && i < 25; ++i) {
+  // TESSERA_PROFILE_STEPS=all lists every step; any other value the 25 slowest.
+  const char* env = std::getenv("TESSERA_PROFILE_STEPS");
+  const size_t shown = env != nullptr && std::string(env) == "all" ? order.size() : 25;
+  for (size_t i = 0; i < order.size() && i < shown; ++i) {
     const size_t k = order[i];
     std::fprintf(stderr, "  %7.3f ms  %5.1f%%  %3zu: %s\n", 1e3 * step_seconds_[k] / static_cast<double>(runs_),
                  100.0 * step_seconds_[k] / std::max(total, 1e-12), k, program_->steps[k]->describe().c_str());

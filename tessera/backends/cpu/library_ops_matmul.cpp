@@ -128,7 +128,7 @@ class GemmStep final : public Step {
   }
   StepKind kind() const override { return StepKind::library; }
   std::string describe() const override {
-    static constexpr const char* kActs[] = {"", " gelu", " gelu_tanh", " silu", " sigmoid", " tanh"};
+    static constexpr const char* kActs[] = {"", " gelu", " gelu_tanh", " silu", " sigmoid", " tanh", " relu6"};
     std::string extra;
     if (bias_.buffer >= 0) extra += " +bias";
     if (act_ == Activation::relu) extra += " relu";

@@ -1,0 +1,151 @@
+// One depthwise output plane with AVX-512: 16 outputs of a row per vector, each tap one masked load
+// (zeros where it falls in the padding; stride 2 loads 32 inputs and keeps the even lanes) and one
+// FMA, the masks worked out once per plane; the tail is applied before the one store.
+#include "tessera/kernels/cpu/x86_kernels.h"
+
+#include "tessera/kernels/cpu/conv_depthwise.h"
+
+#if TESSERA_X86_KERNELS
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "tessera/kernels/cpu/activation.h"
+#endif
+
+namespace tessera::kernels::conv_detail {
+
+bool can_run_depthwise_avx512(const Conv2dGeometry& g) {
+  return TESSERA_X86_KERNELS && (g.stride_w == 1 || g.stride_w == 2) && g.kernel_w <= kMaxDepthwiseKernelW &&
+         g.out_w <= kMaxDepthwiseOutW;
+}
+
+#if TESSERA_X86_KERNELS
+
+namespace {
+
+inline uint64_t bits(int64_t lo, int64_t hi) {
+  if (hi <= lo) return 0;
+  const uint64_t upto_hi = hi >= 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1;
+  return upto_hi & ~((uint64_t{1} << lo) - 1);
+}
+
+// As conv_tile_avx512.cpp: relu keeps -0 and NaN, relu6 maps -0 to +0 and keeps NaN (maskz forms for
+// GCC 12's -Wmaybe-uninitialized).
+__attribute__((target("avx512f"), always_inline)) inline __m512 activate(Activation a, __m512 x) {
+  if (a == Activation::relu) return _mm512_maskz_max_ps(0xFFFF, _mm512_setzero_ps(), x);
+  if (a == Activation::relu6) {
+    const __m512 r =
+        _mm512_maskz_min_ps(0xFFFF, _mm512_maskz_max_ps(0xFFFF, x, _mm512_setzero_ps()), _mm512_set1_ps(6.0f));
+    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+  }
+  return x;
+}
+
+inline bool in_registers(Activation a) {
+  return a == Activation::none || a == Activation::relu || a == Activation::relu6;
+}
+
+// The plane with the tap columns and stride fixed at compile time (MobileNet's 3x3, stride 1 and 2;
+// 0 = read from g), four output rows at once: four independent FMA chains, where one row alone would
+// wait out each FMA's latency. A row whose tap falls in the padding loads with an empty mask.
+template <int KW, int S>
+__attribute__((target("avx512f"))) void plane(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x,
+                                              const float* w, float bias, const DepthwiseTail& tail, float* y) {
+  const int64_t sw = S != 0 ? S : g.stride_w, kw_n = KW != 0 ? KW : g.kernel_w, chunks = (g.out_w + 15) / 16;
+  const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const uint64_t(*load_mask)[kMaxDepthwiseKernelW] = masks.load;
+  const uint32_t* store_mask = masks.store;
+  const bool fused = in_registers(tail.activation) && in_registers(tail.post_activation);
+  constexpr int kRows = 4;
+  for (int64_t oh0 = 0; oh0 < g.out_h; oh0 += kRows) {
+    const int64_t rows = std::min<int64_t>(kRows, g.out_h - oh0);
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t ow0 = c * 16;
+      __m512 acc[kRows];
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) acc[r] = _mm512_set1_ps(bias);
+      for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+        const float* row[kRows];
+        uint64_t row_mask[kRows];
+#pragma GCC unroll 4
+        for (int r = 0; r < kRows; ++r) {
+          const int64_t ih = (oh0 + r) * g.stride_h - g.pad_h + kh * g.dilation_h;
+          const bool valid = r < rows && ih >= 0 && ih < g.in_h;
+          row_mask[r] = valid ? ~uint64_t{0} : 0;
+          row[r] = x + (valid ? ih : 0) * g.in_w + ow0 * sw - g.pad_w;  // may point into the padding: masked
+        }
+#pragma GCC unroll 16
+        for (int64_t kw = 0; kw < kw_n; ++kw) {
+          const __m512 wv = _mm512_set1_ps(w[kh * kw_n + kw]);
+#pragma GCC unroll 4
+          for (int r = 0; r < kRows; ++r) {
+            const uint64_t m = load_mask[c][kw] & row_mask[r];
+            const float* src = row[r] + kw * g.dilation_w;
+            __m512 v;
+            if (sw == 1) {
+              v = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), src);
+            } else {
+              v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(static_cast<__mmask16>(m), src), evens,
+                                         _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 16), src + 16));
+            }
+            acc[r] = _mm512_fmadd_ps(wv, v, acc[r]);
+          }
+        }
+      }
+      const auto sm = static_cast<__mmask16>(store_mask[c]);
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        if (r >= rows) break;
+        const int64_t oh = oh0 + r;
+        if (fused) {
+          acc[r] = activate(tail.activation, acc[r]);
+          if (tail.residual != nullptr)
+            acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + oh * g.out_w + ow0));
+          acc[r] = activate(tail.post_activation, acc[r]);
+        }
+        _mm512_mask_storeu_ps(y + oh * g.out_w + ow0, sm, acc[r]);
+      }
+    }
+  }
+  if (!fused) finish_depthwise_plane(g, tail, y);
+}
+
+}  // namespace
+
+DepthwiseMasks depthwise_masks(const Conv2dGeometry& g) {
+  DepthwiseMasks m;
+  const int64_t sw = g.stride_w;
+  for (int64_t c = 0; c < (g.out_w + 15) / 16; ++c) {
+    const int64_t ow0 = c * 16, len = std::min<int64_t>(16, g.out_w - ow0);
+    m.store[c] = static_cast<uint32_t>(bits(0, len));
+    for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+      int64_t lo = 0, hi = 0;
+      valid_outputs(g.in_w, g.out_w, sw, kw * g.dilation_w - g.pad_w, lo, hi);
+      lo = std::clamp(lo - ow0, int64_t{0}, len);
+      hi = std::clamp(hi - ow0, lo, len);
+      // Lane i reads input lane i * sw; for stride 2 the odd lanes between valid ones are in bounds too.
+      m.load[c][kw] = sw == 1 ? bits(lo, hi) : bits(2 * lo, 2 * hi - 1);
+    }
+  }
+  return m;
+}
+
+void depthwise_plane_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w,
+                            float bias, const DepthwiseTail& tail, float* y) {
+  if (g.kernel_w == 3 && g.stride_w == 1) return plane<3, 1>(g, masks, x, w, bias, tail, y);
+  if (g.kernel_w == 3 && g.stride_w == 2) return plane<3, 2>(g, masks, x, w, bias, tail, y);
+  return plane<0, 0>(g, masks, x, w, bias, tail, y);
+}
+
+#else
+
+DepthwiseMasks depthwise_masks(const Conv2dGeometry&) {
+  return {};
+}
+void depthwise_plane_avx512(const Conv2dGeometry&, const DepthwiseMasks&, const float*, const float*, float,
+                            const DepthwiseTail&, float*) {}
+
+#endif  // TESSERA_X86_KERNELS
+
+}  // namespace tessera::kernels::conv_detail

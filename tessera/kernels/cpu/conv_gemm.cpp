@@ -1,0 +1,242 @@
+// Convolution forward as an implicit GEMM: per group, Y[co, j] = W[co, :] . X[:, j] over the columns j
+// of the whole batch, with the im2col matrix X gathered panel by panel straight from the images
+// (conv_pack.h) instead of being written out and read back, and the tail (bias, activation, residual,
+// activation) applied by the register tile before its one store (conv_tile.h). The loop nest is the
+// GEMM's (NC columns -> k block -> MC rows -> NR x MR tiles); threads take a 2-D grid of output
+// channels x columns, so a batch of one keeps every thread busy, and the weights are packed once per
+// call or, when constant, once per executable (conv2d_pack_weights).
+#include <algorithm>
+#include <cstring>
+
+#include "tessera/core/error.h"
+#include "tessera/kernels/cpu/conv_pack.h"
+#include "tessera/kernels/cpu/conv_tile.h"
+#include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/runtime/thread_scratch.h"
+
+namespace tessera::kernels {
+
+namespace {
+using namespace conv_detail;
+
+// Cache blocking: a KC x NR column panel stays in L1 while the MR-row tiles of an MC x KC block of
+// weights (in L2) pass over it; an NC-column block of panels (KC x NC floats) stays in L2.
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = 144;  // a multiple of both tiles' MR (6, 12)
+constexpr int64_t kNC = 768;  // a multiple of both tiles' NR (16, 32)
+
+// The header at the start of packed weights: which tile layout they are in, for which product.
+constexpr int64_t kHeaderFloats = 16;
+constexpr int32_t kMagic = 0x50564e43;  // "CNVP"
+struct PackedHeader {
+  int32_t magic, mr, nr, k_block, m, k, groups;
+  bool operator==(const PackedHeader&) const = default;
+};
+static_assert(sizeof(PackedHeader) <= kHeaderFloats * sizeof(float));
+
+PackedHeader header_for(const Conv2dGeometry& g, const TileKernel& kernel) {
+  return {kMagic,
+          static_cast<int32_t>(kernel.mr),
+          static_cast<int32_t>(kernel.nr),
+          static_cast<int32_t>(k_block_size(col_rows(g), kKC)),
+          static_cast<int32_t>(out_per_group(g)),
+          static_cast<int32_t>(col_rows(g)),
+          static_cast<int32_t>(g.groups)};
+}
+
+int64_t packed_floats(const Conv2dGeometry& g, int64_t mr) {
+  return kHeaderFloats + g.groups * packed_weight_floats_per_group(g, mr);
+}
+
+bool has_tail(const ConvEpilogue& e, const float* bias) {
+  return bias != nullptr || e.activation != Activation::none || e.residual != nullptr ||
+         e.post_activation != Activation::none;
+}
+
+// The threads' grid tm x tn over (rows, columns) that minimises a thread's packing work (the
+// half-perimeter of its region), leaving every thread at least one tile.
+void thread_grid(int64_t m, int64_t n, int64_t mr, int64_t nr, int64_t threads, int64_t& tm, int64_t& tn) {
+  tm = tn = 1;
+  double best = -1.0;
+  for (int64_t t = threads; t >= 1 && best < 0; --t) {
+    for (int64_t cn = 1; cn <= t; ++cn) {
+      if (t % cn != 0) continue;
+      const int64_t cm = t / cn;
+      if ((m + mr - 1) / mr < cm || (n + nr - 1) / nr < cn) continue;
+      const double cost = static_cast<double>(m) / static_cast<double>(cm) + static_cast<double>(n) / static_cast<double>(cn);
+      if (best < 0 || cost < best) {
+        best = cost;
+        tm = cm;
+        tn = cn;
+      }
+    }
+  }
+}
+
+int64_t split_point(int64_t extent, int64_t parts, int64_t index, int64_t unit) {
+  if (index >= parts) return extent;
+  const int64_t units = (extent + unit - 1) / unit;
+  return std::min(extent, units * index / parts * unit);
+}
+
+// One group's product, for the thread that owns rows [i0, i1) and columns [j0, j1).
+struct GroupProduct {
+  const Conv2dGeometry* g;
+  TileKernel kernel;
+  int64_t k_block;
+  const float* weights;  // this group's packed weights
+  ColumnSource columns;
+  float* y;              // output channel 0 of this group in image 0
+  const float* bias;     // this group's bias, or null
+  const float* residual;  // like y, or null
+  ConvEpilogue epilogue;
+  bool tail;  // whether any tail applies
+
+  TileTail tail_at(int64_t row, int64_t offset) const {
+    TileTail t;
+    t.bias = bias != nullptr ? bias + row : nullptr;
+    t.activation = epilogue.activation;
+    t.residual = residual != nullptr ? residual + offset : nullptr;
+    t.ldr = out_plane(*g);
+    t.post_activation = epilogue.post_activation;
+    return t;
+  }
+
+  // Tile (rows [i, i + rows), columns [j, j + cols)) of the k block [p0, p0 + kc).
+  void tile(const float* pa, const float* pb, int64_t kc, int64_t i, int64_t rows, int64_t j, int64_t cols, bool first,
+            bool last) const {
+    const int64_t plane = out_plane(*g), image = g->out_channels * plane;
+    const int64_t n = j / plane, q = j % plane;
+    if (cols == kernel.nr && q + cols <= plane) {
+      const int64_t offset = n * image + i * plane + q;
+      const TileTail t = tail_at(i, offset);
+      const bool in_registers = tile_activation(t.activation) && tile_activation(t.post_activation);
+      kernel.run(kc, pa, pb, y + offset, plane, rows, !first, last && tail && in_registers ? &t : nullptr);
+      if (last && tail && !in_registers) tail_rows(y + offset, plane, rows, cols, t);
+      return;
+    }
+    // Cut by the last column or an image edge: compute into a local tile, then merge each image's part.
+    alignas(64) float local[16 * 32];
+    kernel.run(kc, pa, pb, local, kernel.nr, rows, false, nullptr);
+    for (int64_t c0 = 0; c0 < cols;) {
+      const int64_t jj = j + c0, nn = jj / plane, qq = jj % plane;
+      const int64_t len = std::min(cols - c0, plane - qq);
+      const int64_t offset = nn * image + i * plane + qq;
+      for (int64_t r = 0; r < rows; ++r) {
+        float* dst = y + offset + r * plane;
+        const float* l = local + r * kernel.nr + c0;
+        if (first) {
+          std::memcpy(dst, l, sizeof(float) * static_cast<size_t>(len));
+        } else {
+          for (int64_t c = 0; c < len; ++c) dst[c] += l[c];
+        }
+      }
+      if (last && tail) tail_rows(y + offset, plane, rows, len, tail_at(i, offset));
+      c0 += len;
+    }
+  }
+
+  void region(int64_t i0, int64_t i1, int64_t j0, int64_t j1) const {
+    const int64_t k = col_rows(*g), mr = kernel.mr, nr = kernel.nr;
+    float* panels = runtime::thread_scratch_of<float>(runtime::ScratchSlot::conv_columns, kKC * kNC);
+    for (int64_t jc = j0; jc < j1; jc += kNC) {
+      const int64_t nc = std::min(kNC, j1 - jc);
+      for (int64_t p0 = 0; p0 < k; p0 += k_block) {
+        const int64_t kc = std::min(k_block, k - p0);
+        const bool first = p0 == 0, last = p0 + kc == k;
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+          const int64_t cols = std::min(nr, nc - jr);
+          if (nr == 32 && use_avx512() && can_pack_columns_avx512(*g)) {
+            pack_columns_avx512(columns, p0, kc, jc + jr, cols, panels + jr * kc);
+          } else {
+            pack_columns(columns, p0, kc, jc + jr, cols, nr, panels + jr * kc);
+          }
+        }
+        for (int64_t ic = i0; ic < i1; ic += kMC) {
+          const int64_t mc = std::min(kMC, i1 - ic);
+          for (int64_t jr = 0; jr < nc; jr += nr) {
+            const int64_t cols = std::min(nr, nc - jr);
+            for (int64_t ir = ic; ir < ic + mc; ir += mr) {
+              const float* pa = weights + weight_panel_offset(*g, mr, p0, kc, ir);
+              tile(pa, panels + jr * kc, kc, ir, std::min(mr, ic + mc - ir), jc + jr, cols, first, last);
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g) {
+  return packed_floats(g, best_tile_kernel().mr);
+}
+
+void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool) {
+  runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
+  const TileKernel kernel = best_tile_kernel();
+  const PackedHeader h = header_for(g, kernel);
+  std::memset(packed, 0, sizeof(float) * kHeaderFloats);
+  std::memcpy(packed, &h, sizeof(h));
+  pack_weights(g, w, kernel.mr, h.k_block, packed + kHeaderFloats, tp);
+}
+
+namespace conv_detail {
+
+int64_t implicit_gemm_workspace_bytes(const Conv2dGeometry& g) {
+  // The weights packed per call, for whichever tile runs then (the widest uses the most padding).
+  return std::max(packed_floats(g, tile_kernel_avx512().mr), packed_floats(g, tile_kernel_avx2().mr)) * 4;
+}
+
+void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* packed_weights,
+                           const float* bias, float* y, void* workspace, const ConvEpilogue& epilogue,
+                           runtime::ThreadPool& pool) {
+  // Weights packed for a tile this CPU still runs (the AVX-512 switch may have changed since) are used
+  // as they are; anything else is packed now.
+  TileKernel kernel;
+  const float* packed = nullptr;
+  if (packed_weights != nullptr) {
+    PackedHeader h;
+    std::memcpy(&h, packed_weights, sizeof(h));
+    kernel = tile_kernel_for(h.mr, h.nr);
+    if (kernel.run != nullptr && h == header_for(g, kernel)) packed = packed_weights;
+  }
+  Workspace ws(packed != nullptr ? nullptr : workspace, packed != nullptr ? 0 : implicit_gemm_workspace_bytes(g));
+  if (packed == nullptr) {
+    kernel = best_tile_kernel();
+    conv2d_pack_weights(g, w, ws.floats(), &pool);
+    packed = ws.floats();
+  }
+  PackedHeader h;
+  std::memcpy(&h, packed, sizeof(h));
+  const int64_t m = out_per_group(g), n = g.batch * out_plane(g), k = col_rows(g);
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  // Below about a million flops the wake-up of a second thread costs more than it saves.
+  const int64_t threads = flops * static_cast<double>(g.groups) < 1.0e6 ? 1 : pool.size();
+  int64_t tm = 1, tn = 1;
+  thread_grid(m, n, kernel.mr, kernel.nr, threads, tm, tn);
+  for (int64_t gi = 0; gi < g.groups; ++gi) {
+    GroupProduct gp{&g,
+                    kernel,
+                    h.k_block,
+                    packed + kHeaderFloats + gi * packed_weight_floats_per_group(g, kernel.mr),
+                    ColumnSource{&g, x + gi * in_per_group(g) * in_plane(g), g.in_channels * in_plane(g)},
+                    y + gi * m * out_plane(g),
+                    bias != nullptr ? bias + gi * m : nullptr,
+                    epilogue.residual != nullptr ? epilogue.residual + gi * m * out_plane(g) : nullptr,
+                    epilogue,
+                    has_tail(epilogue, bias)};
+    pool.parallel_for(tm * tn, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t ti = t / tn, tj = t % tn;
+        const int64_t i0 = split_point(m, tm, ti, kernel.mr), i1 = split_point(m, tm, ti + 1, kernel.mr);
+        const int64_t j0 = split_point(n, tn, tj, kernel.nr), j1 = split_point(n, tn, tj + 1, kernel.nr);
+        if (i0 < i1 && j0 < j1) gp.region(i0, i1, j0, j1);
+      }
+    });
+  }
+}
+
+}  // namespace conv_detail
+}  // namespace tessera::kernels

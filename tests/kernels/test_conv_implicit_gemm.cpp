@@ -1,0 +1,193 @@
+// The implicit-GEMM convolution (conv_gemm.cpp) on every tile this CPU runs (AVX-512, AVX2, portable)
+// against a double-precision loop over the definition: shapes that cut tiles at image and batch edges,
+// several k blocks and row blocks, every tail (bias, in-register and other activations, residual,
+// activation after the residual), weights packed per call and packed once (also in a layout the
+// CPU no longer runs), and one thread or two.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "tessera/kernels/cpu/activation.h"
+#include "tessera/kernels/cpu/conv.h"
+#include "tessera/kernels/cpu/cpu_features.h"
+
+namespace tessera::kernels {
+namespace {
+
+enum class Path { avx512, avx2, portable };
+
+const char* path_name(Path p) {
+  return p == Path::avx512 ? "avx512" : p == Path::avx2 ? "avx2" : "portable";
+}
+
+// Selects one kernel path for the scope and restores the switches (AVX-512 is read before AVX2 goes
+// off: use_avx512() is false while AVX2 is off).
+class PathSwitch {
+ public:
+  explicit PathSwitch(Path p) : avx512_was_(use_avx512()), avx2_was_(use_avx2()) {
+    set_avx512_enabled(p == Path::avx512);
+    set_avx2_enabled(p != Path::portable);
+  }
+  ~PathSwitch() {
+    set_avx2_enabled(avx2_was_);
+    set_avx512_enabled(avx512_was_);
+  }
+
+ private:
+  bool avx512_was_, avx2_was_;
+};
+
+std::vector<Path> paths() {
+  std::vector<Path> p;
+  if (use_avx512()) p.push_back(Path::avx512);
+  if (use_avx2()) p.push_back(Path::avx2);
+  p.push_back(Path::portable);
+  return p;
+}
+
+std::vector<float> random_values(int64_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::uniform_real_distribution<float> d(-scale, scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// The convolution by its definition, in double; `magnitude` gets sum |x w| per output (for the bound).
+void reference_conv(const Conv2dGeometry& g, const std::vector<float>& x, const std::vector<float>& w,
+                    std::vector<double>& y, std::vector<double>& magnitude) {
+  const int64_t cpg = g.in_channels / g.groups, opg = g.out_channels / g.groups;
+  y.assign(static_cast<size_t>(g.batch * g.out_channels * g.out_h * g.out_w), 0.0);
+  magnitude.assign(y.size(), 0.0);
+  size_t yi = 0;
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t co = 0; co < g.out_channels; ++co)
+      for (int64_t oh = 0; oh < g.out_h; ++oh)
+        for (int64_t ow = 0; ow < g.out_w; ++ow, ++yi)
+          for (int64_t cl = 0; cl < cpg; ++cl)
+            for (int64_t kh = 0; kh < g.kernel_h; ++kh)
+              for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+                const int64_t ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
+                const int64_t iw = ow * g.stride_w - g.pad_w + kw * g.dilation_w;
+                if (ih < 0 || ih >= g.in_h || iw < 0 || iw >= g.in_w) continue;
+                const int64_t ci = co / opg * cpg + cl;
+                const double p = static_cast<double>(x[static_cast<size_t>(((n * g.in_channels + ci) * g.in_h + ih) * g.in_w + iw)]) *
+                                 w[static_cast<size_t>(((co * cpg + cl) * g.kernel_h + kh) * g.kernel_w + kw)];
+                y[yi] += p;
+                magnitude[yi] += std::abs(p);
+              }
+}
+
+struct Tail {
+  bool bias = false;
+  Activation activation = Activation::none;
+  bool residual = false;
+  Activation post = Activation::none;
+  const char* name;
+};
+
+double apply(Activation a, double v) {
+  return activation_value(a, static_cast<float>(v));
+}
+
+void check_case(const char* name, const Conv2dGeometry& g, std::mt19937& rng) {
+  const auto x = random_values(g.batch * g.in_channels * g.in_h * g.in_w, rng);
+  const auto w = random_values(g.out_channels * (g.in_channels / g.groups) * g.kernel_h * g.kernel_w, rng);
+  const auto bias = random_values(g.out_channels, rng);
+  const int64_t ys = g.batch * g.out_channels * g.out_h * g.out_w, plane = g.out_h * g.out_w;
+  const auto residual = random_values(ys, rng, 3.0f);
+  std::vector<double> base, magnitude;
+  reference_conv(g, x, w, base, magnitude);
+  const Tail tails[] = {{false, Activation::none, false, Activation::none, "none"},
+                        {true, Activation::relu, false, Activation::none, "bias relu"},
+                        {true, Activation::relu6, true, Activation::none, "bias relu6 residual"},
+                        {true, Activation::none, true, Activation::relu, "bias residual relu"},
+                        {false, Activation::sigmoid, true, Activation::tanh, "sigmoid residual tanh"}};
+  for (const Path path : paths()) {
+    PathSwitch on(path);
+    for (int threads : {1, 2}) {
+      runtime::ThreadPool pool(threads);
+      for (const Tail& t : tails) {
+        for (bool prepacked : {false, true}) {
+          ConvEpilogue e;
+          e.activation = t.activation;
+          e.residual = t.residual ? residual.data() : nullptr;
+          e.post_activation = t.post;
+          std::vector<float> packed;
+          if (prepacked) {
+            packed.resize(static_cast<size_t>(conv2d_packed_weights_floats(g)));
+            conv2d_pack_weights(g, w.data(), packed.data(), &pool);
+          }
+          std::vector<char> ws(static_cast<size_t>(conv2d_forward_workspace_bytes(g, &pool, prepacked)));
+          std::vector<float> y(static_cast<size_t>(ys), std::nanf(""));
+          conv2d_forward(g, x.data(), w.data(), t.bias ? bias.data() : nullptr, y.data(),
+                         ws.empty() ? nullptr : ws.data(), e, &pool, ConvAlgorithm::implicit_gemm,
+                         prepacked ? packed.data() : nullptr);
+          SCOPED_TRACE(testing::Message() << name << " path=" << path_name(path) << " threads=" << threads
+                                          << " tail=" << t.name << " prepacked=" << prepacked);
+          for (int64_t i = 0; i < ys; ++i) {
+            const auto s = static_cast<size_t>(i);
+            double want = base[s] + (t.bias ? bias[static_cast<size_t>(i / plane % g.out_channels)] : 0.0);
+            want = apply(t.activation, want);
+            if (t.residual) want += residual[s];
+            want = apply(t.post, want);
+            // A few float roundings of the sum of |products|, plus the tail's own roundings.
+            const double tol = 1e-6 * (magnitude[s] + 8.0) + 1e-6 * std::abs(want);
+            ASSERT_NEAR(y[s], want, tol) << "at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ConvImplicitGemm, MatchesDefinition) {
+  std::mt19937 rng(5);
+  struct Case {
+    const char* name;
+    Conv2dGeometry g;
+  };
+  Conv2dGeometry cropped = make_conv2d_geometry(2, 5, 11, 11, 7, 3, 3, 2, 2, 1, 1);
+  cropped.out_h -= 1;
+  cropped.out_w -= 2;
+  const Case cases[] = {
+      {"3x3 s1 p1, 7x7 planes cut by tiles and images", make_conv2d_geometry(3, 16, 7, 7, 24, 3, 3, 1, 1, 1, 1)},
+      {"3x3 s2 p1 (downsampling)", make_conv2d_geometry(2, 8, 15, 14, 20, 3, 3, 2, 2, 1, 1)},
+      {"7x7 s2 p3 stem, 3 channels", make_conv2d_geometry(1, 3, 40, 38, 16, 7, 7, 2, 2, 3, 3)},
+      {"1x1 s1 (pointwise), plane of 35", make_conv2d_geometry(3, 40, 5, 7, 13, 1, 1)},
+      {"1x1 s2", make_conv2d_geometry(2, 12, 9, 9, 30, 1, 1, 2, 2)},
+      {"several k blocks and row blocks", make_conv2d_geometry(1, 64, 6, 6, 150, 3, 3, 1, 1, 1, 1)},
+      {"many columns (more than one column block)", make_conv2d_geometry(2, 3, 30, 30, 8, 3, 3, 1, 1, 1, 1)},
+      {"wide rows (runs of 32 in one row)", make_conv2d_geometry(1, 2, 5, 70, 5, 3, 3, 1, 1, 1, 1)},
+      {"stride 2 wide rows", make_conv2d_geometry(1, 2, 6, 90, 5, 3, 3, 2, 2, 1, 1)},
+      {"stride 3, dilation 2", make_conv2d_geometry(2, 3, 13, 12, 5, 3, 3, 3, 3, 2, 2, 2, 2)},
+      {"grouped (2 channels per group)", make_conv2d_geometry(2, 8, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 4)},
+      {"asymmetric kernel and padding", make_conv2d_geometry(2, 4, 9, 11, 6, 3, 2, 2, 1, 1, 2)},
+      {"cropped output", cropped},
+  };
+  for (const Case& c : cases) check_case(c.name, c.g, rng);
+}
+
+// Weights packed while AVX-512 was on still give the right result once it is off: the forward pass
+// sees a layout it no longer runs and packs the weights itself.
+TEST(ConvImplicitGemm, WeightsPackedForAnotherTile) {
+  if (!use_avx512()) GTEST_SKIP() << "needs a CPU with AVX-512";
+  std::mt19937 rng(9);
+  const Conv2dGeometry g = make_conv2d_geometry(2, 8, 9, 9, 20, 3, 3, 1, 1, 1, 1);
+  const auto x = random_values(2 * 8 * 81, rng), w = random_values(20 * 8 * 9, rng);
+  std::vector<float> packed(static_cast<size_t>(conv2d_packed_weights_floats(g)));
+  conv2d_pack_weights(g, w.data(), packed.data());
+  std::vector<float> want(static_cast<size_t>(2 * 20 * 81)), got(want.size());
+  conv2d_forward(g, x.data(), w.data(), nullptr, want.data(), nullptr, {}, nullptr, ConvAlgorithm::implicit_gemm);
+  {
+    PathSwitch avx2(Path::avx2);
+    std::vector<char> ws(static_cast<size_t>(conv2d_forward_workspace_bytes(g)));
+    conv2d_forward(g, x.data(), w.data(), nullptr, got.data(), ws.data(), {}, nullptr, ConvAlgorithm::implicit_gemm,
+                   packed.data());
+  }
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
+}
+
+}  // namespace
+}  // namespace tessera::kernels
