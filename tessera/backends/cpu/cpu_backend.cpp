@@ -142,7 +142,8 @@ class CpuBackend final : public Backend {
       if (dump_programs()) std::fprintf(stderr, "%s", lowered->dump().c_str());
       CompileInfo info = info_of(*lowered);
       plan = CpuPlan{std::move(lowered), std::move(info)};
-      plan_cache().insert(key, *plan, !common::same_nodes(sealed, optimized));
+      const bool value_dependent = !common::same_nodes(sealed, optimized) || plan->program->reads_constant_values;
+      plan_cache().insert(key, *plan, value_dependent);
     }
     std::vector<Array> constants = common::bind_constants(*plan->program, key.constants);
     plan->info.total_ms = ms_since(t0);

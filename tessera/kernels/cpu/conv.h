@@ -62,6 +62,7 @@ struct ConvEpilogue {
 // Constant weights re-laid once for the forward pass's register tiles (conv2d_forward's
 // `packed_weights`), in the layout of the tile this CPU runs; a header records it, and the forward
 // pass packs the weights itself when the layout is not one it runs (AVX-512 switched off since).
+bool conv2d_takes_packed_weights(const Conv2dGeometry& g);  // false where the automatic choice packs nothing
 int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g);
 void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool = nullptr);
 

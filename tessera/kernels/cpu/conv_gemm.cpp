@@ -169,8 +169,13 @@ struct GroupProduct {
 
 }  // namespace
 
+bool conv2d_takes_packed_weights(const Conv2dGeometry& g) {
+  return !is_depthwise(g);
+}
+
 int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g) {
-  return packed_floats(g, best_tile_kernel().mr);
+  // Room for whichever tile runs when the weights are packed (the widest pads the most rows).
+  return std::max(packed_floats(g, tile_kernel_avx512().mr), packed_floats(g, tile_kernel_avx2().mr));
 }
 
 void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool) {
@@ -185,8 +190,7 @@ void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed,
 namespace conv_detail {
 
 int64_t implicit_gemm_workspace_bytes(const Conv2dGeometry& g) {
-  // The weights packed per call, for whichever tile runs then (the widest uses the most padding).
-  return std::max(packed_floats(g, tile_kernel_avx512().mr), packed_floats(g, tile_kernel_avx2().mr)) * 4;
+  return conv2d_packed_weights_floats(g) * 4;  // the weights packed per call
 }
 
 void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* packed_weights,
