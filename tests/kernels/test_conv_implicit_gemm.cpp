@@ -158,6 +158,8 @@ TEST(ConvImplicitGemm, MatchesDefinition) {
       {"1x1 s1 (pointwise), plane of 35", make_conv2d_geometry(3, 40, 5, 7, 13, 1, 1)},
       {"1x1 s2", make_conv2d_geometry(2, 12, 9, 9, 30, 1, 1, 2, 2)},
       {"several k blocks and row blocks", make_conv2d_geometry(1, 64, 6, 6, 150, 3, 3, 1, 1, 1, 1)},
+      {"several k blocks, tiles across images", make_conv2d_geometry(3, 40, 7, 7, 14, 3, 3, 1, 1, 1, 1)},
+      {"planes smaller than a tile", make_conv2d_geometry(5, 6, 4, 4, 8, 3, 3, 1, 1, 1, 1)},
       {"many columns (more than one column block)", make_conv2d_geometry(2, 3, 30, 30, 8, 3, 3, 1, 1, 1, 1)},
       {"wide rows (runs of 32 in one row)", make_conv2d_geometry(1, 2, 5, 70, 5, 3, 3, 1, 1, 1, 1)},
       {"stride 2 wide rows", make_conv2d_geometry(1, 2, 6, 90, 5, 3, 3, 2, 2, 1, 1)},

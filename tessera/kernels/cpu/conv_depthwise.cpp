@@ -47,12 +47,14 @@ void conv2d_depthwise_forward(const Conv2dGeometry& g, const float* x, const flo
                               const ConvEpilogue& epilogue, runtime::ThreadPool& pool) {
   const int64_t plane = out_plane(g), multiplier = out_per_group(g);
   const int64_t planes = g.batch * g.out_channels;
-  // About 16K multiply-adds per task keeps the pool's overhead small for the 7x7 planes too.
+  // At least about 16K multiply-adds per task keeps the pool's overhead small for the 7x7 planes too;
+  // up to four tasks per thread, claimed by whichever thread is free (a shared machine).
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, plane * taps(g)));
+  const int64_t tasks = std::min<int64_t>((planes + grain - 1) / grain, pool.size() == 1 ? 1 : 4 * pool.size());
   const bool vectorised = use_avx512() && can_run_depthwise_avx512(g);
   const DepthwiseMasks masks = vectorised ? depthwise_masks(g) : DepthwiseMasks{};
-  pool.parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
+  pool.parallel_tasks(tasks, [&](int64_t t0, int64_t t1) {
+    for (int64_t p = planes * t0 / tasks; p < planes * t1 / tasks; ++p) {
       const int64_t n = p / g.out_channels, co = p % g.out_channels;
       const float* xc = x + (n * g.in_channels + co / multiplier) * in_plane(g);
       float* yp = y + p * plane;

@@ -2,9 +2,9 @@
 // of the whole batch, with the im2col matrix X gathered panel by panel straight from the images
 // (conv_pack.h) instead of being written out and read back, and the tail (bias, activation, residual,
 // activation) applied by the register tile before its one store (conv_tile.h). The loop nest is the
-// GEMM's (NC columns -> k block -> MC rows -> NR x MR tiles); threads take a 2-D grid of output
-// channels x columns, so a batch of one keeps every thread busy, and the weights are packed once per
-// call or, when constant, once per executable (conv2d_pack_weights).
+// GEMM's (NC columns -> k block -> MC rows -> NR x MR tiles); threads claim tasks of a 2-D grid of
+// output channels x columns, so a batch of one keeps every thread busy, and the weights are packed once
+// per call or, when constant, once per executable (conv2d_pack_weights).
 #include <algorithm>
 #include <cstring>
 
@@ -29,7 +29,7 @@ constexpr int64_t kNC = 768;  // a multiple of both tiles' NR (16, 32)
 constexpr int64_t kHeaderFloats = 16;
 constexpr int32_t kMagic = 0x50564e43;  // "CNVP"
 struct PackedHeader {
-  int32_t magic, mr, nr, k_block, m, k, groups;
+  int32_t magic, mr, nr, exact_rows, k_block, m, k, groups;
   bool operator==(const PackedHeader&) const = default;
 };
 static_assert(sizeof(PackedHeader) <= kHeaderFloats * sizeof(float));
@@ -38,14 +38,19 @@ PackedHeader header_for(const Conv2dGeometry& g, const TileKernel& kernel) {
   return {kMagic,
           static_cast<int32_t>(kernel.mr),
           static_cast<int32_t>(kernel.nr),
+          kernel.exact_rows ? 1 : 0,
           static_cast<int32_t>(k_block_size(col_rows(g), kKC)),
           static_cast<int32_t>(out_per_group(g)),
           static_cast<int32_t>(col_rows(g)),
           static_cast<int32_t>(g.groups)};
 }
 
-int64_t packed_floats(const Conv2dGeometry& g, int64_t mr) {
-  return kHeaderFloats + g.groups * packed_weight_floats_per_group(g, mr);
+RowPanels row_panels(const Conv2dGeometry& g, const TileKernel& kernel) {
+  return {out_per_group(g), kernel.mr, kernel.exact_rows};
+}
+
+int64_t packed_floats(const Conv2dGeometry& g, const TileKernel& kernel) {
+  return kHeaderFloats + g.groups * packed_weight_floats_per_group(g, row_panels(g, kernel));
 }
 
 bool has_tail(const ConvEpilogue& e, const float* bias) {
@@ -53,24 +58,13 @@ bool has_tail(const ConvEpilogue& e, const float* bias) {
          e.post_activation != Activation::none;
 }
 
-// The threads' grid tm x tn over (rows, columns) that minimises a thread's packing work (the
-// half-perimeter of its region), leaving every thread at least one tile.
-void thread_grid(int64_t m, int64_t n, int64_t mr, int64_t nr, int64_t threads, int64_t& tm, int64_t& tn) {
-  tm = tn = 1;
-  double best = -1.0;
-  for (int64_t t = threads; t >= 1 && best < 0; --t) {
-    for (int64_t cn = 1; cn <= t; ++cn) {
-      if (t % cn != 0) continue;
-      const int64_t cm = t / cn;
-      if ((m + mr - 1) / mr < cm || (n + nr - 1) / nr < cn) continue;
-      const double cost = static_cast<double>(m) / static_cast<double>(cm) + static_cast<double>(n) / static_cast<double>(cn);
-      if (best < 0 || cost < best) {
-        best = cost;
-        tm = cm;
-        tn = cn;
-      }
-    }
-  }
+// The tasks' grid tm x tn over (rows, columns), several tasks per thread so that a thread that another
+// process keeps off its core holds up one task, not half the work. Columns are split first: a split
+// of the rows packs the same column panels in each row block.
+void task_grid(int64_t row_panels, int64_t n, int64_t nr, int64_t threads, int64_t& tm, int64_t& tn) {
+  const int64_t target = threads == 1 ? 1 : 4 * threads;
+  tn = std::min((n + nr - 1) / nr, target);
+  tm = std::min(row_panels, (target + tn - 1) / tn);
 }
 
 int64_t split_point(int64_t extent, int64_t parts, int64_t index, int64_t unit) {
@@ -79,10 +73,11 @@ int64_t split_point(int64_t extent, int64_t parts, int64_t index, int64_t unit) 
   return std::min(extent, units * index / parts * unit);
 }
 
-// One group's product, for the thread that owns rows [i0, i1) and columns [j0, j1).
+// One group's product; a task computes row panels [k0, k1) by columns [j0, j1).
 struct GroupProduct {
   const Conv2dGeometry* g;
   TileKernel kernel;
+  RowPanels rows;
   int64_t k_block;
   const float* weights;  // this group's packed weights
   ColumnSource columns;
@@ -107,23 +102,34 @@ struct GroupProduct {
             bool last) const {
     const int64_t plane = out_plane(*g), image = g->out_channels * plane;
     const int64_t n = j / plane, q = j % plane;
+    const int64_t offset = n * image + i * plane + q;
+    const TileTail t = tail_at(i, offset);
+    const bool in_registers = tile_activation(t.activation) && tile_activation(t.post_activation);
+    const TileTail* fused_tail = last && tail && in_registers ? &t : nullptr;
     if (cols == kernel.nr && q + cols <= plane) {
-      const int64_t offset = n * image + i * plane + q;
-      const TileTail t = tail_at(i, offset);
-      const bool in_registers = tile_activation(t.activation) && tile_activation(t.post_activation);
-      kernel.run(kc, pa, pb, y + offset, plane, rows, !first, last && tail && in_registers ? &t : nullptr);
+      kernel.run(kc, pa, pb, y + offset, plane, rows, !first, fused_tail, nullptr);
       if (last && tail && !in_registers) tail_rows(y + offset, plane, rows, cols, t);
       return;
     }
-    // Cut by the last column or an image edge: compute into a local tile, then merge each image's part.
+    // Cut by the last column or an image edge: the columns of this image and of the next, through masks.
+    const int64_t first_cols = std::min(cols, plane - q), second_cols = std::min(cols - first_cols, plane);
+    if (kernel.split_columns && in_registers && first_cols + second_cols == cols) {
+      TileColumns columns;
+      columns.first = static_cast<uint32_t>((uint64_t{1} << first_cols) - 1);
+      columns.second = static_cast<uint32_t>(((uint64_t{1} << cols) - 1) & ~uint64_t{columns.first});
+      columns.second_delta = image - q - first_cols;
+      kernel.run(kc, pa, pb, y + offset, plane, rows, !first, fused_tail, &columns);
+      return;
+    }
+    // Otherwise compute into a local tile, then merge each image's part.
     alignas(64) float local[16 * 32];
-    kernel.run(kc, pa, pb, local, kernel.nr, rows, false, nullptr);
+    kernel.run(kc, pa, pb, local, kernel.nr, rows, false, nullptr, nullptr);
     for (int64_t c0 = 0; c0 < cols;) {
       const int64_t jj = j + c0, nn = jj / plane, qq = jj % plane;
       const int64_t len = std::min(cols - c0, plane - qq);
-      const int64_t offset = nn * image + i * plane + qq;
+      const int64_t part = nn * image + i * plane + qq;
       for (int64_t r = 0; r < rows; ++r) {
-        float* dst = y + offset + r * plane;
+        float* dst = y + part + r * plane;
         const float* l = local + r * kernel.nr + c0;
         if (first) {
           std::memcpy(dst, l, sizeof(float) * static_cast<size_t>(len));
@@ -131,34 +137,33 @@ struct GroupProduct {
           for (int64_t c = 0; c < len; ++c) dst[c] += l[c];
         }
       }
-      if (last && tail) tail_rows(y + offset, plane, rows, len, tail_at(i, offset));
+      if (last && tail) tail_rows(y + part, plane, rows, len, tail_at(i, part));
       c0 += len;
     }
   }
 
-  void region(int64_t i0, int64_t i1, int64_t j0, int64_t j1) const {
-    const int64_t k = col_rows(*g), mr = kernel.mr, nr = kernel.nr;
+  void region(int64_t k0, int64_t k1, int64_t j0, int64_t j1) const {
+    const int64_t k = col_rows(*g), nr = kernel.nr;
+    const int64_t panels_per_block = std::max<int64_t>(1, kMC / kernel.mr);
     float* panels = runtime::thread_scratch_of<float>(runtime::ScratchSlot::conv_columns, kKC * kNC);
     for (int64_t jc = j0; jc < j1; jc += kNC) {
       const int64_t nc = std::min(kNC, j1 - jc);
       for (int64_t p0 = 0; p0 < k; p0 += k_block) {
         const int64_t kc = std::min(k_block, k - p0);
         const bool first = p0 == 0, last = p0 + kc == k;
-        for (int64_t jr = 0; jr < nc; jr += nr) {
-          const int64_t cols = std::min(nr, nc - jr);
-          if (nr == 32 && use_avx512() && can_pack_columns_avx512(*g)) {
-            pack_columns_avx512(columns, p0, kc, jc + jr, cols, panels + jr * kc);
-          } else {
-            pack_columns(columns, p0, kc, jc + jr, cols, nr, panels + jr * kc);
-          }
+        if (nr == 32 && use_avx512() && can_pack_columns_avx512(*g)) {
+          pack_columns_avx512(columns, p0, kc, jc, nc, panels);
+        } else {
+          for (int64_t jr = 0; jr < nc; jr += nr)
+            pack_columns(columns, p0, kc, jc + jr, std::min(nr, nc - jr), nr, panels + jr * kc);
         }
-        for (int64_t ic = i0; ic < i1; ic += kMC) {
-          const int64_t mc = std::min(kMC, i1 - ic);
+        for (int64_t kb = k0; kb < k1; kb += panels_per_block) {
+          const int64_t kb_end = std::min(k1, kb + panels_per_block);
           for (int64_t jr = 0; jr < nc; jr += nr) {
             const int64_t cols = std::min(nr, nc - jr);
-            for (int64_t ir = ic; ir < ic + mc; ir += mr) {
-              const float* pa = weights + weight_panel_offset(*g, mr, p0, kc, ir);
-              tile(pa, panels + jr * kc, kc, ir, std::min(mr, ic + mc - ir), jc + jr, cols, first, last);
+            for (int64_t panel = kb; panel < kb_end; ++panel) {
+              const float* pa = weights + weight_panel_offset(rows, p0, kc, panel);
+              tile(pa, panels + jr * kc, kc, rows.start(panel), rows.rows(panel), jc + jr, cols, first, last);
             }
           }
         }
@@ -174,8 +179,8 @@ bool conv2d_takes_packed_weights(const Conv2dGeometry& g) {
 }
 
 int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g) {
-  // Room for whichever tile runs when the weights are packed (the widest pads the most rows).
-  return std::max(packed_floats(g, tile_kernel_avx512().mr), packed_floats(g, tile_kernel_avx2().mr));
+  // Room for whichever tile runs when the weights are packed (the AVX-512 switch may change).
+  return std::max(packed_floats(g, tile_kernel_avx512()), packed_floats(g, tile_kernel_avx2()));
 }
 
 void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool) {
@@ -184,7 +189,7 @@ void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed,
   const PackedHeader h = header_for(g, kernel);
   std::memset(packed, 0, sizeof(float) * kHeaderFloats);
   std::memcpy(packed, &h, sizeof(h));
-  pack_weights(g, w, kernel.mr, h.k_block, packed + kHeaderFloats, tp);
+  pack_weights(g, w, row_panels(g, kernel), h.k_block, packed + kHeaderFloats, tp);
 }
 
 namespace conv_detail {
@@ -218,25 +223,27 @@ void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float*
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   // Below about a million flops the wake-up of a second thread costs more than it saves.
   const int64_t threads = flops * static_cast<double>(g.groups) < 1.0e6 ? 1 : pool.size();
+  const RowPanels rows = row_panels(g, kernel);
   int64_t tm = 1, tn = 1;
-  thread_grid(m, n, kernel.mr, kernel.nr, threads, tm, tn);
+  task_grid(rows.count(), n, kernel.nr, threads, tm, tn);
   for (int64_t gi = 0; gi < g.groups; ++gi) {
     GroupProduct gp{&g,
                     kernel,
+                    rows,
                     h.k_block,
-                    packed + kHeaderFloats + gi * packed_weight_floats_per_group(g, kernel.mr),
+                    packed + kHeaderFloats + gi * packed_weight_floats_per_group(g, rows),
                     ColumnSource{&g, x + gi * in_per_group(g) * in_plane(g), g.in_channels * in_plane(g)},
                     y + gi * m * out_plane(g),
                     bias != nullptr ? bias + gi * m : nullptr,
                     epilogue.residual != nullptr ? epilogue.residual + gi * m * out_plane(g) : nullptr,
                     epilogue,
                     has_tail(epilogue, bias)};
-    pool.parallel_for(tm * tn, 1, [&](int64_t t0, int64_t t1) {
+    pool.parallel_tasks(tm * tn, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t ti = t / tn, tj = t % tn;
-        const int64_t i0 = split_point(m, tm, ti, kernel.mr), i1 = split_point(m, tm, ti + 1, kernel.mr);
+        const int64_t k0 = rows.count() * ti / tm, k1 = rows.count() * (ti + 1) / tm;
         const int64_t j0 = split_point(n, tn, tj, kernel.nr), j1 = split_point(n, tn, tj + 1, kernel.nr);
-        if (i0 < i1 && j0 < j1) gp.region(i0, i1, j0, j1);
+        if (k0 < k1 && j0 < j1) gp.region(k0, k1, j0, j1);
       }
     });
   }

@@ -53,22 +53,21 @@ void pack_columns(const ColumnSource& src, int64_t p0, int64_t kc, int64_t j0, i
   }
 }
 
-void pack_weights(const Conv2dGeometry& g, const float* w, int64_t mr, int64_t k_block, float* dst,
+void pack_weights(const Conv2dGeometry& g, const float* w, const RowPanels& panels, int64_t k_block, float* dst,
                   runtime::ThreadPool& pool) {
-  const int64_t m = out_per_group(g), k = col_rows(g), panels = (m + mr - 1) / mr;
-  const int64_t per_group = packed_weight_floats_per_group(g, mr);
-  pool.parallel_for(g.groups * panels, 1, [&](int64_t t0, int64_t t1) {
+  const int64_t m = out_per_group(g), k = col_rows(g), count = panels.count();
+  const int64_t per_group = packed_weight_floats_per_group(g, panels);
+  pool.parallel_for(g.groups * count, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t gi = t / panels, i = t % panels * mr;
+      const int64_t gi = t / count, panel = t % count;
       const float* wg = w + gi * m * k;
-      const int64_t rows = std::min(mr, m - i);
+      const int64_t i = panels.start(panel), rows = panels.rows(panel), stride = panels.stride(panel);
       for (int64_t p0 = 0; p0 < k; p0 += k_block) {
         const int64_t kc = std::min(k_block, k - p0);
-        float* panel = dst + gi * per_group + weight_panel_offset(g, mr, p0, kc, i);
-        for (int64_t p = 0; p < kc; ++p) {
-          float* out = panel + p * mr;
+        float* out = dst + gi * per_group + weight_panel_offset(panels, p0, kc, panel);
+        for (int64_t p = 0; p < kc; ++p, out += stride) {
           for (int64_t r = 0; r < rows; ++r) out[r] = wg[(i + r) * k + p0 + p];
-          for (int64_t r = rows; r < mr; ++r) out[r] = 0.0f;
+          for (int64_t r = rows; r < stride; ++r) out[r] = 0.0f;
         }
       }
     }

@@ -1,7 +1,7 @@
 // im2col panels of 32 columns with AVX-512: a run of columns (one output row of one image) reads one
-// input row per tap, so each panel row is one or two masked loads (zeros where the tap falls in the
-// padding, no fault there) and a masked store; stride 2 loads twice the span and keeps the even lanes.
-// The masks are worked out once per run and tap column, not per element.
+// input row per tap, so each panel row is a few merge-masked loads (zeros where the tap falls in the
+// padding, no fault there) and two whole stores; stride 2 loads twice the span and keeps the even
+// lanes. The masks are worked out once per run and tap column, not per element.
 #include "tessera/kernels/cpu/x86_kernels.h"
 
 #include "tessera/kernels/cpu/conv_pack.h"
@@ -14,8 +14,13 @@
 
 namespace tessera::kernels::conv_detail {
 
+namespace {
+constexpr int64_t kMaxDepthKernel = 8;  // the widest and tallest kernel whose rows and masks a run keeps
+}  // namespace
+
 bool can_pack_columns_avx512(const Conv2dGeometry& g) {
-  return TESSERA_X86_KERNELS && (g.stride_w == 1 || g.stride_w == 2) && g.dilation_w == 1 && g.kernel_w <= 16;
+  return TESSERA_X86_KERNELS && (g.stride_w == 1 || g.stride_w == 2) && g.dilation_w == 1 &&
+         g.kernel_w <= kMaxDepthKernel && g.kernel_h <= kMaxDepthKernel;
 }
 
 #if TESSERA_X86_KERNELS
@@ -23,6 +28,8 @@ bool can_pack_columns_avx512(const Conv2dGeometry& g) {
 namespace {
 
 constexpr int64_t kNR = 32;
+// The runs (and their masks) of the panels filled together live on the stack: at most this many.
+constexpr int64_t kMaxPackRuns = 192;
 
 // Bits [lo, hi) of a 64-bit mask (0 <= lo <= hi <= 64).
 inline uint64_t bit_range(int64_t lo, int64_t hi) {
@@ -65,54 +72,91 @@ __attribute__((target("avx512f"))) void pack_pointwise(const ColumnSource& src, 
 __attribute__((target("avx512f"))) void pack_columns_avx512(const ColumnSource& src, int64_t p0, int64_t kc,
                                                             int64_t j0, int64_t cols, float* dst) {
   const Conv2dGeometry& g = *src.g;
-  if (cols < kNR) {
-    const auto tail = static_cast<uint32_t>(~bit_range(0, cols));
-    for (int64_t p = 0; p < kc; ++p) store_run(dst + p * kNR, tail, _mm512_setzero_ps(), _mm512_setzero_ps());
-  }
+  const int64_t panels = (cols + kNR - 1) / kNR;
   if (is_pointwise(g)) {
-    pack_pointwise(src, p0, kc, j0, cols, dst);
+    for (int64_t i = 0; i < panels; ++i) {
+      const int64_t c = std::min(kNR, cols - i * kNR);
+      float* d = dst + i * kNR * kc;
+      if (c < kNR) {
+        const auto tail = static_cast<uint32_t>(~bit_range(0, c));
+        for (int64_t p = 0; p < kc; ++p) store_run(d + p * kNR, tail, _mm512_setzero_ps(), _mm512_setzero_ps());
+      }
+      pack_pointwise(src, p0, kc, j0 + i * kNR, c, d);
+    }
     return;
   }
+  // The runs of the panels (columns of one output row of one image). Each panel row is built in
+  // registers by merge-masked loads, one or two per run, each lane reading its own tap (the address is
+  // shifted so that lane c reads the run's column c - c0), and stored whole: no masked stores. A group
+  // of panels is filled row by row, all of them for one tap before the next, so the loads walk along
+  // the input rows and the taps that follow find them in L1.
+  struct Run {
+    // Per tap row: the input row the run reads (shifted so that lane c reads column c - c0 of the run),
+    // and all lanes or none (a row in the padding, whose pointer is never read).
+    const float* row[kMaxDepthKernel];
+    uint64_t valid[kMaxDepthKernel];
+    uint64_t mask[kMaxDepthKernel];  // per tap column: the panel's (stride 2: the wide load's) lanes
+  };
+  Run runs[kMaxPackRuns];
+  int64_t first_run[kMaxPackRuns + 1];
   const int64_t plane = out_plane(g), taps_n = taps(g), sw = g.stride_w;
+  // A panel has at most this many runs (one per output row it touches).
+  const int64_t runs_per_panel = std::min(kNR, (kNR - 1) / g.out_w + 2);
   const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  uint64_t load_mask[16];  // per tap column: the input lanes to load, relative to the run's first tap
-  for (int64_t c0 = 0; c0 < cols;) {
-    const int64_t j = j0 + c0;
-    const int64_t n = j / plane, q = j % plane, oh = q / g.out_w, ow0 = q % g.out_w;
-    const int64_t len = std::min(cols - c0, g.out_w - ow0);
-    const auto len_mask = static_cast<uint32_t>(bit_range(0, len));
-    for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-      int64_t lo = 0, hi = 0;
-      valid_outputs(g.in_w, g.out_w, sw, kw - g.pad_w, lo, hi);
-      lo = std::clamp(lo - ow0, int64_t{0}, len);
-      hi = std::clamp(hi - ow0, lo, len);
-      // Lane c reads input lane c * sw; for stride 2 the odd lanes between valid ones are in bounds too.
-      load_mask[kw] = sw == 1 ? bit_range(lo, hi) : bit_range(2 * lo, 2 * hi - 1);
+  for (int64_t group = 0; group < panels;) {
+    const int64_t group_panels = std::min(panels - group, kMaxPackRuns / runs_per_panel);
+    int64_t run_count = 0;
+    for (int64_t i = 0; i < group_panels; ++i) {
+      first_run[i] = run_count;
+      const int64_t panel_j = j0 + (group + i) * kNR, panel_cols = std::min(kNR, j0 + cols - panel_j);
+      for (int64_t c0 = 0; c0 < panel_cols; ++run_count) {
+        const int64_t j = panel_j + c0;
+        const int64_t n = j / plane, q = j % plane, oh = q / g.out_w, ow0 = q % g.out_w;
+        const int64_t len = std::min(panel_cols - c0, g.out_w - ow0);
+        Run& r = runs[run_count];
+        const float* image = src.x + n * src.image_stride + (ow0 - c0) * sw - g.pad_w;
+        for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+          const int64_t ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
+          const bool inside = ih >= 0 && ih < g.in_h;
+          r.valid[kh] = inside ? ~uint64_t{0} : 0;
+          r.row[kh] = inside ? image + ih * g.in_w : image;
+        }
+        for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+          int64_t lo = 0, hi = 0;
+          valid_outputs(g.in_w, g.out_w, sw, kw - g.pad_w, lo, hi);
+          lo = std::clamp(lo - ow0, int64_t{0}, len) + c0;
+          hi = std::clamp(hi - ow0 + c0, lo, c0 + len);
+          // Stride 2 loads 64 lanes and keeps the even ones; the odd lanes between valid ones are in bounds.
+          r.mask[kw] = sw == 1 ? bit_range(lo, hi) : bit_range(2 * lo, 2 * hi - 1);
+        }
+        c0 += len;
+      }
     }
-    const float* xn = src.x + n * src.image_stride + ow0 * sw - g.pad_w;
+    first_run[group_panels] = run_count;
     int64_t ci = p0 / taps_n, kh = p0 % taps_n / g.kernel_w, kw = p0 % g.kernel_w;
     for (int64_t p = 0; p < kc; ++p) {
-      float* d = dst + p * kNR + c0;
-      const int64_t ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
-      if (ih < 0 || ih >= g.in_h) {
-        store_run(d, len_mask, _mm512_setzero_ps(), _mm512_setzero_ps());
-      } else {
-        const float* s = xn + ci * in_plane(g) + ih * g.in_w + kw;  // may point into the padding: masked
-        const uint64_t m = load_mask[kw];
-        if (sw == 1) {
-          store_run(d, len_mask, _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), s),
-                    _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 16), s + 16));
-        } else {
-          const __m512 a0 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), s);
-          const __m512 a1 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 16), s + 16);
-          __m512 hi = _mm512_setzero_ps();
-          if (len > 16) {
-            const __m512 a2 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 32), s + 32);
-            const __m512 a3 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 48), s + 48);
-            hi = _mm512_permutex2var_ps(a2, evens, a3);
+      const int64_t tap_offset = ci * in_plane(g) + kw;
+      for (int64_t i = 0; i < group_panels; ++i) {
+        __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+        __m512 a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+        for (int64_t k = first_run[i]; k < first_run[i + 1]; ++k) {
+          const Run& r = runs[k];
+          const float* s = r.row[kh] + tap_offset;  // may point outside the image: masked
+          const uint64_t m = r.mask[kw] & r.valid[kh];
+          lo = _mm512_mask_loadu_ps(lo, static_cast<__mmask16>(m), s);
+          hi = _mm512_mask_loadu_ps(hi, static_cast<__mmask16>(m >> 16), s + 16);
+          if (sw == 2) {
+            a2 = _mm512_mask_loadu_ps(a2, static_cast<__mmask16>(m >> 32), s + 32);
+            a3 = _mm512_mask_loadu_ps(a3, static_cast<__mmask16>(m >> 48), s + 48);
           }
-          store_run(d, len_mask, _mm512_permutex2var_ps(a0, evens, a1), hi);
         }
+        if (sw == 2) {
+          lo = _mm512_permutex2var_ps(lo, evens, hi);
+          hi = _mm512_permutex2var_ps(a2, evens, a3);
+        }
+        float* d = dst + (group + i) * kNR * kc + p * kNR;
+        _mm512_store_ps(d, lo);
+        _mm512_store_ps(d + 16, hi);
       }
       if (++kw == g.kernel_w) {
         kw = 0;
@@ -122,7 +166,7 @@ __attribute__((target("avx512f"))) void pack_columns_avx512(const ColumnSource& 
         }
       }
     }
-    c0 += len;
+    group += group_panels;
   }
 }
 

@@ -18,7 +18,7 @@ using gemm_detail::kNR;
 // (outside the output) are never touched.
 template <gemm_detail::MicroKernel Kernel>
 void tile_6x16(int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, int64_t rows, bool accumulate,
-               const TileTail* tail) {
+               const TileTail* tail, const TileColumns* /*columns: not split_columns*/) {
   if (rows == kMR) {
     Kernel(kc, pa, pb, c, ldc, 1.0f, accumulate ? 1.0f : 0.0f);
   } else {

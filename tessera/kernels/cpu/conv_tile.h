@@ -1,6 +1,7 @@
 #pragma once
 // The register tiles of the implicit-GEMM convolution (conv_gemm.cpp): a tile of MR output channels by
-// NR output pixels, c[r, j] (+)= sum_p pa[p * MR + r] * pb[p * NR + j] over one k block, then on the
+// NR output pixels, c[r, j] (+)= sum_p pa[p * S + r] * pb[p * NR + j] over one k block (S: the weight
+// panel's stride, RowPanels in conv_pack.h), then on the
 // last k block the convolution's tail (per-channel bias, activation, residual, activation) while the
 // tile is still in registers. Internal to tessera/kernels/cpu/conv_*.cpp.
 #include <cstdint>
@@ -23,15 +24,27 @@ inline bool tile_activation(Activation a) {
   return a == Activation::none || a == Activation::relu || a == Activation::relu6;
 }
 
-// Computes `rows` (<= mr) rows by all NR columns of c (row stride ldc); adds c's old values when
-// `accumulate`; applies `tail` when it is not null (its activations must pass tile_activation).
+// Where a tile's columns go when not all NR of them are at c: the lanes in `first` go to c (the columns
+// of one image), those in `second` to c + second_delta (the next image's first columns); the residual
+// is read the same way. Lanes in neither are computed and dropped.
+struct TileColumns {
+  uint32_t first = 0, second = 0;
+  int64_t second_delta = 0;
+};
+
+// Computes `rows` (<= mr) rows by the NR columns of c (row stride ldc), or by `columns` when it is not
+// null (kernels with split_columns only); adds c's old values when `accumulate`; applies `tail` when
+// it is not null (its activations must pass tile_activation).
 using TileFn = void (*)(int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, int64_t rows,
-                        bool accumulate, const TileTail* tail);
+                        bool accumulate, const TileTail* tail, const TileColumns* columns);
 
 struct TileKernel {
   int64_t mr = 0, nr = 0;
   TileFn run = nullptr;
   const char* name = "";
+  bool split_columns = false;  // takes TileColumns (else partial tiles go through a local tile)
+  bool exact_rows = false;     // runs any row count in registers, reading a panel of exactly those rows
+                               // (else a panel padded to mr; shorter tiles go through a local tile)
 };
 
 TileKernel tile_kernel_generic();  // 6 x 16, the SGEMM's portable micro-kernel: every CPU
