@@ -46,20 +46,20 @@ inline bool in_registers(Activation a) {
   return a == Activation::none || a == Activation::relu || a == Activation::relu6;
 }
 
-// The plane with the tap columns and stride fixed at compile time (MobileNet's 3x3, stride 1 and 2;
-// 0 = read from g), four output rows at once: four independent FMA chains, where one row alone would
-// wait out each FMA's latency. A row whose tap falls in the padding loads with an empty mask.
-template <int KW, int S>
-__attribute__((target("avx512f"))) void plane(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x,
-                                              const float* w, float bias, const DepthwiseTail& tail, float* y) {
+// Rows of a plane with the tap columns and stride fixed at compile time (MobileNet's 3x3, stride 1 and
+// 2; 0 = read from g), four output rows at once: four independent FMA chains, where one row alone
+// would wait out each FMA's latency. A row whose tap falls in the padding loads with an empty mask.
+// One block of kRows output rows from oh0 (all of them inside the plane).
+template <int KW, int S, int kRows>
+__attribute__((target("avx512f"))) void plane_rows(const Conv2dGeometry& g, const DepthwiseMasks& masks,
+                                                   const float* x, const float* w, float bias,
+                                                   const DepthwiseTail& tail, bool fused, float* y, int64_t oh0) {
   const int64_t sw = S != 0 ? S : g.stride_w, kw_n = KW != 0 ? KW : g.kernel_w, chunks = (g.out_w + 15) / 16;
   const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const uint64_t(*load_mask)[kMaxDepthwiseKernelW] = masks.load;
   const uint32_t* store_mask = masks.store;
-  const bool fused = in_registers(tail.activation) && in_registers(tail.post_activation);
-  constexpr int kRows = 4;
-  for (int64_t oh0 = 0; oh0 < g.out_h; oh0 += kRows) {
-    const int64_t rows = std::min<int64_t>(kRows, g.out_h - oh0);
+  constexpr int64_t rows = kRows;
+  {
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t ow0 = c * 16;
       __m512 acc[kRows];
@@ -108,7 +108,102 @@ __attribute__((target("avx512f"))) void plane(const Conv2dGeometry& g, const Dep
       }
     }
   }
-  if (!fused) finish_depthwise_plane(g, tail, y);
+}
+
+template <int KW, int S>
+void plane(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w, float bias,
+           const DepthwiseTail& tail, bool fused, float* y, int64_t oh_begin, int64_t oh_end) {
+  int64_t oh0 = oh_begin;
+  for (; oh0 + 4 <= oh_end; oh0 += 4) plane_rows<KW, S, 4>(g, masks, x, w, bias, tail, fused, y, oh0);
+  switch (oh_end - oh0) {
+    case 3:
+      return plane_rows<KW, S, 3>(g, masks, x, w, bias, tail, fused, y, oh0);
+    case 2:
+      return plane_rows<KW, S, 2>(g, masks, x, w, bias, tail, fused, y, oh0);
+    case 1:
+      return plane_rows<KW, S, 1>(g, masks, x, w, bias, tail, fused, y, oh0);
+    default:
+      return;
+  }
+}
+
+// The rows of a 3x3 plane (stride S both ways, no dilation) whose three taps rows all lie inside the
+// input, four output rows at a time: each input row the block reads is loaded once per tap column (for
+// stride 2: two loads and a permute) and feeds every output row it is a tap row of, from weights held
+// in registers. Same products in the same order as `plane`, so the results are the same bits.
+template <int S>
+__attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, const DepthwiseMasks& masks,
+                                                     const float* x, const float* w, float bias,
+                                                     const DepthwiseTail& tail, bool fused, float* y, int64_t oh_begin,
+                                                     int64_t oh_end) {
+  constexpr int kRows = 4, kInputRows = (kRows - 1) * S + 3;
+  const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  __m512 wv[9];
+  for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
+  const int64_t chunks = (g.out_w + 15) / 16;
+  int64_t oh0 = oh_begin;
+  for (; oh0 + kRows <= oh_end; oh0 += kRows) {
+    const float* block = x + (oh0 * S - g.pad_h) * g.in_w - g.pad_w;
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t ow0 = c * 16;
+      const float* first = block + ow0 * S;  // may point into the padding: masked
+      __mmask16 lo[3], hi[3];
+      for (int kw = 0; kw < 3; ++kw) {
+        lo[kw] = static_cast<__mmask16>(masks.load[c][kw]);
+        hi[kw] = static_cast<__mmask16>(masks.load[c][kw] >> 16);
+      }
+      __m512 acc[kRows];
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) acc[r] = _mm512_set1_ps(bias);
+#pragma GCC unroll 16
+      for (int t = 0; t < kInputRows; ++t) {
+        const float* row = first + t * g.in_w;
+        __m512 v[3];
+#pragma GCC unroll 3
+        for (int kw = 0; kw < 3; ++kw) {
+          if constexpr (S == 1) {
+            v[kw] = _mm512_maskz_loadu_ps(lo[kw], row + kw);
+          } else {
+            v[kw] = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(lo[kw], row + kw), evens,
+                                           _mm512_maskz_loadu_ps(hi[kw], row + kw + 16));
+          }
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < kRows; ++r) {
+          const int kh = t - r * S;
+          if (kh < 0 || kh > 2) continue;
+#pragma GCC unroll 3
+          for (int kw = 0; kw < 3; ++kw) acc[r] = _mm512_fmadd_ps(wv[kh * 3 + kw], v[kw], acc[r]);
+        }
+      }
+      const auto sm = static_cast<__mmask16>(masks.store[c]);
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        const int64_t oh = oh0 + r;
+        if (fused) {
+          acc[r] = activate(tail.activation, acc[r]);
+          if (tail.residual != nullptr)
+            acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + oh * g.out_w + ow0));
+          acc[r] = activate(tail.post_activation, acc[r]);
+        }
+        _mm512_mask_storeu_ps(y + oh * g.out_w + ow0, sm, acc[r]);
+      }
+    }
+  }
+  if (oh0 < oh_end) plane<3, S>(g, masks, x, w, bias, tail, fused, y, oh0, oh_end);
+}
+
+// A 3x3 plane, stride 1 or 2 both ways, no dilation: the rows with taps in the top or bottom padding
+// through `plane`, the others through interior_3x3.
+template <int S>
+void plane_3x3(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w, float bias,
+               const DepthwiseTail& tail, bool fused, float* y) {
+  // Output rows oh with 0 <= oh * S - pad_h and oh * S - pad_h + 2 < in_h.
+  const int64_t lo = std::min(g.out_h, (g.pad_h + S - 1) / S);
+  const int64_t hi = std::clamp<int64_t>(g.in_h - 3 + g.pad_h < 0 ? 0 : (g.in_h - 3 + g.pad_h) / S + 1, lo, g.out_h);
+  plane<3, S>(g, masks, x, w, bias, tail, fused, y, 0, lo);
+  interior_3x3<S>(g, masks, x, w, bias, tail, fused, y, lo, hi);
+  plane<3, S>(g, masks, x, w, bias, tail, fused, y, hi, g.out_h);
 }
 
 }  // namespace
@@ -133,9 +228,21 @@ DepthwiseMasks depthwise_masks(const Conv2dGeometry& g) {
 
 void depthwise_plane_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w,
                             float bias, const DepthwiseTail& tail, float* y) {
-  if (g.kernel_w == 3 && g.stride_w == 1) return plane<3, 1>(g, masks, x, w, bias, tail, y);
-  if (g.kernel_w == 3 && g.stride_w == 2) return plane<3, 2>(g, masks, x, w, bias, tail, y);
-  return plane<0, 0>(g, masks, x, w, bias, tail, y);
+  const bool fused = in_registers(tail.activation) && in_registers(tail.post_activation);
+  const bool square_3x3 = g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 && g.dilation_w == 1 &&
+                          g.stride_h == g.stride_w;
+  if (square_3x3 && g.stride_w == 1) {
+    plane_3x3<1>(g, masks, x, w, bias, tail, fused, y);
+  } else if (square_3x3 && g.stride_w == 2) {
+    plane_3x3<2>(g, masks, x, w, bias, tail, fused, y);
+  } else if (g.kernel_w == 3 && g.stride_w == 1) {
+    plane<3, 1>(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
+  } else if (g.kernel_w == 3 && g.stride_w == 2) {
+    plane<3, 2>(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
+  } else {
+    plane<0, 0>(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
+  }
+  if (!fused) finish_depthwise_plane(g, tail, y);
 }
 
 #else
