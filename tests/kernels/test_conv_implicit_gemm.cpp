@@ -1,6 +1,6 @@
 // The implicit-GEMM convolution (conv_gemm.cpp) on every tile this CPU runs (AVX-512, AVX2, portable)
 // against a double-precision loop over the definition: shapes that cut tiles at image and batch edges,
-// several k blocks and row blocks, every tail (bias, in-register and other activations, residual,
+// several k blocks and row blocks, columns packed per task and packed once for all, every tail (bias, in-register and other activations, residual,
 // activation after the residual), weights packed per call and packed once (also in a layout the
 // CPU no longer runs), and one thread or two.
 #include <gtest/gtest.h>
@@ -159,6 +159,8 @@ TEST(ConvImplicitGemm, MatchesDefinition) {
       {"1x1 s2", make_conv2d_geometry(2, 12, 9, 9, 30, 1, 1, 2, 2)},
       {"several k blocks and row blocks", make_conv2d_geometry(1, 64, 6, 6, 150, 3, 3, 1, 1, 1, 1)},
       {"several k blocks, tiles across images", make_conv2d_geometry(3, 40, 7, 7, 14, 3, 3, 1, 1, 1, 1)},
+      {"columns packed once and shared (few columns, many channels)",
+       make_conv2d_geometry(3, 40, 7, 7, 50, 3, 3, 1, 1, 1, 1)},
       {"planes smaller than a tile", make_conv2d_geometry(5, 6, 4, 4, 8, 3, 3, 1, 1, 1, 1)},
       {"many columns (more than one column block)", make_conv2d_geometry(2, 3, 30, 30, 8, 3, 3, 1, 1, 1, 1)},
       {"wide rows (runs of 32 in one row)", make_conv2d_geometry(1, 2, 5, 70, 5, 3, 3, 1, 1, 1, 1)},

@@ -71,9 +71,9 @@ void direct_image_group(const Conv2dGeometry& g, const float* x, const float* w,
 }  // namespace
 
 int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool, bool weights_packed) {
-  (void)pool;
-  if (is_depthwise(g) || weights_packed) return 0;
-  return implicit_gemm_workspace_bytes(g);
+  (void)pool;  // the implicit GEMM's workspace does not depend on the threads
+  if (is_depthwise(g)) return 0;
+  return implicit_gemm_workspace_bytes(g, weights_packed);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 // output channels x columns, so a batch of one keeps every thread busy, and the weights are packed once
 // per call or, when constant, once per executable (conv2d_pack_weights).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "tessera/core/error.h"
@@ -58,13 +59,56 @@ bool has_tail(const ConvEpilogue& e, const float* bias) {
          e.post_activation != Activation::none;
 }
 
-// The tasks' grid tm x tn over (rows, columns), several tasks per thread so that a thread that another
-// process keeps off its core holds up one task, not half the work. Columns are split first: a split
-// of the rows packs the same column panels in each row block.
-void task_grid(int64_t row_panels, int64_t n, int64_t nr, int64_t threads, int64_t& tm, int64_t& tn) {
-  const int64_t target = threads == 1 ? 1 : 4 * threads;
-  tn = std::min((n + nr - 1) / nr, target);
-  tm = std::min(row_panels, (target + tn - 1) / tn);
+// How the product is spread over the threads: tasks claimed dynamically, several per thread so that a
+// thread that another process keeps off its core holds up one task, not half the work.
+//  - shared columns: when the columns are few (late layers of a batch of one), the im2col panels of the
+//    whole product are packed once into the workspace (a first parallel pass), and the tasks split the
+//    output channels, so each weight is read from memory once;
+//  - otherwise a grid of tm row blocks x tn column blocks, each task packing its own columns: each
+//    column block streams all the weights of its row block, each row block packs its columns again,
+//    so the grid minimises tn * weight bytes + 1.6 * tm * column bytes (packing a panel row costs about
+//    what streaming 1.6 times its bytes of weights does).
+struct Schedule {
+  bool shared_columns = false;
+  int64_t tm = 1, tn = 1;
+};
+
+constexpr int64_t kMaxSharedColumns = 512;  // a k block of them (256 x 512 floats) stays in L2
+
+int64_t padded_columns(const Conv2dGeometry& g, int64_t nr) {
+  const int64_t n = g.batch * out_plane(g);
+  return (n + nr - 1) / nr * nr;
+}
+
+// Whether the product uses shared columns: decided by the shape alone, so that the workspace a caller
+// planned for one pool fits a call on another.
+bool uses_shared_columns(const Conv2dGeometry& g, const TileKernel& kernel, const RowPanels& rows) {
+  return padded_columns(g, kernel.nr) <= kMaxSharedColumns && rows.count() >= 4;
+}
+
+Schedule plan_schedule(const Conv2dGeometry& g, const TileKernel& kernel, const RowPanels& rows, int64_t threads) {
+  Schedule s;
+  const int64_t target = threads <= 1 ? 1 : 4 * threads, n = g.batch * out_plane(g), k = col_rows(g);
+  const int64_t n_padded = padded_columns(g, kernel.nr);
+  if (uses_shared_columns(g, kernel, rows)) {
+    s.shared_columns = true;
+    s.tm = std::min(rows.count(), target);
+    return s;
+  }
+  if (threads <= 1) return s;
+  const double weight_bytes = 4.0 * static_cast<double>(rows.padded() * k);
+  const double column_bytes = 4.0 * static_cast<double>(n_padded * k);
+  double best = -1.0;
+  for (int64_t tn = 1; tn <= std::min(target, (n + kernel.nr - 1) / kernel.nr); ++tn) {
+    const int64_t tm = std::min(rows.count(), (target + tn - 1) / tn);
+    const double cost = static_cast<double>(tn) * weight_bytes + 1.6 * static_cast<double>(tm) * column_bytes;
+    if (best < 0 || cost < best) {
+      best = cost;
+      s.tm = tm;
+      s.tn = tn;
+    }
+  }
+  return s;
 }
 
 int64_t split_point(int64_t extent, int64_t parts, int64_t index, int64_t unit) {
@@ -142,6 +186,33 @@ struct GroupProduct {
     }
   }
 
+  // Columns [j0, j0 + cols) of the k block [p0, p0 + kc) into consecutive panels at dst.
+  void pack(int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* dst) const {
+    if (kernel.nr == 32 && use_avx512() && can_pack_columns_avx512(*g)) {
+      pack_columns_avx512(columns, p0, kc, j0, cols, dst);
+    } else {
+      for (int64_t jr = 0; jr < cols; jr += kernel.nr)
+        pack_columns(columns, p0, kc, j0 + jr, std::min(kernel.nr, cols - jr), kernel.nr, dst + jr * kc);
+    }
+  }
+
+  // Row panels [k0, k1) by every column, from panels packed beforehand: k block p0's at
+  // shared + p0 * padded columns.
+  void shared_region(int64_t k0, int64_t k1, const float* shared) const {
+    const int64_t k = col_rows(*g), n = g->batch * out_plane(*g), n_padded = padded_columns(*g, kernel.nr);
+    for (int64_t p0 = 0; p0 < k; p0 += k_block) {
+      const int64_t kc = std::min(k_block, k - p0);
+      const bool first = p0 == 0, last = p0 + kc == k;
+      const float* block = shared + p0 * n_padded;
+      for (int64_t panel = k0; panel < k1; ++panel) {
+        const float* pa = weights + weight_panel_offset(rows, p0, kc, panel);
+        for (int64_t jr = 0; jr < n; jr += kernel.nr)
+          tile(pa, block + jr * kc, kc, rows.start(panel), rows.rows(panel), jr, std::min(kernel.nr, n - jr), first,
+               last);
+      }
+    }
+  }
+
   void region(int64_t k0, int64_t k1, int64_t j0, int64_t j1) const {
     const int64_t k = col_rows(*g), nr = kernel.nr;
     const int64_t panels_per_block = std::max<int64_t>(1, kMC / kernel.mr);
@@ -151,12 +222,7 @@ struct GroupProduct {
       for (int64_t p0 = 0; p0 < k; p0 += k_block) {
         const int64_t kc = std::min(k_block, k - p0);
         const bool first = p0 == 0, last = p0 + kc == k;
-        if (nr == 32 && use_avx512() && can_pack_columns_avx512(*g)) {
-          pack_columns_avx512(columns, p0, kc, jc, nc, panels);
-        } else {
-          for (int64_t jr = 0; jr < nc; jr += nr)
-            pack_columns(columns, p0, kc, jc + jr, std::min(nr, nc - jr), nr, panels + jr * kc);
-        }
+        pack(p0, kc, jc, nc, panels);
         for (int64_t kb = k0; kb < k1; kb += panels_per_block) {
           const int64_t kb_end = std::min(k1, kb + panels_per_block);
           for (int64_t jr = 0; jr < nc; jr += nr) {
@@ -194,8 +260,16 @@ void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed,
 
 namespace conv_detail {
 
-int64_t implicit_gemm_workspace_bytes(const Conv2dGeometry& g) {
-  return conv2d_packed_weights_floats(g) * 4;  // the weights packed per call
+// The weights packed per call (unless packed once), then the shared columns (Schedule) if the
+// schedule for this pool uses them.
+int64_t implicit_gemm_workspace_bytes(const Conv2dGeometry& g, bool weights_packed) {
+  const int64_t weights = weights_packed ? 0 : conv2d_packed_weights_floats(g);
+  int64_t columns = 0;
+  for (const TileKernel& kernel : {tile_kernel_avx512(), tile_kernel_avx2()}) {
+    if (uses_shared_columns(g, kernel, row_panels(g, kernel)))
+      columns = std::max(columns, padded_columns(g, kernel.nr) * col_rows(g));
+  }
+  return 4 * (padded_floats(weights) + columns) + (columns > 0 ? 64 : 0);  // room to align the columns
 }
 
 void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* packed_weights,
@@ -211,12 +285,17 @@ void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float*
     kernel = tile_kernel_for(h.mr, h.nr);
     if (kernel.run != nullptr && h == header_for(g, kernel)) packed = packed_weights;
   }
-  Workspace ws(packed != nullptr ? nullptr : workspace, packed != nullptr ? 0 : implicit_gemm_workspace_bytes(g));
+  // A workspace the caller sized for packed weights has no room to pack them now.
+  const bool fits = packed_weights == nullptr || packed != nullptr;
+  Workspace ws(fits ? workspace : nullptr, implicit_gemm_workspace_bytes(g, packed != nullptr));
   if (packed == nullptr) {
     kernel = best_tile_kernel();
     conv2d_pack_weights(g, w, ws.floats(), &pool);
     packed = ws.floats();
   }
+  // The shared columns, 64-byte aligned as the tiles read panels.
+  float* shared = ws.floats() + (packed == packed_weights ? 0 : padded_floats(conv2d_packed_weights_floats(g)));
+  shared = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(shared) + 63) & ~uintptr_t{63});
   PackedHeader h;
   std::memcpy(&h, packed, sizeof(h));
   const int64_t m = out_per_group(g), n = g.batch * out_plane(g), k = col_rows(g);
@@ -224,8 +303,8 @@ void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float*
   // Below about a million flops the wake-up of a second thread costs more than it saves.
   const int64_t threads = flops * static_cast<double>(g.groups) < 1.0e6 ? 1 : pool.size();
   const RowPanels rows = row_panels(g, kernel);
-  int64_t tm = 1, tn = 1;
-  task_grid(rows.count(), n, kernel.nr, threads, tm, tn);
+  const Schedule schedule = plan_schedule(g, kernel, rows, threads);
+  const int64_t tm = schedule.tm, tn = schedule.tn;
   for (int64_t gi = 0; gi < g.groups; ++gi) {
     GroupProduct gp{&g,
                     kernel,
@@ -238,6 +317,19 @@ void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float*
                     epilogue.residual != nullptr ? epilogue.residual + gi * m * out_plane(g) : nullptr,
                     epilogue,
                     has_tail(epilogue, bias)};
+    if (schedule.shared_columns) {
+      const int64_t k_blocks = (k + h.k_block - 1) / h.k_block, n_padded = padded_columns(g, kernel.nr);
+      pool.parallel_tasks(k_blocks, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t p0 = b * h.k_block;
+          gp.pack(p0, std::min<int64_t>(h.k_block, k - p0), 0, n, shared + p0 * n_padded);
+        }
+      });
+      pool.parallel_tasks(tm, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) gp.shared_region(rows.count() * t / tm, rows.count() * (t + 1) / tm, shared);
+      });
+      continue;
+    }
     pool.parallel_tasks(tm * tn, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t ti = t / tn, tj = t % tn;

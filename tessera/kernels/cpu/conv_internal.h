@@ -59,7 +59,7 @@ void conv2d_depthwise_forward(const Conv2dGeometry& g, const float* x, const flo
 void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* packed_weights,
                            const float* bias, float* y, void* workspace, const ConvEpilogue& epilogue,
                            runtime::ThreadPool& pool);
-int64_t implicit_gemm_workspace_bytes(const Conv2dGeometry& g);
+int64_t implicit_gemm_workspace_bytes(const Conv2dGeometry& g, bool weights_packed);
 // col[(ci*KH + kh)*KW + kw, oh*OW + ow] = x[ci, ih, iw] (0 in the padding), for the in_per_group
 // channels starting at `x` (one image, one group).
 void im2col(const Conv2dGeometry& g, const float* x, float* col);

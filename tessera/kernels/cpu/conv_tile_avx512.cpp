@@ -67,16 +67,20 @@ __attribute__((target("avx512f"))) void tile(int64_t kc, const float* pa, const 
                                              int64_t /*rows: R*/, bool accumulate, const TileTail* tail,
                                              const TileColumns* columns) {
   __m512 lo[R], hi[R];
+#pragma GCC unroll 16
   for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
   for (int64_t p = 0; p < kc; ++p) {
     const __m512 b0 = _mm512_load_ps(pb + p * kNR), b1 = _mm512_load_ps(pb + p * kNR + 16);
+#pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const __m512 a = _mm512_set1_ps(pa[p * R + r]);  // an exact panel of R rows
       lo[r] = _mm512_fmadd_ps(a, b0, lo[r]);
       hi[r] = _mm512_fmadd_ps(a, b1, hi[r]);
     }
   }
+  // Unrolled, as the loops above: a loop indexing the accumulators by a variable keeps them on the stack.
   const Row io{columns};
+#pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
     float* row = c + r * ldc;
     if (accumulate) {
