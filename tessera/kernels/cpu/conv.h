@@ -39,11 +39,13 @@ Conv2dGeometry make_conv2d_geometry(int64_t batch, int64_t in_channels, int64_t 
 // Throws tessera::Error (naming `what`) when the geometry is inconsistent.
 void check_conv2d_geometry(const Conv2dGeometry& g, const char* what);
 
-// How the forward pass is computed. `automatic`: depthwise convolutions accumulate each plane directly,
-// the others run as an implicit GEMM (the im2col matrix gathered panel by panel into the register
-// tiles' layout, never stored whole); `im2col_gemm` (the whole im2col matrix, then SGEMM) and `direct`
-// (plain loops) are kept as cross-checks.
-enum class ConvAlgorithm { automatic, implicit_gemm, im2col_gemm, direct };
+// How the forward pass is computed. `automatic`: depthwise convolutions accumulate each plane directly;
+// with AVX-512, KxK and strided ones of one group (K >= 64) run as `direct_tiles` (register tiles of
+// pixels x 32 output channels, each tap's input broadcast from the image); the others run as an
+// `implicit_gemm` (the im2col matrix gathered panel by panel into the register tiles' layout, never
+// stored whole). `im2col_gemm` (the whole im2col matrix, then SGEMM) and `direct` (plain loops) are
+// kept as cross-checks. `direct_tiles` where it cannot run is the implicit GEMM.
+enum class ConvAlgorithm { automatic, direct_tiles, implicit_gemm, im2col_gemm, direct };
 
 // Workspace sizes in bytes for a pool of `threads` threads (default: the default pool's size). The
 // forward pass's, for the automatic algorithm, is 0 when `weights_packed` (conv2d_pack_weights).

@@ -1,9 +1,11 @@
-// Convolution forward: the dispatch (depthwise, implicit GEMM), and the older forms kept as explicit
+// Convolution forward: the dispatch (depthwise, direct tiles, implicit GEMM) and the packing of constant
+// weights for whichever of them runs, and the older forms kept as explicit
 // options and cross-checks: im2col + SGEMM per (image, group), and a direct loop. Their bias,
 // activation and residual are applied per output plane while it is still in cache.
 #include <cstring>
 
 #include "tessera/kernels/cpu/activation.h"
+#include "tessera/kernels/cpu/conv_direct.h"
 #include "tessera/kernels/cpu/conv_internal.h"
 
 namespace tessera::kernels {
@@ -70,10 +72,35 @@ void direct_image_group(const Conv2dGeometry& g, const float* x, const float* w,
 
 }  // namespace
 
+// Whether direct tiles could run g on some CPU: its workspace and packed weights are planned for them
+// too, as AVX-512 may be switched on or off between planning and running.
+bool direct_tiles_may_apply(const Conv2dGeometry& g) {
+  return g.groups == 1 && !is_pointwise(g);
+}
+
 int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool, bool weights_packed) {
-  (void)pool;  // the implicit GEMM's workspace does not depend on the threads
+  (void)pool;  // the workspaces do not depend on the threads
   if (is_depthwise(g)) return 0;
-  return implicit_gemm_workspace_bytes(g, weights_packed);
+  const int64_t direct = direct_tiles_may_apply(g) ? direct_tiles_workspace_bytes(g, weights_packed) : 0;
+  return std::max(direct, implicit_gemm_workspace_bytes(g, weights_packed));
+}
+
+bool conv2d_takes_packed_weights(const Conv2dGeometry& g) {
+  return !is_depthwise(g);
+}
+
+int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g) {
+  const int64_t direct = direct_tiles_may_apply(g) ? direct_tiles_packed_floats(g) : 0;
+  return std::max(direct, implicit_gemm_packed_floats(g));
+}
+
+void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool) {
+  runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
+  if (direct_tiles_apply(g)) {
+    direct_tiles_pack_weights(g, w, packed, tp);
+  } else {
+    implicit_gemm_pack_weights(g, w, packed, tp);
+  }
 }
 
 namespace {
@@ -98,7 +125,13 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
     conv2d_depthwise_forward(g, x, w, bias, y, epilogue, tp);
     return;
   }
-  if (algorithm == ConvAlgorithm::automatic || algorithm == ConvAlgorithm::implicit_gemm) {
+  const bool direct_tiles = direct_tiles_apply(g);
+  if ((algorithm == ConvAlgorithm::automatic || algorithm == ConvAlgorithm::direct_tiles) && direct_tiles) {
+    direct_tiles_forward(g, x, w, packed_weights, bias, y, workspace, epilogue, tp);
+    return;
+  }
+  if (algorithm == ConvAlgorithm::automatic || algorithm == ConvAlgorithm::implicit_gemm ||
+      algorithm == ConvAlgorithm::direct_tiles) {
     implicit_gemm_forward(g, x, w, packed_weights, bias, y, workspace, epilogue, tp);
     return;
   }

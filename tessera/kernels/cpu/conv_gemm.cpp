@@ -4,7 +4,7 @@
 // activation) applied by the register tile before its one store (conv_tile.h). The loop nest is the
 // GEMM's (NC columns -> k block -> MC rows -> NR x MR tiles); threads claim tasks of a 2-D grid of
 // output channels x columns, so a batch of one keeps every thread busy, and the weights are packed once
-// per call or, when constant, once per executable (conv2d_pack_weights).
+// per call or, when constant, once per executable (implicit_gemm_pack_weights).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -240,30 +240,25 @@ struct GroupProduct {
 
 }  // namespace
 
-bool conv2d_takes_packed_weights(const Conv2dGeometry& g) {
-  return !is_depthwise(g);
-}
+namespace conv_detail {
 
-int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g) {
+int64_t implicit_gemm_packed_floats(const Conv2dGeometry& g) {
   // Room for whichever tile runs when the weights are packed (the AVX-512 switch may change).
   return std::max(packed_floats(g, tile_kernel_avx512()), packed_floats(g, tile_kernel_avx2()));
 }
 
-void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool) {
-  runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
+void implicit_gemm_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool& pool) {
   const TileKernel kernel = best_tile_kernel();
   const PackedHeader h = header_for(g, kernel);
   std::memset(packed, 0, sizeof(float) * kHeaderFloats);
   std::memcpy(packed, &h, sizeof(h));
-  pack_weights(g, w, row_panels(g, kernel), h.k_block, packed + kHeaderFloats, tp);
+  pack_weights(g, w, row_panels(g, kernel), h.k_block, packed + kHeaderFloats, pool);
 }
-
-namespace conv_detail {
 
 // The weights packed per call (unless packed once), then the shared columns (Schedule) if the
 // schedule for this pool uses them.
 int64_t implicit_gemm_workspace_bytes(const Conv2dGeometry& g, bool weights_packed) {
-  const int64_t weights = weights_packed ? 0 : conv2d_packed_weights_floats(g);
+  const int64_t weights = weights_packed ? 0 : implicit_gemm_packed_floats(g);
   int64_t columns = 0;
   for (const TileKernel& kernel : {tile_kernel_avx512(), tile_kernel_avx2()}) {
     if (uses_shared_columns(g, kernel, row_panels(g, kernel)))
@@ -290,11 +285,11 @@ void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float*
   Workspace ws(fits ? workspace : nullptr, implicit_gemm_workspace_bytes(g, packed != nullptr));
   if (packed == nullptr) {
     kernel = best_tile_kernel();
-    conv2d_pack_weights(g, w, ws.floats(), &pool);
+    implicit_gemm_pack_weights(g, w, ws.floats(), pool);
     packed = ws.floats();
   }
   // The shared columns, 64-byte aligned as the tiles read panels.
-  float* shared = ws.floats() + (packed == packed_weights ? 0 : padded_floats(conv2d_packed_weights_floats(g)));
+  float* shared = ws.floats() + (packed == packed_weights ? 0 : padded_floats(implicit_gemm_packed_floats(g)));
   shared = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(shared) + 63) & ~uintptr_t{63});
   PackedHeader h;
   std::memcpy(&h, packed, sizeof(h));

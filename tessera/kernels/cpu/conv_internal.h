@@ -60,6 +60,9 @@ void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float*
                            const float* bias, float* y, void* workspace, const ConvEpilogue& epilogue,
                            runtime::ThreadPool& pool);
 int64_t implicit_gemm_workspace_bytes(const Conv2dGeometry& g, bool weights_packed);
+/// The weights in the implicit GEMM's layout (for the tile this CPU runs, with a header saying which).
+int64_t implicit_gemm_packed_floats(const Conv2dGeometry& g);
+void implicit_gemm_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool& pool);
 // col[(ci*KH + kh)*KW + kw, oh*OW + ow] = x[ci, ih, iw] (0 in the padding), for the in_per_group
 // channels starting at `x` (one image, one group).
 void im2col(const Conv2dGeometry& g, const float* x, float* col);

@@ -1,5 +1,6 @@
-// The implicit-GEMM convolution (conv_gemm.cpp) on every tile this CPU runs (AVX-512, AVX2, portable)
-// against a double-precision loop over the definition: shapes that cut tiles at image and batch edges,
+// The fast forward convolutions, the implicit GEMM (conv_gemm.cpp) on every tile this CPU runs
+// (AVX-512, AVX2, portable) and the direct tiles (conv_direct_avx512.cpp, AVX-512 only), against a
+// double-precision loop over the definition: shapes that cut tiles at image and batch edges,
 // several k blocks and row blocks, columns packed per task and packed once for all, every tail (bias, in-register and other activations, residual,
 // activation after the residual), weights packed per call and packed once (also in a layout the
 // CPU no longer runs), and one thread or two.
@@ -91,7 +92,7 @@ double apply(Activation a, double v) {
   return activation_value(a, static_cast<float>(v));
 }
 
-void check_case(const char* name, const Conv2dGeometry& g, std::mt19937& rng) {
+void check_case(const char* name, const Conv2dGeometry& g, std::mt19937& rng, ConvAlgorithm algorithm) {
   const auto x = random_values(g.batch * g.in_channels * g.in_h * g.in_w, rng);
   const auto w = random_values(g.out_channels * (g.in_channels / g.groups) * g.kernel_h * g.kernel_w, rng);
   const auto bias = random_values(g.out_channels, rng);
@@ -122,9 +123,9 @@ void check_case(const char* name, const Conv2dGeometry& g, std::mt19937& rng) {
           std::vector<char> ws(static_cast<size_t>(conv2d_forward_workspace_bytes(g, &pool, prepacked)));
           std::vector<float> y(static_cast<size_t>(ys), std::nanf(""));
           conv2d_forward(g, x.data(), w.data(), t.bias ? bias.data() : nullptr, y.data(),
-                         ws.empty() ? nullptr : ws.data(), e, &pool, ConvAlgorithm::implicit_gemm,
-                         prepacked ? packed.data() : nullptr);
-          SCOPED_TRACE(testing::Message() << name << " path=" << path_name(path) << " threads=" << threads
+                         ws.empty() ? nullptr : ws.data(), e, &pool, algorithm, prepacked ? packed.data() : nullptr);
+          SCOPED_TRACE(testing::Message() << name << " algorithm=" << static_cast<int>(algorithm)
+                                          << " path=" << path_name(path) << " threads=" << threads
                                           << " tail=" << t.name << " prepacked=" << prepacked);
           for (int64_t i = 0; i < ys; ++i) {
             const auto s = static_cast<size_t>(i);
@@ -142,7 +143,9 @@ void check_case(const char* name, const Conv2dGeometry& g, std::mt19937& rng) {
   }
 }
 
-TEST(ConvImplicitGemm, MatchesDefinition) {
+// Every case through both algorithms; where direct tiles do not apply (no AVX-512, pointwise, K < 64)
+// the request runs the implicit GEMM, and the packed weights follow the automatic choice.
+TEST(ConvForwardPaths, MatchesDefinition) {
   std::mt19937 rng(5);
   struct Case {
     const char* name;
@@ -166,16 +169,23 @@ TEST(ConvImplicitGemm, MatchesDefinition) {
       {"wide rows (runs of 32 in one row)", make_conv2d_geometry(1, 2, 5, 70, 5, 3, 3, 1, 1, 1, 1)},
       {"stride 2 wide rows", make_conv2d_geometry(1, 2, 6, 90, 5, 3, 3, 2, 2, 1, 1)},
       {"stride 3, dilation 2", make_conv2d_geometry(2, 3, 13, 12, 5, 3, 3, 3, 3, 2, 2, 2, 2)},
+      {"direct tiles: 12 + 11 pixels a row, 40 channels (a block of 8)",
+       make_conv2d_geometry(2, 16, 23, 23, 40, 3, 3, 1, 1, 1, 1)},
+      {"direct tiles: stride 2, 7x7, padding 3", make_conv2d_geometry(1, 3, 30, 29, 33, 7, 7, 2, 2, 3, 3)},
+      {"direct tiles: unpadded, stride 3", make_conv2d_geometry(2, 10, 17, 16, 20, 3, 3, 3, 3)},
       {"grouped (2 channels per group)", make_conv2d_geometry(2, 8, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1, 1, 4)},
       {"asymmetric kernel and padding", make_conv2d_geometry(2, 4, 9, 11, 6, 3, 2, 2, 1, 1, 2)},
       {"cropped output", cropped},
   };
-  for (const Case& c : cases) check_case(c.name, c.g, rng);
+  for (const Case& c : cases) {
+    for (ConvAlgorithm algorithm : {ConvAlgorithm::implicit_gemm, ConvAlgorithm::direct_tiles})
+      check_case(c.name, c.g, rng, algorithm);
+  }
 }
 
-// Weights packed while AVX-512 was on still give the right result once it is off: the forward pass
-// sees a layout it no longer runs and packs the weights itself.
-TEST(ConvImplicitGemm, WeightsPackedForAnotherTile) {
+// Weights packed while AVX-512 was on (for the direct tiles) still give the right result once it is
+// off: the forward pass sees a layout it no longer runs and packs the weights itself.
+TEST(ConvForwardPaths, WeightsPackedForAnotherTile) {
   if (!use_avx512()) GTEST_SKIP() << "needs a CPU with AVX-512";
   std::mt19937 rng(9);
   const Conv2dGeometry g = make_conv2d_geometry(2, 8, 9, 9, 20, 3, 3, 1, 1, 1, 1);
@@ -183,11 +193,11 @@ TEST(ConvImplicitGemm, WeightsPackedForAnotherTile) {
   std::vector<float> packed(static_cast<size_t>(conv2d_packed_weights_floats(g)));
   conv2d_pack_weights(g, w.data(), packed.data());
   std::vector<float> want(static_cast<size_t>(2 * 20 * 81)), got(want.size());
-  conv2d_forward(g, x.data(), w.data(), nullptr, want.data(), nullptr, {}, nullptr, ConvAlgorithm::implicit_gemm);
+  conv2d_forward(g, x.data(), w.data(), nullptr, want.data(), nullptr, {}, nullptr, ConvAlgorithm::automatic);
   {
     PathSwitch avx2(Path::avx2);
     std::vector<char> ws(static_cast<size_t>(conv2d_forward_workspace_bytes(g)));
-    conv2d_forward(g, x.data(), w.data(), nullptr, got.data(), ws.data(), {}, nullptr, ConvAlgorithm::implicit_gemm,
+    conv2d_forward(g, x.data(), w.data(), nullptr, got.data(), ws.data(), {}, nullptr, ConvAlgorithm::automatic,
                    packed.data());
   }
   for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
