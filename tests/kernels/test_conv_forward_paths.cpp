@@ -183,6 +183,25 @@ TEST(ConvForwardPaths, MatchesDefinition) {
   }
 }
 
+// Depthwise convolutions (the automatic choice runs them plane by plane: AVX-512 blocks of four output
+// rows inside, single rows at the padding, the portable loop elsewhere): planes large enough for
+// interior blocks and leftover rows, odd widths (masked chunks), both strides, a channel multiplier.
+TEST(ConvForwardPaths, DepthwiseMatchesDefinition) {
+  std::mt19937 rng(21);
+  struct Case {
+    const char* name;
+    Conv2dGeometry g;
+  };
+  const Case cases[] = {
+      {"3x3 s1 on 37x21", make_conv2d_geometry(2, 5, 37, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, 5)},
+      {"3x3 s2 on 35x40", make_conv2d_geometry(2, 4, 35, 40, 4, 3, 3, 2, 2, 1, 1, 1, 1, 4)},
+      {"3x3 s2 on 30x33, two outputs per channel", make_conv2d_geometry(1, 3, 30, 33, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3)},
+      {"3x3 s1 on 7x7", make_conv2d_geometry(3, 8, 7, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8)},
+      {"5x5 s1 unpadded on 19x18", make_conv2d_geometry(1, 4, 19, 18, 4, 5, 5, 1, 1, 0, 0, 1, 1, 4)},
+  };
+  for (const Case& c : cases) check_case(c.name, c.g, rng, ConvAlgorithm::automatic);
+}
+
 // Weights packed while AVX-512 was on (for the direct tiles) still give the right result once it is
 // off: the forward pass sees a layout it no longer runs and packs the weights itself.
 TEST(ConvForwardPaths, WeightsPackedForAnotherTile) {

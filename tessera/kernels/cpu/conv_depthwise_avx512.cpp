@@ -138,6 +138,7 @@ __attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, co
                                                      int64_t oh_end) {
   constexpr int kRows = 4, kInputRows = (kRows - 1) * S + 3;
   const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   __m512 wv[9];
   for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
   const int64_t chunks = (g.out_w + 15) / 16;
@@ -147,10 +148,25 @@ __attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, co
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t ow0 = c * 16;
       const float* first = block + ow0 * S;  // may point into the padding: masked
-      __mmask16 lo[3], hi[3];
-      for (int kw = 0; kw < 3; ++kw) {
-        lo[kw] = static_cast<__mmask16>(masks.load[c][kw]);
-        hi[kw] = static_cast<__mmask16>(masks.load[c][kw] >> 16);
+      // Stride 1: per tap column a load of 16 (masked at the padding). Stride 2: the 33 inputs the 16
+      // outputs reach, in three loads; the tap columns are their even lanes, odd lanes, and even lanes
+      // one further on.
+      __mmask16 tap[3], wide[3];
+      if constexpr (S == 1) {
+        for (int kw = 0; kw < 3; ++kw) tap[kw] = static_cast<__mmask16>(masks.load[c][kw]);
+      } else {
+        const int64_t start = ow0 * 2 - g.pad_w, len = std::min<int64_t>(16, g.out_w - ow0);
+        const uint64_t m = bits(std::max<int64_t>(0, -start), std::min<int64_t>(2 * len + 1, g.in_w - start));
+        for (int part = 0; part < 3; ++part) wide[part] = static_cast<__mmask16>(m >> (16 * part));
+      }
+      // Fetch the rows of the block after next while this one computes: the hardware's streams do not
+      // cross 4 KiB pages, which rows of a plane do every few rows.
+#pragma GCC unroll 8
+      for (int t = 0; t < kRows * S; ++t) {
+        const float* ahead = first + (kInputRows + kRows * S + t) * g.in_w;
+#pragma GCC unroll 3
+        for (int line = 0; line <= S; ++line)
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + 16 * line), _MM_HINT_T0);
       }
       __m512 acc[kRows];
 #pragma GCC unroll 4
@@ -159,14 +175,16 @@ __attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, co
       for (int t = 0; t < kInputRows; ++t) {
         const float* row = first + t * g.in_w;
         __m512 v[3];
+        if constexpr (S == 1) {
 #pragma GCC unroll 3
-        for (int kw = 0; kw < 3; ++kw) {
-          if constexpr (S == 1) {
-            v[kw] = _mm512_maskz_loadu_ps(lo[kw], row + kw);
-          } else {
-            v[kw] = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(lo[kw], row + kw), evens,
-                                           _mm512_maskz_loadu_ps(hi[kw], row + kw + 16));
-          }
+          for (int kw = 0; kw < 3; ++kw) v[kw] = _mm512_maskz_loadu_ps(tap[kw], row + kw);
+        } else {
+          const __m512 a = _mm512_maskz_loadu_ps(wide[0], row), b = _mm512_maskz_loadu_ps(wide[1], row + 16);
+          const __m512 last = _mm512_maskz_loadu_ps(wide[2], row + 32);
+          v[0] = _mm512_permutex2var_ps(a, evens, b);
+          v[1] = _mm512_permutex2var_ps(a, odds, b);
+          v[2] = _mm512_castsi512_ps(
+              _mm512_maskz_alignr_epi32(0xFFFF, _mm512_castps_si512(last), _mm512_castps_si512(v[0]), 1));
         }
 #pragma GCC unroll 4
         for (int r = 0; r < kRows; ++r) {
