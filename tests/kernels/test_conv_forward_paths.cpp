@@ -202,6 +202,32 @@ TEST(ConvForwardPaths, DepthwiseMatchesDefinition) {
   for (const Case& c : cases) check_case(c.name, c.g, rng, ConvAlgorithm::automatic);
 }
 
+// Outputs larger than 16 MiB leave through non-temporal stores (pointwise products and depthwise planes):
+// the same values, one configuration each.
+TEST(ConvForwardPaths, LargeOutputsMatchDefinition) {
+  std::mt19937 rng(33);
+  const Conv2dGeometry cases[] = {make_conv2d_geometry(3, 16, 128, 128, 96, 1, 1),
+                                  make_conv2d_geometry(2, 64, 200, 200, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64)};
+  for (const Conv2dGeometry& g : cases) {
+    const auto x = random_values(g.batch * g.in_channels * g.in_h * g.in_w, rng);
+    const auto w = random_values(g.out_channels * (g.in_channels / g.groups) * g.kernel_h * g.kernel_w, rng);
+    const auto bias = random_values(g.out_channels, rng);
+    std::vector<double> want, magnitude;
+    reference_conv(g, x, w, want, magnitude);
+    ConvEpilogue e;
+    e.activation = Activation::relu6;
+    std::vector<char> ws(static_cast<size_t>(conv2d_forward_workspace_bytes(g)));
+    std::vector<float> y(want.size(), std::nanf(""));
+    ASSERT_GT(y.size() * 4, size_t{16} << 20);
+    conv2d_forward(g, x.data(), w.data(), bias.data(), y.data(), ws.empty() ? nullptr : ws.data(), e);
+    const int64_t plane = g.out_h * g.out_w;
+    for (size_t i = 0; i < y.size(); ++i) {
+      const double v = apply(Activation::relu6, want[i] + bias[i / static_cast<size_t>(plane) % static_cast<size_t>(g.out_channels)]);
+      ASSERT_NEAR(y[i], v, 1e-6 * (magnitude[i] + 8.0)) << "groups=" << g.groups << " at " << i;
+    }
+  }
+}
+
 // Weights packed while AVX-512 was on (for the direct tiles) still give the right result once it is
 // off: the forward pass sees a layout it no longer runs and packs the weights itself.
 TEST(ConvForwardPaths, WeightsPackedForAnotherTile) {

@@ -53,13 +53,15 @@ void conv2d_depthwise_forward(const Conv2dGeometry& g, const float* x, const flo
   const int64_t tasks = std::min<int64_t>((planes + grain - 1) / grain, pool.size() == 1 ? 1 : 4 * pool.size());
   const bool vectorised = use_avx512() && can_run_depthwise_avx512(g);
   const DepthwiseMasks masks = vectorised ? depthwise_masks(g) : DepthwiseMasks{};
+  // Outputs far larger than the caches go out with non-temporal stores (DepthwiseTail::stream).
+  const bool stream = vectorised && 4 * planes * plane > (int64_t{16} << 20);
   pool.parallel_tasks(tasks, [&](int64_t t0, int64_t t1) {
     for (int64_t p = planes * t0 / tasks; p < planes * t1 / tasks; ++p) {
       const int64_t n = p / g.out_channels, co = p % g.out_channels;
       const float* xc = x + (n * g.in_channels + co / multiplier) * in_plane(g);
       float* yp = y + p * plane;
       DepthwiseTail tail{epilogue.activation, epilogue.residual != nullptr ? epilogue.residual + p * plane : nullptr,
-                         epilogue.post_activation};
+                         epilogue.post_activation, stream};
       const float b = bias != nullptr ? bias[co] : 0.0f;
       if (vectorised) {
         depthwise_plane_avx512(g, masks, xc, w + co * taps(g), b, tail, yp);
@@ -68,6 +70,7 @@ void conv2d_depthwise_forward(const Conv2dGeometry& g, const float* x, const flo
         finish_depthwise_plane(g, tail, yp);
       }
     }
+    if (stream) depthwise_store_fence();
   });
 }
 

@@ -12,7 +12,12 @@ struct DepthwiseTail {
   Activation activation = Activation::none;
   const float* residual = nullptr;  // this plane's, or null
   Activation post_activation = Activation::none;
+  // Non-temporal stores for whole, aligned vectors: the output is far larger than the caches (it is
+  // read back from memory anyway, and these skip reading each line before writing it).
+  bool stream = false;
 };
+// Orders a task's non-temporal stores before whatever reads them next.
+void depthwise_store_fence();
 
 // The AVX-512 planes' masks cover rows of up to kMaxDepthwiseOutW outputs and kernels that wide.
 constexpr int64_t kMaxDepthwiseKernelW = 16;

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "tessera/kernels/cpu/activation.h"
 #endif
@@ -204,7 +205,12 @@ __attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, co
             acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + oh * g.out_w + ow0));
           acc[r] = activate(tail.post_activation, acc[r]);
         }
-        _mm512_mask_storeu_ps(y + oh * g.out_w + ow0, sm, acc[r]);
+        float* dst = y + oh * g.out_w + ow0;
+        if (tail.stream && sm == 0xFFFF && (reinterpret_cast<uintptr_t>(dst) & 63) == 0) {
+          _mm512_stream_ps(dst, acc[r]);
+        } else {
+          _mm512_mask_storeu_ps(dst, sm, acc[r]);
+        }
       }
     }
   }
@@ -225,6 +231,10 @@ void plane_3x3(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float
 }
 
 }  // namespace
+
+void depthwise_store_fence() {
+  _mm_sfence();
+}
 
 DepthwiseMasks depthwise_masks(const Conv2dGeometry& g) {
   DepthwiseMasks m;
@@ -265,6 +275,7 @@ void depthwise_plane_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks
 
 #else
 
+void depthwise_store_fence() {}
 DepthwiseMasks depthwise_masks(const Conv2dGeometry&) {
   return {};
 }

@@ -73,7 +73,10 @@ struct Schedule {
   int64_t tm = 1, tn = 1;
 };
 
-constexpr int64_t kMaxSharedColumns = 512;  // a k block of them (256 x 512 floats) stays in L2
+constexpr int64_t kMaxSharedColumns = 512;
+
+// Outputs larger than this are stored with non-temporal stores (TileTail::stream).
+constexpr int64_t kStreamBytes = int64_t{16} << 20;  // a k block of them (256 x 512 floats) stays in L2
 
 int64_t padded_columns(const Conv2dGeometry& g, int64_t nr) {
   const int64_t n = g.batch * out_plane(g);
@@ -129,7 +132,8 @@ struct GroupProduct {
   const float* bias;     // this group's bias, or null
   const float* residual;  // like y, or null
   ConvEpilogue epilogue;
-  bool tail;  // whether any tail applies
+  bool tail;    // whether any tail applies
+  bool stream;  // non-temporal stores (TileTail::stream): the output is far larger than the caches
 
   TileTail tail_at(int64_t row, int64_t offset) const {
     TileTail t;
@@ -138,6 +142,7 @@ struct GroupProduct {
     t.residual = residual != nullptr ? residual + offset : nullptr;
     t.ldr = out_plane(*g);
     t.post_activation = epilogue.post_activation;
+    t.stream = stream;
     return t;
   }
 
@@ -149,7 +154,7 @@ struct GroupProduct {
     const int64_t offset = n * image + i * plane + q;
     const TileTail t = tail_at(i, offset);
     const bool in_registers = tile_activation(t.activation) && tile_activation(t.post_activation);
-    const TileTail* fused_tail = last && tail && in_registers ? &t : nullptr;
+    const TileTail* fused_tail = last && (tail || stream) && in_registers ? &t : nullptr;
     if (cols == kernel.nr && q + cols <= plane) {
       kernel.run(kc, pa, pb, y + offset, plane, rows, !first, fused_tail, nullptr);
       if (last && tail && !in_registers) tail_rows(y + offset, plane, rows, cols, t);
@@ -199,6 +204,11 @@ struct GroupProduct {
   // Row panels [k0, k1) by every column, from panels packed beforehand: k block p0's at
   // shared + p0 * padded columns.
   void shared_region(int64_t k0, int64_t k1, const float* shared) const {
+    shared_region_tiles(k0, k1, shared);
+    if (stream) tile_store_fence();
+  }
+
+  void shared_region_tiles(int64_t k0, int64_t k1, const float* shared) const {
     const int64_t k = col_rows(*g), n = g->batch * out_plane(*g), n_padded = padded_columns(*g, kernel.nr);
     for (int64_t p0 = 0; p0 < k; p0 += k_block) {
       const int64_t kc = std::min(k_block, k - p0);
@@ -214,6 +224,11 @@ struct GroupProduct {
   }
 
   void region(int64_t k0, int64_t k1, int64_t j0, int64_t j1) const {
+    region_tiles(k0, k1, j0, j1);
+    if (stream) tile_store_fence();
+  }
+
+  void region_tiles(int64_t k0, int64_t k1, int64_t j0, int64_t j1) const {
     const int64_t k = col_rows(*g), nr = kernel.nr;
     const int64_t panels_per_block = std::max<int64_t>(1, kMC / kernel.mr);
     float* panels = runtime::thread_scratch_of<float>(runtime::ScratchSlot::conv_columns, kKC * kNC);
@@ -311,7 +326,8 @@ void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float*
                     bias != nullptr ? bias + gi * m : nullptr,
                     epilogue.residual != nullptr ? epilogue.residual + gi * m * out_plane(g) : nullptr,
                     epilogue,
-                    has_tail(epilogue, bias)};
+                    has_tail(epilogue, bias),
+                    4 * g.batch * g.out_channels * out_plane(g) > kStreamBytes};
     if (schedule.shared_columns) {
       const int64_t k_blocks = (k + h.k_block - 1) / h.k_block, n_padded = padded_columns(g, kernel.nr);
       pool.parallel_tasks(k_blocks, [&](int64_t b0, int64_t b1) {

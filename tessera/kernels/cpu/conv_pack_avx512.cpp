@@ -53,7 +53,11 @@ __attribute__((target("avx512f"))) void pack_pointwise(const ColumnSource& src, 
     const float* s = src.x + n * src.image_stride + p0 * plane + q;
     float* d = dst + c0;
     if (len == kNR) {
+      // Each row is a stream of its own, and the hardware's streams stop at 4 KiB pages: fetch the
+      // panel after next of each row.
       for (int64_t p = 0; p < kc; ++p, s += plane, d += kNR) {
+        _mm_prefetch(reinterpret_cast<const char*>(s + 2 * kNR), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(s + 2 * kNR + 16), _MM_HINT_T0);
         _mm512_storeu_ps(d, _mm512_loadu_ps(s));
         _mm512_storeu_ps(d + 16, _mm512_loadu_ps(s + 16));
       }

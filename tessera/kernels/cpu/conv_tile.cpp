@@ -64,6 +64,7 @@ TileKernel tile_kernel_avx2() {
   return {kMR, kNR, tile_6x16<gemm_detail::microkernel_avx2>, "avx2 6x16"};
 }
 #else
+void tile_store_fence() {}
 TileKernel tile_kernel_avx2() {
   return tile_kernel_generic();
 }

@@ -17,7 +17,14 @@ struct TileTail {
   const float* residual = nullptr;  // the tile's first element in the residual, row stride ldr
   int64_t ldr = 0;
   Activation post_activation = Activation::none;
+  // Store with non-temporal stores where the kernel can (whole, aligned rows): an output much larger
+  // than the caches is read back from memory anyway, and these skip reading each line before writing it.
+  bool stream = false;
 };
+
+// Orders a task's non-temporal stores before whatever reads them next (another thread, after the pool's
+// barrier): call at the end of a task that may have streamed.
+void tile_store_fence();
 
 // Whether the tiles apply this activation in registers (others are applied by tail_rows afterwards).
 inline bool tile_activation(Activation a) {

@@ -8,6 +8,7 @@
 #if TESSERA_X86_KERNELS  // x86 only: without it, use_avx512() is false and nothing calls these
 #include <immintrin.h>
 
+#include <cstdint>
 #include <utility>
 
 #include "tessera/kernels/cpu/conv_tile.h"
@@ -80,6 +81,8 @@ __attribute__((target("avx512f"))) void tile(int64_t kc, const float* pa, const 
   }
   // Unrolled, as the loops above: a loop indexing the accumulators by a variable keeps them on the stack.
   const Row io{columns};
+  const bool stream = tail != nullptr && tail->stream && columns == nullptr &&
+                      ((reinterpret_cast<uintptr_t>(c) | static_cast<uintptr_t>(ldc * 4)) & 63) == 0;
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
     float* row = c + r * ldc;
@@ -106,7 +109,12 @@ __attribute__((target("avx512f"))) void tile(int64_t kc, const float* pa, const 
       lo[r] = activate(tail->post_activation, lo[r]);
       hi[r] = activate(tail->post_activation, hi[r]);
     }
-    io.store(row, lo[r], hi[r]);
+    if (stream) {
+      _mm512_stream_ps(row, lo[r]);
+      _mm512_stream_ps(row + 16, hi[r]);
+    } else {
+      io.store(row, lo[r], hi[r]);
+    }
   }
 }
 
@@ -123,6 +131,10 @@ void run(int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, in
 }
 
 }  // namespace
+
+void tile_store_fence() {
+  _mm_sfence();
+}
 
 TileKernel tile_kernel_avx512() {
   return {kMR, kNR, run, "avx512 12x32", true, true};
