@@ -64,6 +64,7 @@ class CpuExecutable final : public Executable {
   bool profile_ = false;
   std::vector<double> step_seconds_;
   int64_t runs_ = 0;
+  bool profiled_first_run_ = false;
 
  public:
   ~CpuExecutable() override;
