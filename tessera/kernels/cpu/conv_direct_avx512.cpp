@@ -24,7 +24,7 @@ namespace tessera::kernels::conv_detail {
 namespace {
 
 constexpr int64_t kChannels = 32;   // output channels per tile: two zmm
-constexpr int64_t kMaxPixels = 12;  // pixels per tile: 24 accumulators
+constexpr int64_t kMaxPixels = 14;  // pixels per tile: 28 accumulators (rows of 56, 28, 14 and 7 split evenly)
 constexpr int64_t kHeaderFloats = 16;
 constexpr int32_t kMagic = 0x44564e43;  // "CNVD"
 
