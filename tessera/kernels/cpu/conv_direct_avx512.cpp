@@ -159,11 +159,14 @@ struct Direct {
 };
 
 // One tile: R pixels from (n, oh, ow0) by the 32 channels of block b.
-template <int R, int S>
+// With kTwoRows, the tile is two whole output rows of R / 2 pixels (narrow planes: 7 x 7 is 14 + 14 +
+// 14 + 7), the second half reading one output row further down; their outputs are contiguous.
+template <int R, int S, bool kTwoRows = false>
 __attribute__((target("avx512f"))) void tile(const Direct& d, int64_t b, int64_t n, int64_t oh, int64_t ow0) {
   const Conv2dGeometry& g = *d.g;
   const int64_t stride = S != 0 ? S : g.stride_w;
   const int64_t row_step = g.dilation_h * d.source_w, tap_step = g.dilation_w;
+  const int64_t next_row = g.stride_h * d.source_w;  // kTwoRows: from a pixel to the one below it
   const float* x = d.source + n * g.in_channels * d.source_plane + oh * g.stride_h * d.source_w + ow0 * stride;
   const float* w = d.weights + b * kChannels * col_rows(g);
   __m512 lo[R], hi[R];
@@ -180,7 +183,8 @@ __attribute__((target("avx512f"))) void tile(const Direct& d, int64_t b, int64_t
         const __m512 b0 = _mm512_loadu_ps(w), b1 = _mm512_loadu_ps(w + 16);  // a caller's workspace may be unaligned
 #pragma GCC unroll 16
         for (int r = 0; r < R; ++r) {
-          const __m512 a = _mm512_set1_ps(p[r * stride]);
+          const __m512 a =
+              _mm512_set1_ps(kTwoRows && r >= R / 2 ? p[next_row + (r - R / 2) * stride] : p[r * stride]);
           lo[r] = _mm512_fmadd_ps(a, b0, lo[r]);
           hi[r] = _mm512_fmadd_ps(a, b1, hi[r]);
         }
@@ -228,31 +232,50 @@ __attribute__((target("avx512f"))) void tile(const Direct& d, int64_t b, int64_t
   }
 }
 
+using TileFn = void (*)(const Direct&, int64_t, int64_t, int64_t, int64_t);
+
 template <int S, int... R>
-void run_tile(const Direct& d, int64_t pixels, int64_t b, int64_t n, int64_t oh, int64_t ow0,
-              std::integer_sequence<int, R...>) {
-  using Fn = void (*)(const Direct&, int64_t, int64_t, int64_t, int64_t);
-  static constexpr Fn kByPixels[] = {tile<R + 1, S>...};
-  kByPixels[pixels - 1](d, b, n, oh, ow0);
+TileFn one_row_tile(int64_t pixels, std::integer_sequence<int, R...>) {
+  static constexpr TileFn kByPixels[] = {tile<R + 1, S>...};
+  return kByPixels[pixels - 1];
+}
+
+template <int S, int... R>
+TileFn two_row_tile(int64_t pixels, std::integer_sequence<int, R...>) {
+  static constexpr TileFn kByPixels[] = {tile<2 * (R + 1), S, true>...};
+  return kByPixels[pixels / 2 - 1];
+}
+
+TileFn tile_for(int64_t stride, int64_t pixels, bool two_rows) {
+  constexpr auto one = std::make_integer_sequence<int, kMaxPixels>{};
+  constexpr auto two = std::make_integer_sequence<int, kMaxPixels / 2>{};
+  if (two_rows) {
+    return stride == 1 ? two_row_tile<1>(pixels, two) : stride == 2 ? two_row_tile<2>(pixels, two)
+                                                                    : two_row_tile<0>(pixels, two);
+  }
+  return stride == 1 ? one_row_tile<1>(pixels, one) : stride == 2 ? one_row_tile<2>(pixels, one)
+                                                                  : one_row_tile<0>(pixels, one);
 }
 
 // Output rows [r0, r1) of the batch (row = n * out_h + oh) for channel blocks [b0, b1); each row in
 // ceil(out_w / 12) tiles of nearly equal width.
+// Rows at most half a tile wide go two at a time (a pair within one image).
 void rows_of_blocks(const Direct& d, int64_t b0, int64_t b1, int64_t r0, int64_t r1) {
   const Conv2dGeometry& g = *d.g;
   const int64_t tiles = (g.out_w + kMaxPixels - 1) / kMaxPixels;
+  const bool pairs = 2 * g.out_w <= kMaxPixels;
+  const TileFn pair_tile = pairs ? tile_for(g.stride_w, 2 * g.out_w, true) : nullptr;
   for (int64_t b = b0; b < b1; ++b) {
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t n = row / g.out_h, oh = row % g.out_h;
+      if (pairs && row + 1 < r1 && oh + 1 < g.out_h) {
+        pair_tile(d, b, n, oh, 0);
+        ++row;
+        continue;
+      }
       for (int64_t t = 0; t < tiles; ++t) {
         const int64_t ow0 = g.out_w * t / tiles, pixels = g.out_w * (t + 1) / tiles - ow0;
-        if (g.stride_w == 1) {
-          run_tile<1>(d, pixels, b, n, oh, ow0, std::make_integer_sequence<int, kMaxPixels>{});
-        } else if (g.stride_w == 2) {
-          run_tile<2>(d, pixels, b, n, oh, ow0, std::make_integer_sequence<int, kMaxPixels>{});
-        } else {
-          run_tile<0>(d, pixels, b, n, oh, ow0, std::make_integer_sequence<int, kMaxPixels>{});
-        }
+        tile_for(g.stride_w, pixels, false)(d, b, n, oh, ow0);
       }
     }
   }
