@@ -20,12 +20,21 @@ for tool in aarch64-linux-gnu-g++ aarch64-linux-gnu-gcc qemu-aarch64; do
 done
 
 t0=$(date +%s)
+# libonnx for arm64: its package conflicts with the amd64 one over /usr/lib/libonnxifi.so (a multiarch
+# slip in Debian's libonnxifi), so it is downloaded and unpacked into the build folder, not installed.
+onnx_root=$PWD/$build/arm64-onnx
+if [[ ! -f $onnx_root/usr/lib/aarch64-linux-gnu/cmake/ONNX/ONNXConfig.cmake ]]; then
+  mkdir -p "$onnx_root/debs"
+  (cd "$onnx_root/debs" && apt-get download libonnx1:arm64 libonnx-dev:arm64 libonnxifi:arm64 > /dev/null)
+  for deb in "$onnx_root"/debs/*.deb; do dpkg -x "$deb" "$onnx_root"; done
+fi
 # No CUDA (the toolkit here is x86's) and no layer link check (the native build runs it). -O1: the
 # stage proves that the portable code builds and computes right on arm64, and -O1 compiles the library
 # much faster than -O3 (the stage has 15 minutes on CI); the emulated tests run fast enough either way.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
   -DTESSERA_WERROR=ON -DTESSERA_CUDA=OFF -DTESSERA_VULKAN=OFF -DTESSERA_UNITY_BUILD="${TESSERA_UNITY_BUILD:-ON}" \
-  -DTESSERA_LAYER_CHECK=OFF -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake > /dev/null
+  -DTESSERA_LAYER_CHECK=OFF -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
+  -DONNX_DIR="$onnx_root/usr/lib/aarch64-linux-gnu/cmake/ONNX" > /dev/null
 cmake --build "$build" -j "$(nproc)" --target "${suites[@]/#/test_}"
 t1=$(date +%s)
 machine=$(readelf -h "$build/test_core" | sed -n 's/^ *Machine: *//p')

@@ -27,7 +27,10 @@ PACKAGES=(
 # qemu-user, and the libraries the build links, for arm64 (multiarch: dpkg --add-architecture arm64).
 if [[ "${TESSERA_ARM64:-0}" == 1 ]]; then
   PACKAGES+=(crossbuild-essential-arm64 qemu-user
-    libfmt-dev:arm64 libgtest-dev:arm64 zlib1g-dev:arm64 libpng-dev:arm64 libpcre2-dev:arm64)
+    libfmt-dev:arm64 libgtest-dev:arm64 zlib1g-dev:arm64 libpng-dev:arm64 libpcre2-dev:arm64
+    libprotobuf-dev:arm64)
+  # libonnx-dev:arm64 cannot sit beside the amd64 one (both packages of libonnxifi write /usr/lib/libonnxifi.so):
+  # scripts/ci_arm64.sh unpacks the arm64 libonnx into its build folder instead.
 fi
 
 missing=()

@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,fuzz,profile,train,bench,llm,llmbench,matvec]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,matvec]
 #   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
@@ -35,6 +35,29 @@ if want tests; then
   timeout "${TEST_TIMEOUT:-420}" .device/bin/test_cuda --gtest_brief=1 --gtest_filter="$filter" > "$out/test_cuda.log" 2>&1
   echo "test_cuda exit $? after $(($(date +%s) - start)) s" | tee -a "$out/test_cuda.log"
   tail -n 60 "$out/test_cuda.log"
+fi
+if want vulkan && [[ -x .device/bin/test_vulkan ]]; then
+  # The Vulkan backend on the NVIDIA driver: its suite (with the differential suite of tests/cpu_backend),
+  # then the training steps and products on Vulkan beside CUDA. The loader comes from the carried .gl/
+  # (the device tool's README): this stage needs `carry: [.gl]` and a loader on the library path.
+  if ! ldconfig -p | grep -q libvulkan.so.1 && [[ -d .gl ]]; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+  fi
+  if [[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json && -z ${VK_DRIVER_FILES:-} ]]; then
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  fi
+  .device/bin/tessera devices 2>&1 | grep -iA3 vulkan | head -n 8
+  start=$(date +%s)
+  timeout "${VULKAN_TIMEOUT:-240}" .device/bin/test_vulkan --gtest_brief=1 > "$out/test_vulkan.log" 2>&1
+  echo "test_vulkan exit $? after $(($(date +%s) - start)) s" | tee -a "$out/test_vulkan.log"
+  tail -n 30 "$out/test_vulkan.log"
+  for dev in vulkan cuda; do
+    timeout "${VULKAN_BENCH_TIMEOUT:-150}" .device/bin/tessera bench --backend "$dev" --repeat 5 --seconds 0.3 --json \
+      ${VULKAN_WORKLOADS:-mlp_train_b64 mlp_train_b4096_tf32 cnn_train_b256 gpu_f32_gemm_4096 gpu_f16_gemm_4096 gpu_fused_axpb_256m} > "$out/bench_$dev.json" 2> "$out/bench_$dev.txt"
+    echo "bench on $dev exit $?"
+    cat "$out/bench_$dev.txt"
+  done
 fi
 if want fuzz; then
   # The graph fuzzer with the CUDA backend under test, for a fixed time; findings land in $out/fuzz.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds, here, what the GPU machine runs (it has the CUDA toolkit and a driver but not this project's
 # Debian libraries) and stages it in .device/ (ignored by git; the device tool carries it):
-#   bin: test_cuda, tessera, fuzz_graphs        lib: the shared libraries they need beyond the C/C++
+#   bin: test_cuda, tessera, fuzz_graphs, test_vulkan        lib: the shared libraries they need beyond the C/C++
 #   runtime and CUDA's own (taken from /usr/local/cuda there)
 # packed as .device/bundle.tar.xz (the device tool carries at most 64 MiB; OpenBLAS alone is 36 MB),
 # plus Fashion-MNIST's four files in .device/fashion-mnist when WITH_DATA=1 (for the training peer run).
@@ -10,11 +10,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
-cmake --build "$build" -j2 --target test_cuda tessera_cli fuzz_graphs
+programs=(test_cuda tessera fuzz_graphs)
+targets=(test_cuda tessera_cli fuzz_graphs)
+# The Vulkan suite too, where the Vulkan backend is built (it runs on the H200's NVIDIA Vulkan driver).
+if [[ $(ninja -C "$build" -t targets all 2> /dev/null) == *$'\n'test_vulkan:* ]]; then
+  programs+=(test_vulkan)
+  targets+=(test_vulkan)
+fi
+cmake --build "$build" -j2 --target "${targets[@]}"
 rm -rf .device
 mkdir -p .device/stage/bin .device/stage/lib
 cd .device/stage
-cp "../../$build/test_cuda" "../../$build/tessera" "../../$build/fuzz_graphs" bin/
+for p in "${programs[@]}"; do cp "../../$build/$p" bin/; done
 strip bin/*
 ldd bin/* | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
   case "$lib" in

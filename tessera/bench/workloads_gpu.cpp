@@ -27,7 +27,8 @@ constexpr int64_t kBigN = int64_t{256} << 20;  // 1 GiB of floats: far past any 
 
 backends::Backend& gpu_backend(const BenchOptions& o, const std::string& workload) {
   backends::Backend& b = o.backend.empty() ? backends::default_backend() : backends::backend_by_name(o.backend);
-  TESSERA_CHECK(!b.device().is_host(), "bench: {} is sized for a GPU; run it with --backend cuda", workload);
+  TESSERA_CHECK(!b.device().is_host(), "bench: {} is sized for a GPU; run it with --backend cuda or vulkan",
+                workload);
   return b;
 }
 
@@ -65,18 +66,19 @@ Measurement fused_elementwise(const BenchOptions& o) {
   return m;
 }
 
-Measurement bf16_gemm(const BenchOptions& o) {
-  backends::Backend& b = gpu_backend(o, "gpu_bf16_gemm_8192");
+// An n x n x n matrix product in `dt` (f32 accumulation) on the GPU backend: the GEMM rate the
+// backends are compared at (bf16 8192^3 against cuBLAS; f32 and f16 4096^3 between CUDA and Vulkan).
+Measurement gemm(const std::string& name, DType dt, int64_t n, const BenchOptions& o) {
+  backends::Backend& b = gpu_backend(o, name);
   Device& dev = b.device();
-  constexpr int64_t n = 8192;
-  const Tensor a = Tensor::placeholder("a", DType::bf16, {n, n});
-  const Tensor c = Tensor::placeholder("b", DType::bf16, {n, n});
-  const auto exe = b.compile(ir::Graph::build({a.value(), c.value()}, {ops::matmul(a, c).value()}, "bf16_gemm"));
-  const std::vector<Array> in{on_device(DType::bf16, {n, n}, 0.5, dev), on_device(DType::bf16, {n, n}, 0.25, dev)};
-  std::vector<Array> out{Array::empty(DType::bf16, {n, n}, dev)};
-  Measurement m = measure_rate("gpu_bf16_gemm_8192", "TFLOP/s", synchronised(o, dev), 2.0 * n * n * n / 1e12,
+  const Tensor a = Tensor::placeholder("a", dt, {n, n});
+  const Tensor c = Tensor::placeholder("b", dt, {n, n});
+  const auto exe = b.compile(ir::Graph::build({a.value(), c.value()}, {ops::matmul(a, c).value()}, name));
+  const std::vector<Array> in{on_device(dt, {n, n}, 0.5, dev), on_device(dt, {n, n}, 0.25, dev)};
+  std::vector<Array> out{Array::empty(dt, {n, n}, dev)};
+  Measurement m = measure_rate(name, "TFLOP/s", synchronised(o, dev), 2.0 * n * n * n / 1e12,
                                [&] { exe->run_into(in, out); });
-  m.detail = fmt::format("bf16 [8192, 8192] @ [8192, 8192], f32 accumulation, backend {}", b.name());
+  m.detail = fmt::format("{} [{}, {}] @ [{}, {}], f32 accumulation, backend {}", dtype_name(dt), n, n, n, n, b.name());
   return m;
 }
 
@@ -145,7 +147,12 @@ std::vector<Workload> gpu_workloads() {
        true},
       {"gpu_copy_256m", "device-to-device copy of 256M floats (the bandwidth ceiling, GPU)", device_copy, true},
       {"gpu_fused_axpb_256m", "compiled relu(a*x+b) over 256M floats vs the copy (GPU)", fused_elementwise, true},
-      {"gpu_bf16_gemm_8192", "bf16 GEMM 8192^3 (GPU)", bf16_gemm, true},
+      {"gpu_bf16_gemm_8192", "bf16 GEMM 8192^3 (GPU)",
+       [](const BenchOptions& o) { return gemm("gpu_bf16_gemm_8192", DType::bf16, 8192, o); }, true},
+      {"gpu_f32_gemm_4096", "f32 GEMM 4096^3, no TF32 unless TESSERA_TF32=1 (GPU)",
+       [](const BenchOptions& o) { return gemm("gpu_f32_gemm_4096", DType::f32, 4096, o); }, true},
+      {"gpu_f16_gemm_4096", "f16 GEMM 4096^3 (GPU)",
+       [](const BenchOptions& o) { return gemm("gpu_f16_gemm_4096", DType::f16, 4096, o); }, true},
       {"gpu_compile_mlp_step_cold", "compile the MLP training step on the GPU, empty kernel cache (GPU)",
        [](const BenchOptions& o) { return gpu_compile("gpu_compile_mlp_step_cold", true, o); }, true},
       {"gpu_compile_mlp_step_cached", "compile the MLP training step on the GPU, kernels from the disk cache (GPU)",

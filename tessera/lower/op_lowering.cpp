@@ -233,12 +233,16 @@ int literal_of(const ir::Node& node, ScalarCode& code) {
   if (node.num_outputs() != 1) return -1;
   const ScalarType t = st(node.output_types()[0].dtype);
   if (op == "full") return code.lit(t, node.attrs().get_float("value"));
-  if (op == "constant" && node.output_types()[0].numel() == 1) {
+  if (is_literal_constant(node)) {
     const Array& v = node.attrs().get_tensor("value");
     if (is_float(t) || is_half(t)) return code.lit(t, v.item());
     return code.lit_int(t, v.to_i64()[0]);
   }
   return -1;
+}
+
+bool is_literal_constant(const ir::Node& node) {
+  return node.op_name() == "constant" && node.num_outputs() == 1 && node.output_types()[0].numel() == 1;
 }
 
 bool can_generate(const ir::Node& node, bool half_types) {

@@ -45,4 +45,9 @@ int lower_elementwise(const ir::Node& node, const std::vector<int>& args, Scalar
 // The value of a numel-1 constant or a `full` node, as a literal; -1 if `node` is neither.
 int literal_of(const ir::Node& node, ScalarCode& code);
 
+// Whether `node` is a constant that literal_of turns into a literal: generated code that reads it holds
+// its value, so that code serves another graph only where this constant's value is the same (a `full`
+// node's value is an attribute, part of any structural key already).
+bool is_literal_constant(const ir::Node& node);
+
 }  // namespace tessera::lower

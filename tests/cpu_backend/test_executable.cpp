@@ -174,6 +174,29 @@ TEST(CpuExecutable, PlanCacheDistinguishesRewrittenConstants) {
   EXPECT_EQ(compile_cpu(build(1.0))->run({x})[0].to_vector<float>(), (std::vector<float>{1, 2, 3}));
 }
 
+// Generated kernels fold scalar constants into literals, so a plan whose kernels were made for one
+// graph must not serve a graph of the same structure with another scalar there (no pass rewrites
+// exp(x) * k, so nothing else tells the two apart). A device backend's split graphs met this: a small
+// CPU segment of one graph matched another graph's, and ran with its constants.
+TEST(CpuExecutable, PlanCacheDistinguishesScalarsInGeneratedKernels) {
+  ScopedJit jit(JitMode::always);
+  auto build = [](double k) {
+    const Tensor c = Tensor::from_array(Array::scalar(k, DType::f32));
+    return trace([c](const std::vector<Tensor>& a) -> std::vector<Tensor> { return {ops::exp(a[0]) * c}; },
+                 {{DType::f32, {4}}});
+  };
+  backends::cpu::clear_plan_cache();
+  const Array x = Array::zeros(DType::f32, {4});
+  auto two = compile_cpu(build(2.0));
+  auto two_again = compile_cpu(build(2.0));
+  auto three = compile_cpu(build(3.0));
+  ASSERT_TRUE(backends::cpu::compile_info(*two).jit_used);
+  EXPECT_TRUE(backends::cpu::compile_info(*two_again).plan_cache_hit);  // equal values still share the plan
+  EXPECT_EQ(two->run({x})[0].to_vector<float>(), (std::vector<float>{2, 2, 2, 2}));
+  EXPECT_EQ(two_again->run({x})[0].to_vector<float>(), (std::vector<float>{2, 2, 2, 2}));
+  EXPECT_EQ(three->run({x})[0].to_vector<float>(), (std::vector<float>{3, 3, 3, 3}));
+}
+
 // Eager evaluation binds computed values (here a constant learning rate) as graph inputs; the plan
 // cached for the first step must not keep that step's value (the passes could fold it otherwise).
 TEST(CpuExecutable, CachedPlansDoNotKeepBoundInputValues) {

@@ -1,6 +1,8 @@
 // Which ops of the differential suite's samples the Vulkan backend still gives to the CPU (through the
-// splitter), by name. The list is the backend's to-do list: an op that starts falling back, or one
-// that no longer does, fails here until the list is updated.
+// splitter), by name: an op counts as running on Vulkan when the backend supports it or when the
+// splitter's decomposition of it (convolutions and pooling into gathers, products and scatters) runs
+// there whole. The list is the backend's to-do list: an op that starts falling back, or one that no
+// longer does, fails here until the list is updated.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -55,13 +57,11 @@ TEST(VulkanCoverage, NamesTheOpsThatStillFallBackToTheCpu) {
     }
   }
   // What a device with 8/16-bit storage and shaderInt64 (lavapipe) leaves on the CPU today.
+  // (kv_cache_attention decomposes, but its mask is built with arange.)
   const std::set<std::string> expected = {
-      "adam_update", "adaptive_avg_pool", "adaptive_avg_pool_grad", "arange", "argmax", "argmin", "avg_pool",
-      "avg_pool_grad", "bernoulli", "conv", "conv_input_grad", "conv_weight_grad", "cumsum", "dequantize",
-      "embedding", "embedding_grad", "eye", "gather", "index_copy", "index_select", "kv_cache_attention",
-      "log_softmax", "logsumexp", "max_pool", "max_pool_gather", "max_pool_grad", "normal", "one_hot", "pad",
-      "permutation", "quantized_matmul", "randint", "scatter_add", "slice_backward", "softmax", "uniform",
-      "upsample", "upsample_grad"};
+      "adaptive_avg_pool", "adaptive_avg_pool_grad", "arange", "bernoulli", "dequantize", "eye",
+      "kv_cache_attention", "normal", "permutation", "quantized_matmul", "randint", "uniform", "upsample",
+      "upsample_grad"};
   RecordProperty("falling_back", joined(falling_back));
   std::printf("vulkan: ops falling back to the CPU (%zu): %s\n", falling_back.size(), joined(falling_back).c_str());
   EXPECT_EQ(joined(falling_back), joined(expected));

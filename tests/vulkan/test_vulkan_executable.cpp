@@ -1,14 +1,18 @@
 // Vulkan executables: a fused graph records into one command buffer with barriers only between
 // dependent dispatches, products use the tiled shader, operands at unaligned offsets bind through
-// shifts, TESSERA_VULKAN_PROFILE=1 times every dispatch, and what the device lacks runs on the CPU.
+// shifts, TESSERA_VULKAN_PROFILE=1 times every dispatch, and what the device lacks runs on the CPU (in
+// segments that keep their own constants).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <utility>
 
 #include "tessera/api/transforms.h"
 #include "tessera/backends/backend.h"
+#include "tessera/backends/cpu/cpu_backend.h"
 #include "tessera/backends/vulkan/executable.h"
 #include "tessera/ops/ops.h"
+#include "tessera/ops/optim.h"
 #include "test_util.h"
 
 namespace tessera::test {
@@ -95,7 +99,7 @@ TEST(VulkanExecutable, ProfilingTimesEveryDispatch) {
   exe->run({random_array({8, 8}, 10, -1, 1, DType::f32), random_array({8, 8}, 11, -1, 1, DType::f32)});
   const auto& times = vk->last_run().step_us;
   ASSERT_EQ(static_cast<int>(times.size()), vk->last_run().dispatches);
-  EXPECT_EQ(times[0].first, "matmul_f32");
+  EXPECT_EQ(times[0].first, "matmul_f32_r4");
   for (const auto& [name, us] : times) EXPECT_GE(us, 0.0) << name;
 }
 
@@ -111,11 +115,54 @@ TEST(VulkanExecutable, WhatTheDeviceLacksRunsOnTheCpu) {
   expect_matches(g, {random_array({10}, 12, -1, 1, DType::f32)}, 1e-6);
 }
 
+// Two Adam steps that differ only in their betas. Vulkan decomposes adam_update and its f64 bias
+// corrections (1 - beta^step) run on the CPU as small segments of one structure; with generated kernels
+// on, the second step's segments were given the first's cached CPU plan, whose kernels hold beta as a
+// literal (the differential suite's Adam sample, then the training steps, in one process).
+TEST(VulkanExecutable, SplitSegmentsOfOneStructureKeepTheirOwnConstants) {
+  struct JitAlways {
+    backends::cpu::JitMode saved = backends::cpu::jit_mode();
+    JitAlways() { backends::cpu::set_jit_mode(backends::cpu::JitMode::always); }
+    ~JitAlways() { backends::cpu::set_jit_mode(saved); }
+  } jit;
+  const ir::TensorType p{DType::f32, {5, 7}}, scalar{DType::f64, {}};
+  const std::vector<Array> in = {random_array({5, 7}, 16, -1, 1, DType::f32),
+                                 random_array({5, 7}, 17, -1, 1, DType::f32),
+                                 random_array({5, 7}, 18, -1, 1, DType::f32),
+                                 random_array({5, 7}, 19, 0, 1, DType::f32),
+                                 Array::scalar(0.01, DType::f64),
+                                 Array::scalar(3, DType::f64)};
+  for (const auto& [beta1, beta2] : {std::pair{0.8, 0.99}, std::pair{0.9, 0.999}}) {
+    SCOPED_TRACE("betas " + std::to_string(beta1) + ", " + std::to_string(beta2));
+    auto f = [beta1, beta2](const std::vector<Tensor>& a) {
+      return ops::adam_update(a[0], a[1], a[2], a[3], a[4], a[5], {.beta1 = beta1, .beta2 = beta2});
+    };
+    expect_matches(trace(f, {p, p, p, p, scalar, scalar}), in, 1e-5);
+  }
+}
+
 }  // namespace
 }  // namespace tessera::test
 
 namespace tessera::test {
 namespace {
+
+// Products of both tile sizes (128-wide tiles once m and n reach 512) at sizes that are no multiple of
+// a tile or of the K slice, batched with one operand broadcast, in f32 and in f16 storage.
+TEST(VulkanExecutable, ProductsOfBothTileSizesAtRaggedShapes) {
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::matmul(a[0], a[1]), ops::matmul(a[2], a[3])};
+  };
+  for (DType dt : {DType::f32, DType::f16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const ir::Graph g =
+        trace(f, {{dt, {2, 520, 37}}, {dt, {37, 601}}, {dt, {3, 70, 130}}, {dt, {3, 130, 45}}});
+    expect_matches(g,
+                   {random_array({2, 520, 37}, 21, -1, 1, dt), random_array({37, 601}, 22, -1, 1, dt),
+                    random_array({3, 70, 130}, 23, -1, 1, dt), random_array({3, 130, 45}, 24, -1, 1, dt)},
+                   dt == DType::f16 ? 3e-2 : 1e-4);
+  }
+}
 
 TEST(VulkanExecutable, LargerProductsAndReductions) {
   auto f = [](const std::vector<Tensor>& a) {

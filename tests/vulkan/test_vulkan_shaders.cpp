@@ -97,8 +97,10 @@ TEST(VulkanShaders, SpirvComesFromTheDiskCacheAndPipelinesFromMemory) {
 }
 
 TEST(VulkanShaders, HandWrittenShadersCompile) {
-  EXPECT_FALSE(pipelines().spirv(backends::vulkan::matmul_glsl(DType::f32), "matmul_f32").empty());
-  EXPECT_FALSE(pipelines().spirv(backends::vulkan::matmul_glsl(DType::f16), "matmul_f16").empty());
+  for (int block : {4, 8}) {
+    EXPECT_FALSE(pipelines().spirv(backends::vulkan::matmul_glsl(DType::f32, block), "matmul_f32").empty());
+    EXPECT_FALSE(pipelines().spirv(backends::vulkan::matmul_glsl(DType::f16, block), "matmul_f16").empty());
+  }
   for (uint32_t es : {1u, 2u, 4u, 8u}) EXPECT_FALSE(pipelines().spirv(backends::vulkan::strided_copy_glsl(es), "copy").empty());
   EXPECT_THROW(backends::vulkan::strided_copy_glsl(3), Error);
 }

@@ -13,6 +13,7 @@
 
 #include "tessera/backends/common/epilogues.h"
 #include "tessera/backends/common/fusion_plan.h"
+#include "tessera/lower/scalar_code.h"
 
 namespace tessera::backends::common {
 namespace {
@@ -79,6 +80,7 @@ class GraphLowerer {
     program->max_kernel_args = max_kernel_args_;
     program->reads_constant_values = reads_constant_values;
     program->stats.jit_used = !clusters_.empty();
+    program->holds_constant_values = clusters_read_literal_constants();
     program->stats.jit_ms = jit_ms;
     program->stats.cluster_ms = cluster_ms;
     program->stats.lower_ms = ms_since(t0) - jit_ms - cluster_ms;
@@ -108,6 +110,16 @@ class GraphLowerer {
           L_.new_buffer(BufferKind::constant, slot, v.type().numel() * static_cast<int64_t>(dtype_size(v.dtype())));
       L_.bind(v, b, v.dtype());
     }
+  }
+
+  // Whether a generated kernel reads a constant as a literal (its value is then in the kernel's code).
+  bool clusters_read_literal_constants() const {
+    for (const lower::Cluster& c : clusters_) {
+      for (const ir::Value& v : c.inputs) {
+        if (lower::is_literal_constant(*v.node())) return true;
+      }
+    }
+    return false;
   }
 
   // Which nodes go into generated kernels, then the clusters themselves (compiled here).

@@ -39,8 +39,8 @@ class PlanCache {
  public:
   explicit PlanCache(size_t capacity = 512) : capacity_(capacity) {}
 
-  // The plan cached for the key's structure; for a plan whose passes rewrote the graph (a constant
-  // folded, say), only when the small constants match too.
+  // The plan cached for the key's structure; for a value-dependent plan (a constant folded by the
+  // passes or into a generated kernel's code), only when the small constants match too.
   std::optional<Plan> find(const GraphKey& key) const {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(key.structure);
@@ -50,8 +50,10 @@ class PlanCache {
     return it->second.plan;
   }
 
-  // `value_dependent`: the passes rewrote the graph (same_nodes was false). When full, the cache
-  // starts over: a program rarely has more live structures than that, and a sweep costs nothing.
+  // `value_dependent`: the plan holds values of the graph's small constants, not only their types:
+  // the passes rewrote the graph (same_nodes was false), or the lowering baked them into code
+  // (Program::holds_constant_values). When full, the cache starts over: a program rarely has more
+  // live structures than that, and a sweep costs nothing.
   void insert(const GraphKey& key, Plan plan, bool value_dependent) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (entries_.size() >= capacity_) entries_.clear();

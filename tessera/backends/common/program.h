@@ -105,6 +105,11 @@ struct Program {
   int32_t num_inputs = 0, num_outputs = 0;
   int32_t max_kernel_args = 0;
   int64_t step_scratch_bytes = 0;
+  // The steps hold the values of some of the graph's constants, not only their slots: generated kernels
+  // fold numel-1 constants into literals (lower::is_literal_constant). A plan cache keyed by structure
+  // may then reuse the program only for a graph whose small constants match (PlanCache's
+  // value_dependent).
+  bool holds_constant_values = false;
   ProgramStats stats;
   // The lowering decided something from a constant's value (Epilogue::reads_constant_values): the plan
   // cache may reuse this program only for graphs with the same small constants.

@@ -33,5 +33,8 @@ void register_attention_lowerings(LoweringTable& table);  // library_ops_attenti
 // adam_update nodes run as groups: every f32 update of a graph that shares hyperparameters and the
 // lr/step scalars becomes one fused pass over all parameters (library_ops_optim.cpp).
 void register_optim_lowerings(LoweringTable& table);
+// The key under which adam_update nodes share one step: equal hyperparameters and the same lr and step
+// scalars. Backend-neutral: the Vulkan backend groups its updates by it too.
+std::string adam_group_key(const ir::Node& node);
 
 }  // namespace tessera::backends::cpu

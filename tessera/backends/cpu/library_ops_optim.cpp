@@ -59,15 +59,6 @@ bool claim_adam_update(const ir::Node& node) {
   return node.input(0).dtype() == DType::f32;
 }
 
-// Nodes with equal keys share one step: equal hyperparameters and the same lr/step scalars.
-std::string adam_group_key(const ir::Node& node) {
-  const ir::Attrs& a = node.attrs();
-  return fmt::format("{}/{}/{}/{}/{}/{}:{}/{}:{}", a.get_float("beta1"), a.get_float("beta2"), a.get_float("eps"),
-                     a.get_float("weight_decay"), a.get_bool("decoupled"),
-                     static_cast<const void*>(node.input(4).node().get()), node.input(4).index(),
-                     static_cast<const void*>(node.input(5).node().get()), node.input(5).index());
-}
-
 void lower_adam_group(Lowering& L, const std::vector<ir::NodePtr>& nodes) {
   const ir::Node& first = *nodes.front();
   kernels::AdamHyper h;
@@ -113,6 +104,14 @@ void lower_adam_group(Lowering& L, const std::vector<ir::NodePtr>& nodes) {
 }
 
 }  // namespace
+
+std::string adam_group_key(const ir::Node& node) {
+  const ir::Attrs& a = node.attrs();
+  return fmt::format("{}/{}/{}/{}/{}/{}:{}/{}:{}", a.get_float("beta1"), a.get_float("beta2"), a.get_float("eps"),
+                     a.get_float("weight_decay"), a.get_bool("decoupled"),
+                     static_cast<const void*>(node.input(4).node().get()), node.input(4).index(),
+                     static_cast<const void*>(node.input(5).node().get()), node.input(5).index());
+}
 
 void register_optim_lowerings(LoweringTable& table) {
   // Only as groups (lower_node never sees a claimed update); unclaimed updates run on the reference.

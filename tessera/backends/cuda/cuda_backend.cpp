@@ -17,7 +17,7 @@
 #include "tessera/backends/split.h"
 #include "tessera/core/error.h"
 #include "tessera/lower/fusion.h"
-#include "tessera/passes/pass.h"
+#include "tessera/backends/common/device_graph.h"
 
 namespace tessera::backends::cuda {
 
@@ -108,21 +108,7 @@ class CudaBackend final : public Backend {
     }
     Context& ctx = context(0);
     ctx.device().make_current();
-    // The passes may fuse nodes into ops this backend lacks; then the graph runs as it was given.
-    ir::Graph optimized = passes::default_pipeline().run(graph);
-    for (const ir::NodePtr& n : optimized.nodes()) {
-      if (!supports(*n)) {
-        optimized = graph;
-        break;
-      }
-    }
-    std::vector<const ir::Node*> constants;
-    std::unordered_map<const ir::Node*, int32_t> original;
-    for (const ir::NodePtr& n : graph.nodes()) {
-      if (n->op_name() != "constant") continue;
-      original.emplace(n.get(), static_cast<int32_t>(constants.size()));
-      constants.push_back(n.get());
-    }
+    const common::DeviceGraph d = common::prepare_device_graph(*this, graph);
     common::BackendLowering lowering;
     lowering.name = "cuda";
     lowering.table = &cuda_lowerings();
@@ -146,13 +132,13 @@ class CudaBackend final : public Backend {
     set_lowering_context(&ctx);
     std::shared_ptr<const common::Program> program;
     try {
-      program = common::lower_graph(optimized, lowering, options, original);
+      program = common::lower_graph(d.optimized, lowering, options, d.original);
     } catch (...) {
       set_lowering_context(nullptr);
       throw;
     }
     set_lowering_context(nullptr);
-    std::vector<Array> bound = common::bind_constants(*program, constants);
+    std::vector<Array> bound = common::bind_constants(*program, d.constants);
     return std::make_unique<CudaExecutable>(ctx, graph, std::move(program), std::move(bound), spec.aliases);
   }
 

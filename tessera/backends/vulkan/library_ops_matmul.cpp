@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/cpu/library_ops.h"  // the view lowerings, which are backend-neutral
+#include "tessera/backends/vulkan/library_ops.h"
 #include "tessera/backends/vulkan/matmul_shader.h"
 #include "tessera/backends/vulkan/steps.h"
 #include "tessera/core/error.h"
@@ -63,20 +64,20 @@ MatrixOperand matrix_operand(Lowering& L, const ir::Value& v, DType dt, const Sh
 class MatmulStep final : public common::Step {
  public:
   MatmulStep(std::shared_ptr<const Pipeline> pipeline, Operand a, Operand b, Operand d, std::vector<uint64_t> bytes,
-             std::vector<uint32_t> push, uint32_t element, int64_t m, int64_t n, int64_t batch)
+             std::vector<uint32_t> push, uint32_t element, int64_t m, int64_t n, int64_t batch, int tile)
       : pipeline_(std::move(pipeline)), a_(a), b_(b), d_(d), bytes_(std::move(bytes)), push_(std::move(push)),
-        element_(element), m_(m), n_(n), batch_(batch) {}
+        element_(element), m_(m), n_(n), batch_(batch), tile_(tile) {}
   void run(const common::RunContext& ctx) const override {
     std::vector<BufferUse> buffers = {{ctx.ptr<const std::byte>(a_), bytes_[0], false, element_},
                                       {ctx.ptr<const std::byte>(b_), bytes_[1], false, element_},
                                       {ctx.ptr<const std::byte>(d_), bytes_[2], true, element_}};
-    const auto tiles = [](int64_t x) { return static_cast<uint32_t>((x + kMatmulTile - 1) / kMatmulTile); };
+    const auto tiles = [this](int64_t x) { return static_cast<uint32_t>((x + tile_ - 1) / tile_); };
     recorder_of(ctx).dispatch(*pipeline_, buffers, push_, kMatmulShiftWord, tiles(n_), tiles(m_),
                               static_cast<uint32_t>(batch_));
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override {
-    return fmt::format("vulkan matmul {}x{}x{} (batch {})", m_, n_, push_[2], batch_);
+    return fmt::format("vulkan matmul {}x{}x{} (batch {}, {}x{} tiles)", m_, n_, push_[2], batch_, tile_, tile_);
   }
 
  private:
@@ -86,6 +87,7 @@ class MatmulStep final : public common::Step {
   std::vector<uint32_t> push_;
   uint32_t element_;
   int64_t m_, n_, batch_;
+  int tile_;
 };
 
 bool claim_matmul(const ir::Node& node) { return vulkan_matmul_supported(node, lowering_context().features()); }
@@ -105,10 +107,12 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   std::vector<uint32_t> push = {static_cast<uint32_t>(m), static_cast<uint32_t>(n), static_cast<uint32_t>(k),
                                 static_cast<uint32_t>(a.batch_stride), static_cast<uint32_t>(b.batch_stride)};
   const uint64_t d_bytes = static_cast<uint64_t>(out.type().numel()) * dtype_size(dt);
-  auto pipeline = ctx.pipelines().pipeline(matmul_glsl(dt), 3, fmt::format("matmul_{}", dtype_name(dt)));
+  const int block = matmul_block(m, n);
+  auto pipeline =
+      ctx.pipelines().pipeline(matmul_glsl(dt, block), 3, fmt::format("matmul_{}_r{}", dtype_name(dt), block));
   L.emit(std::make_unique<MatmulStep>(std::move(pipeline), L.operand(a.id), L.operand(b.id), L.operand(d),
                                       std::vector<uint64_t>{a.bytes, b.bytes, d_bytes}, std::move(push),
-                                      static_cast<uint32_t>(dtype_size(dt)), m, n, count),
+                                      static_cast<uint32_t>(dtype_size(dt)), m, n, count, matmul_tile(block)),
          {a.id, b.id}, {d});
   return true;
 }
@@ -132,6 +136,13 @@ const common::LoweringTable& vulkan_lowerings() {
     common::LoweringTable t;
     cpu::register_view_lowerings(t);
     t["matmul"] = {lower_matmul, claim_matmul, true};
+    register_softmax_lowerings(t);
+    register_index_lowerings(t);
+    register_scatter_lowerings(t);
+    register_arg_lowerings(t);
+    register_cumsum_lowerings(t);
+    register_pad_lowerings(t);
+    register_optim_lowerings(t);
     return t;
   }();
   return table;

@@ -6,8 +6,11 @@
 
 namespace tessera::backends::vulkan {
 
-std::string matmul_glsl(DType dtype) {
+int matmul_block(int64_t m, int64_t n) { return m >= 512 && n >= 512 ? 8 : 4; }
+
+std::string matmul_glsl(DType dtype, int block) {
   TESSERA_CHECK(dtype == DType::f32 || dtype == DType::f16, "vulkan: no matmul shader for {}", dtype_name(dtype));
+  TESSERA_CHECK(block == 4 || block == 8, "vulkan: matmul block {} (4 or 8)", block);
   const bool half = dtype == DType::f16;
   const std::string extensions = half ? "#extension GL_EXT_shader_16bit_storage : require\n"
                                         "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n"
@@ -15,43 +18,62 @@ std::string matmul_glsl(DType dtype) {
   const std::string type = half ? "uint16_t" : "float";
   const std::string load = half ? "unpackHalf2x16(uint({})).x" : "{}";
   const std::string store = half ? "uint16_t(packHalf2x16(vec2({}, 0.0)) & 0xffffu)" : "{}";
-  const std::string load_a = fmt::format(fmt::runtime(load), "a[shift[0] + ab + row * K + k]");
-  const std::string load_b = fmt::format(fmt::runtime(load), "b[shift[1] + bb + k * N + col]");
-  const std::string result = fmt::format(fmt::runtime(store), "acc");
+  const std::string load_a = fmt::format(fmt::runtime(load), "a[a0 + r * K + k]");
+  const std::string load_b = fmt::format(fmt::runtime(load), "b[b0 + k * N + c]");
+  const std::string result = fmt::format(fmt::runtime(store), "acc[i][j]");
+  // The A slice is stored transposed (k-major) with one float of padding per row, so the staging writes
+  // of consecutive k fall in different banks; each invocation reads its R rows as one run and its R
+  // columns 16 apart (the stores of a warp then cover whole rows of the tile).
   return fmt::format(R"(#version 450
-{0}// A tiled matrix product: each workgroup computes a {1}x{1} tile of D from {1}-wide slices of A and B
-// staged in shared memory; each invocation one element of the tile.
-layout(local_size_x = {1}, local_size_y = {1}) in;
-layout(std430, binding = 0) readonly buffer TsrA {{ {2} a[]; }};
-layout(std430, binding = 1) readonly buffer TsrB {{ {2} b[]; }};
-layout(std430, binding = 2) writeonly buffer TsrD {{ {2} d[]; }};
+{ext}layout(local_size_x = 256) in;
+layout(std430, binding = 0) readonly buffer TsrA {{ {type} a[]; }};
+layout(std430, binding = 1) readonly buffer TsrB {{ {type} b[]; }};
+layout(std430, binding = 2) writeonly buffer TsrD {{ {type} d[]; }};
 layout(push_constant) uniform TsrMatmul {{ int M; int N; int K; int a_batch; int b_batch; int shift[3]; }};
-shared float tile_a[{1}][{1}];
-shared float tile_b[{1}][{1}];
+const int R = {r}, TILE = 16 * R, SLICE = {slice};
+shared float tile_a[SLICE][TILE + 1];
+shared float tile_b[SLICE][TILE];
 void main() {{
-  const int tx = int(gl_LocalInvocationID.x), ty = int(gl_LocalInvocationID.y);
-  const int row0 = int(gl_WorkGroupID.y) * {1}, col0 = int(gl_WorkGroupID.x) * {1};
+  const int tid = int(gl_LocalInvocationID.x), tx = tid % 16, ty = tid / 16;
+  const int row0 = int(gl_WorkGroupID.y) * TILE, col0 = int(gl_WorkGroupID.x) * TILE;
   const int batch = int(gl_WorkGroupID.z);
-  const int ab = batch * a_batch, bb = batch * b_batch;
-  float acc = 0.0;
-  for (int k0 = 0; k0 < K; k0 += {1}) {{
-    {{
-      const int row = row0 + ty, k = k0 + tx;
-      tile_a[ty][tx] = row < M && k < K ? {3} : 0.0;
+  const int a0 = shift[0] + batch * a_batch, b0 = shift[1] + batch * b_batch;
+  float acc[R][R];
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < R; ++j) acc[i][j] = 0.0;
+  for (int k0 = 0; k0 < K; k0 += SLICE) {{
+    for (int e = tid; e < TILE * SLICE; e += 256) {{
+      const int kk = e % SLICE, rr = e / SLICE, r = row0 + rr, k = k0 + kk;
+      tile_a[kk][rr] = r < M && k < K ? {load_a} : 0.0;
     }}
-    {{
-      const int k = k0 + ty, col = col0 + tx;
-      tile_b[ty][tx] = k < K && col < N ? {4} : 0.0;
+    for (int e = tid; e < TILE * SLICE; e += 256) {{
+      const int cc = e % TILE, kk = e / TILE, c = col0 + cc, k = k0 + kk;
+      tile_b[kk][cc] = k < K && c < N ? {load_b} : 0.0;
     }}
     barrier();
-    for (int j = 0; j < {1}; ++j) acc += tile_a[ty][j] * tile_b[j][tx];
+    for (int kk = 0; kk < SLICE; ++kk) {{
+      float ra[R], rb[R];
+      for (int i = 0; i < R; ++i) ra[i] = tile_a[kk][ty * R + i];
+      for (int j = 0; j < R; ++j) rb[j] = tile_b[kk][tx + 16 * j];
+      for (int i = 0; i < R; ++i)
+        for (int j = 0; j < R; ++j) acc[i][j] = fma(ra[i], rb[j], acc[i][j]);
+    }}
     barrier();
   }}
-  const int row = row0 + ty, col = col0 + tx;
-  if (row < M && col < N) d[shift[2] + batch * M * N + row * N + col] = {5};
+  const int d0 = shift[2] + batch * M * N;
+  for (int i = 0; i < R; ++i) {{
+    const int r = row0 + ty * R + i;
+    if (r >= M) break;
+    for (int j = 0; j < R; ++j) {{
+      const int c = col0 + tx + 16 * j;
+      if (c < N) d[d0 + r * N + c] = {result};
+    }}
+  }}
 }}
 )",
-                     extensions, kMatmulTile, type, load_a, load_b, result);
+                     fmt::arg("ext", extensions), fmt::arg("type", type), fmt::arg("r", block),
+                     fmt::arg("slice", kMatmulSlice), fmt::arg("load_a", load_a), fmt::arg("load_b", load_b),
+                     fmt::arg("result", result));
 }
 
 }  // namespace tessera::backends::vulkan

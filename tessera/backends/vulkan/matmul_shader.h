@@ -1,21 +1,30 @@
 #pragma once
-// Hand-written GLSL for matrix products: D[b] = A[b] @ B[b] over packed row-major operands, in 16x16
-// output tiles per workgroup with 16-wide slices of A and B staged in shared memory. f32 in and out,
-// or f16 storage (computed in f32) where the device has 16-bit storage. Push constants, in 32-bit
-// words: M, N, K, a_batch_stride, b_batch_stride (0: one matrix for every batch), then the three
-// binding shifts (A, B, D). Workgroups: x over N/16, y over M/16, z over the batch.
+// Hand-written GLSL for matrix products: D[b] = A[b] @ B[b] over packed row-major operands. A workgroup
+// of 256 invocations computes a (16 R) x (16 R) tile of D, each invocation an R x R block of it held in
+// registers, from K slices of A and B staged in shared memory (R = 4 for small products, 8 for large
+// ones: more work per staged value, fewer workgroups). f32 in and out, or f16 storage (computed in f32)
+// where the device has 16-bit storage. Push constants, in 32-bit words: M, N, K, a_batch_stride,
+// b_batch_stride (0: one matrix for every batch), then the three binding shifts (A, B, D). Workgroups:
+// x over N / tile, y over M / tile, z over the batch.
+#include <cstdint>
 #include <string>
 
 #include "tessera/core/dtype.h"
 
 namespace tessera::backends::vulkan {
 
-/// The tile edge (outputs per workgroup along M and N, and the K slice).
-inline constexpr int kMatmulTile = 16;
+/// The K slice staged per step.
+inline constexpr int kMatmulSlice = 16;
 /// The push-constant word where the binding shifts of a product begin.
 inline constexpr int kMatmulShiftWord = 5;
 
-/// The GLSL of the product for `dtype` (f32 or f16).
-std::string matmul_glsl(DType dtype);
+/// Outputs per invocation along each axis (R) for an m x n product: 8 once both sides fill many
+/// 128-wide tiles, else 4.
+int matmul_block(int64_t m, int64_t n);
+/// The tile edge of a workgroup for block R.
+inline constexpr int matmul_tile(int block) { return 16 * block; }
+
+/// The GLSL of the product for `dtype` (f32 or f16) with R = `block` (4 or 8).
+std::string matmul_glsl(DType dtype, int block);
 
 }  // namespace tessera::backends::vulkan

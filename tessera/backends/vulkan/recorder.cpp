@@ -39,6 +39,7 @@ void Recorder::begin() {
   hazards_.clear();
   stats_ = RecordStats{};
   names_.clear();
+  read_back_host_ = nullptr;
   commands_ = context_.new_command_buffer();
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -106,7 +107,9 @@ void Recorder::barrier() {
 }
 
 void Recorder::dispatch(const Pipeline& pipeline, const std::vector<BufferUse>& buffers, std::vector<uint32_t> push,
-                        int shift_word, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z) {
+                        int shift_word, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
+                        int shifts_per_word) {
+  TESSERA_CHECK(shifts_per_word == 1 || shifts_per_word == 4, "vulkan: {} shifts a push word (1 or 4)", shifts_per_word);
   TESSERA_CHECK(static_cast<int>(buffers.size()) == pipeline.bindings, "vulkan: shader '{}' takes {} buffers, {} given",
                 pipeline.name, pipeline.bindings, buffers.size());
   TESSERA_CHECK(push.size() * 4 <= kPushBytes, "vulkan: shader '{}' pushes {} bytes (at most {})", pipeline.name,
@@ -127,9 +130,17 @@ void Recorder::dispatch(const Pipeline& pipeline, const std::vector<BufferUse>& 
                     pipeline.name, i, skipped);
     }
     if (shift_word >= 0) {
-      const size_t word = static_cast<size_t>(shift_word) + i;
+      const size_t word = static_cast<size_t>(shift_word) + i / static_cast<size_t>(shifts_per_word);
       if (push.size() <= word) push.resize(word + 1, 0);
-      push[word] = static_cast<uint32_t>(skipped / use.element_size);
+      const auto shift = static_cast<uint32_t>(skipped / use.element_size);
+      if (shifts_per_word == 1) {
+        push[word] = shift;
+      } else {
+        TESSERA_CHECK(shift < 256, "vulkan: shader '{}' buffer {} starts {} elements past an aligned offset (a byte "
+                      "holds its shift)", pipeline.name, i, shift);
+        const uint32_t bit = 8 * static_cast<uint32_t>(i % 4);
+        push[word] = (push[word] & ~(0xffu << bit)) | (shift << bit);
+      }
     }
     // At least one element bound (an empty view still needs a valid descriptor).
     const uint64_t range = std::min(at.available + skipped, std::max<uint64_t>(skipped + use.bytes, 16));
@@ -137,6 +148,7 @@ void Recorder::dispatch(const Pipeline& pipeline, const std::vector<BufferUse>& 
                   "vulkan: shader '{}' binds {} bytes, more than the device's maxStorageBufferRange ({})",
                   pipeline.name, range, limits.maxStorageBufferRange);
     infos[i] = {at.buffer, start, range};
+    if (use.order_free) continue;
     const ByteRange r{handle_value(at.buffer), at.offset, at.offset + std::max<uint64_t>(use.bytes, 1)};
     (use.written ? writes : reads).push_back(r);
   }
@@ -176,8 +188,17 @@ void Recorder::dispatch(const Pipeline& pipeline, const std::vector<BufferUse>& 
   stats_.dispatches += 1;
 }
 
+void Recorder::read_back(const void* address, void* host, size_t bytes) {
+  TESSERA_CHECK(read_back_host_ == nullptr, "vulkan: one read-back a run");
+  context_.memory().record_download(commands_, address, bytes);
+  read_back_host_ = host;
+  read_back_bytes_ = bytes;
+}
+
 void Recorder::finish(const char* what) {
   check(vk().vkEndCommandBuffer(commands_), "vkEndCommandBuffer");
+  void* host = read_back_host_;
+  read_back_host_ = nullptr;
   try {
     context_.submit_and_wait(commands_, what);
   } catch (...) {
@@ -186,6 +207,7 @@ void Recorder::finish(const char* what) {
   }
   context_.reset_commands();
   commands_ = VK_NULL_HANDLE;
+  if (host != nullptr) context_.memory().read_staged(host, read_back_bytes_);
   if (!profile_ || names_.empty()) return;
   std::vector<uint64_t> ticks(2 * names_.size());
   check(vk().vkGetQueryPoolResults(context_.vk_device(), queries_, 0, static_cast<uint32_t>(ticks.size()),

@@ -24,6 +24,8 @@ struct BufferUse {
   uint64_t bytes = 0;
   bool written = false;
   uint32_t element_size = 4;  // the shader's element type: the binding's start shift is in these
+  // Touched only by atomics whose order does not matter (a status word): no barrier is placed for it.
+  bool order_free = false;
 };
 
 /// What one run recorded (for tests and profiles).
@@ -45,11 +47,16 @@ class Recorder {
   void begin();
   /// Records one dispatch of groups_x * groups_y * groups_z workgroups (x capped at max_groups()). The descriptor of each binding starts at its address
   /// rounded down to the device's offset alignment; the elements skipped are written into
-  /// push[shift_word + binding] (shift_word < 0: every address must be aligned). `push` is at most
-  /// kPushBytes / 4 words.
+  /// push[shift_word + binding] (shift_word < 0: every address must be aligned), or with
+  /// `shifts_per_word` 4 into byte (binding % 4) of push[shift_word + binding / 4], for shaders with
+  /// more bindings than push words. `push` is at most kPushBytes / 4 words.
   void dispatch(const Pipeline& pipeline, const std::vector<BufferUse>& buffers, std::vector<uint32_t> push,
-                int shift_word, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
-  /// Ends, submits and waits; then reads the timestamps when profiling.
+                int shift_word, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1,
+                int shifts_per_word = 1);
+  /// Asks finish() to copy `bytes` (a few) at device `address` into `host` once the run is done,
+  /// within the run's own submission (a status word).
+  void read_back(const void* address, void* host, size_t bytes);
+  /// Ends, submits and waits; then fills the read_back() requests and reads the timestamps when profiling.
   void finish(const char* what);
   const RecordStats& stats() const { return stats_; }
   /// The most workgroups a dispatch may ask for along x.
@@ -69,6 +76,8 @@ class Recorder {
   VkQueryPool queries_ = VK_NULL_HANDLE;
   uint32_t query_capacity_ = 0;
   std::vector<std::string> names_;
+  void* read_back_host_ = nullptr;
+  size_t read_back_bytes_ = 0;
 };
 
 }  // namespace tessera::backends::vulkan

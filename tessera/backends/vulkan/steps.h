@@ -42,7 +42,8 @@ class VulkanKernelCompiler final : public common::KernelCompiler {
   Context& context_;
 };
 
-/// The library lowerings of the Vulkan backend (views, matrix products), by op name.
+/// The library lowerings of the Vulkan backend, by op name: the views, matrix products, and the
+/// families of library_ops.h (softmax, indexing, scatters, argmax, padding, Adam).
 const common::LoweringTable& vulkan_lowerings();
 /// Whether the matmul lowering takes this node (f32, or f16 with 16-bit storage; ranks >= 2).
 bool vulkan_matmul_supported(const ir::Node& node, const Features& features);

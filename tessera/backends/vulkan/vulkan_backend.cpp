@@ -14,12 +14,14 @@
 #include "tessera/backends/split.h"
 #include "tessera/backends/vulkan/context.h"
 #include "tessera/backends/vulkan/executable.h"
+#include "tessera/backends/vulkan/library_ops.h"
 #include "tessera/backends/vulkan/pipelines.h"
 #include "tessera/backends/vulkan/steps.h"
 #include "tessera/backends/vulkan/vulkan_device.h"
 #include "tessera/core/error.h"
 #include "tessera/lower/fusion.h"
-#include "tessera/passes/pass.h"
+#include "tessera/passes/decompose.h"
+#include "tessera/backends/common/device_graph.h"
 
 namespace tessera::backends::vulkan {
 
@@ -62,6 +64,11 @@ bool dtype_ok(DType dt, const Features& f) {
   }
 }
 
+// Graph inputs and constants only need to be held: f64 ones too (8-byte elements move as two words),
+// for the ops that read them as raw words (adam_update's lr and step); an op that would compute in
+// f64 is still refused, which sends it to the CPU with its f64 operands.
+bool storable(DType dt, const Features& f) { return dtype_ok(dt, f) || dt == DType::f64; }
+
 bool types_ok(const ir::Node& node, const Features& f) {
   for (const ir::Value& v : node.inputs()) {
     if (!dtype_ok(v.dtype(), f)) return false;
@@ -100,8 +107,10 @@ class VulkanBackend final : public Backend {
 
   bool supports(const ir::Node& node) const override {
     if (!available()) return false;
-    const Features& f = cached_probe().context->features();
-    if (node.op_name() == "constant" || node.op_name() == "input") return types_ok(node, f);
+    const Context& ctx = *cached_probe().context;
+    const Features& f = ctx.features();
+    if (node.op_name() == "constant" || node.op_name() == "input") return storable(node.output_types()[0].dtype, f);
+    if (node.op_name() == "adam_update") return dtype_ok(node.input(0).dtype(), f) && vulkan_adam_supported(node, ctx);
     if (!types_ok(node, f)) return false;
     if (node.op_name() == "matmul") return vulkan_matmul_supported(node, f);
     const common::LoweringTable& table = vulkan_lowerings();
@@ -120,21 +129,7 @@ class VulkanBackend final : public Backend {
       if (!supports(*n)) return compile_split(graph, *this, cpu_backend(), spec);
     }
     Context& ctx = context();
-    // The passes may fuse nodes into ops this backend lacks; then the graph runs as it was given.
-    ir::Graph optimized = passes::default_pipeline().run(graph);
-    for (const ir::NodePtr& n : optimized.nodes()) {
-      if (!supports(*n)) {
-        optimized = graph;
-        break;
-      }
-    }
-    std::vector<const ir::Node*> constants;
-    std::unordered_map<const ir::Node*, int32_t> original;
-    for (const ir::NodePtr& n : graph.nodes()) {
-      if (n->op_name() != "constant") continue;
-      original.emplace(n.get(), static_cast<int32_t>(constants.size()));
-      constants.push_back(n.get());
-    }
+    const common::DeviceGraph d = common::prepare_device_graph(*this, graph);
     common::BackendLowering lowering;
     lowering.name = "vulkan";
     lowering.table = &vulkan_lowerings();
@@ -143,28 +138,26 @@ class VulkanBackend final : public Backend {
     lowering.steps = &steps;
     lowering.kernels = &kernels;
     common::LowerOptions options;
-    // The product shader has no fused tails yet: epilogues, transposed products, Adam groups and
-    // quantized re-layouts are left to the generated kernels or the CPU. In-place results are off too:
-    // with them the MLP and CNN training steps of the differential suite drift by ~1e-3 on lavapipe
-    // (not yet understood; every op alone matches), without them they match.
+    // The product shader has no fused tails yet: epilogues, transposed products and quantized
+    // re-layouts are left to the generated kernels or the CPU. (In-place results were off here while
+    // the training steps drifted by ~1e-3; that was the CPU plan cache handing a split segment the
+    // scalars of another graph, fixed in the cache.)
     options.half_types = ctx.features().storage16;
     options.fusion = common::FusionSet::all()
                          .without(common::Fusion::epilogue)
                          .without(common::Fusion::transposed_product)
-                         .without(common::Fusion::adam_groups)
-                         .without(common::Fusion::relayout)
-                         .without(common::Fusion::in_place);
+                         .without(common::Fusion::relayout);
     set_lowering_context(&ctx);
     std::shared_ptr<const common::Program> program;
     try {
-      program = common::lower_graph(optimized, lowering, options, original);
+      program = common::lower_graph(d.optimized, lowering, options, d.original);
     } catch (...) {
       set_lowering_context(nullptr);
       throw;
     }
     set_lowering_context(nullptr);
     ctx.pipelines().save_cache();
-    std::vector<Array> bound = common::bind_constants(*program, constants);
+    std::vector<Array> bound = common::bind_constants(*program, d.constants);
     return std::make_unique<VulkanExecutable>(ctx, graph, std::move(program), std::move(bound), spec.aliases);
   }
 
@@ -184,11 +177,28 @@ Backend& vulkan_backend() {
 
 Context* vulkan_context() { return cached_probe().context; }
 
-std::vector<std::string> vulkan_fallback_ops(const ir::Graph& graph) {
+bool runs_on_vulkan(const ir::Node& node) {
   Backend& b = vulkan_backend();
+  if (b.supports(node)) return true;
+  if (!node.op().decompose || node.is_leaf()) return false;
+  // What the splitter would do with the node alone: decompose it where this backend lacks it.
+  std::vector<ir::Value> inputs;
+  for (size_t i = 0; i < node.inputs().size(); ++i) {
+    inputs.push_back(ir::make_input(fmt::format("in{}", i), node.input(i).type()));
+  }
+  const std::vector<ir::Value> outputs = ir::make_node_typed(node.op(), inputs, node.attrs(), node.output_types());
+  const ir::Graph alone = passes::decompose_where(ir::Graph::build(inputs, outputs, node.op_name()),
+                                                  [&b](const ir::Node& n) { return !b.supports(n); });
+  for (const ir::NodePtr& n : alone.nodes()) {
+    if (!b.supports(*n)) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> vulkan_fallback_ops(const ir::Graph& graph) {
   std::set<std::string> names;
   for (const ir::NodePtr& n : graph.nodes()) {
-    if (!b.supports(*n)) names.insert(n->op_name());
+    if (!runs_on_vulkan(*n)) names.insert(n->op_name());
   }
   return {names.begin(), names.end()};
 }

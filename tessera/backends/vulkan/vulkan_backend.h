@@ -1,8 +1,10 @@
 #pragma once
 // The Vulkan backend: whole graphs compiled for any Vulkan 1.1 device through the shared lowering
 // (backends/common) with compute shaders: the emitter's GLSL dialect for fused clusters, hand-written
-// GLSL for matrix products and copies, compiled at run time by shaderc. Whatever it does not support
-// runs on the CPU backend through the graph splitter. Without a loader, a driver or a device the
+// GLSL for matrix products, copies and the library ops (softmax family, indexing and scatters, padding,
+// Adam: library_ops.h), compiled at run time by shaderc. What it lacks but can build from those ops
+// (convolutions, pooling) is decomposed by the graph splitter; whatever else it does not support runs
+// on the CPU backend through the splitter. Without a loader, a driver or a device the
 // backend exists but reports why it is unavailable, and compiling for it is a clear error.
 #include <string>
 #include <vector>
@@ -18,8 +20,12 @@ class Context;
 /// The backend's device context (null when the backend is not available): for tests and tools.
 Context* vulkan_context();
 
-/// The op names of `graph`'s nodes the Vulkan backend does not run itself (they go to the CPU),
-/// sorted, each once: what the coverage test and `tessera devices` report.
+/// Whether the node runs on Vulkan when a graph is compiled there: supported, or decomposed by the
+/// splitter (passes::decompose_where, as on CUDA) into nodes that all are.
+bool runs_on_vulkan(const ir::Node& node);
+
+/// The op names of `graph`'s nodes that go to the CPU when it is compiled for Vulkan (runs_on_vulkan
+/// false), sorted, each once: what the coverage test reports.
 std::vector<std::string> vulkan_fallback_ops(const ir::Graph& graph);
 
 }  // namespace tessera::backends::vulkan

@@ -278,6 +278,26 @@ void VulkanDevice::copy_to_host(void* host_dst, const void* device_src, size_t b
   }
 }
 
+void VulkanDevice::record_download(VkCommandBuffer commands, const void* device_src, size_t bytes) {
+  ensure_staging();
+  TESSERA_CHECK(bytes <= staging_bytes_, "vulkan: a recorded download of {} bytes (at most {})", bytes, staging_bytes_);
+  const Location src = locate(device_src);
+  VkMemoryBarrier from_shaders{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  from_shaders.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  from_shaders.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+  vk().vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                            &from_shaders, 0, nullptr, 0, nullptr);
+  VkBufferCopy region{src.offset, 0, bytes};
+  vk().vkCmdCopyBuffer(commands, src.buffer, staging_, 1, &region);
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vk().vkCmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                            nullptr, 0, nullptr);
+}
+
+void VulkanDevice::read_staged(void* host_dst, size_t bytes) { std::memcpy(host_dst, staging_map_, bytes); }
+
 void VulkanDevice::copy_within(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
   const Location s = locate(src), d = locate(dst);

@@ -41,6 +41,14 @@ class VulkanDevice final : public Device {
   void copy_within(void* dst, const void* src, size_t bytes) override;
   void synchronize() override {}  // every submission has finished when it returns
 
+  /// Records into `commands` a copy of `bytes` (a few) at `device_src` into the staging buffer, after
+  /// the shader writes recorded before it; once the commands have run, read_staged() gives them. A run
+  /// reads its status word back this way, without a submission of its own. The caller holds the queue
+  /// mutex from recording until it has read them (the staging buffer is shared).
+  void record_download(VkCommandBuffer commands, const void* device_src, size_t bytes);
+  /// The bytes record_download() staged.
+  void read_staged(void* host_dst, size_t bytes);
+
   /// Where an address (an allocation's start plus any offset inside it) lives.
   struct Location {
     VkBuffer buffer = VK_NULL_HANDLE;

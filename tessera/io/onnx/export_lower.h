@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tessera/io/onnx/export_builder.h"
+#include "tessera/io/op_table.h"
 #include "tessera/ir/node.h"
 
 namespace tessera::io::onnx {
@@ -33,14 +34,7 @@ struct LowerContext {
 // The values of the node's outputs, or none to export this node through its decomposition.
 using LowerFn = std::function<std::vector<OVal>(LowerContext& c)>;
 
-class LoweringTable {
- public:
-  void add(const std::string& op, LowerFn fn);
-  const LowerFn* find(const std::string& op) const;
-
- private:
-  std::unordered_map<std::string, LowerFn> fns_;
-};
+using LoweringTable = OpTable<LowerFn>;
 
 // Every family's rules, registered on first use.
 const LoweringTable& onnx_lowerings();

@@ -25,18 +25,9 @@ void LowerContext::fail(const std::string& message) const {
   ::tessera::fail("onnx export: {}: {}", ir::describe_op(node.op_name(), types), message);
 }
 
-void LoweringTable::add(const std::string& op, LowerFn fn) {
-  TESSERA_CHECK(fns_.emplace(op, std::move(fn)).second, "onnx export: two lowerings for op '{}'", op);
-}
-
-const LowerFn* LoweringTable::find(const std::string& op) const {
-  auto it = fns_.find(op);
-  return it == fns_.end() ? nullptr : &it->second;
-}
-
 const LoweringTable& onnx_lowerings() {
   static const LoweringTable table = [] {
-    LoweringTable t;
+    LoweringTable t("onnx export");
     add_elementwise_exports(t);
     add_reduce_exports(t);
     add_shape_exports(t);

@@ -9,9 +9,7 @@ namespace tessera::io::onnx {
 void TranslationTable::add(std::string op, std::vector<int64_t> versions, int64_t oldest_supported, TranslateFn fn) {
   TESSERA_CHECK(!versions.empty() && std::is_sorted(versions.begin(), versions.end()),
                 "ONNX translation {}: versions must be listed in ascending order", op);
-  TESSERA_CHECK(entries_.count(op) == 0, "ONNX translation {} is registered twice", op);
-  OpTranslation entry{op, std::move(versions), oldest_supported, std::move(fn)};
-  entries_.emplace(std::move(op), std::move(entry));
+  entries_.add(op, OpTranslation{op, std::move(versions), oldest_supported, std::move(fn)});
 }
 
 void TranslationTable::add(std::string op, std::vector<int64_t> versions, TranslateFn fn) {
@@ -19,17 +17,9 @@ void TranslationTable::add(std::string op, std::vector<int64_t> versions, Transl
   add(std::move(op), std::move(versions), first, std::move(fn));
 }
 
-const OpTranslation* TranslationTable::find(const std::string& op) const {
-  auto it = entries_.find(op);
-  return it == entries_.end() ? nullptr : &it->second;
-}
+const OpTranslation* TranslationTable::find(const std::string& op) const { return entries_.find(op); }
 
-std::vector<std::string> TranslationTable::names() const {
-  std::vector<std::string> out;
-  for (const auto& [name, entry] : entries_) out.push_back(name);
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> TranslationTable::names() const { return entries_.names(); }
 
 const TranslationTable& translations() {
   static const TranslationTable table = [] {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tessera/io/onnx/node_context.h"
+#include "tessera/io/op_table.h"
 
 namespace tessera::io::onnx {
 
@@ -34,7 +35,7 @@ class TranslationTable {
   std::vector<std::string> names() const;
 
  private:
-  std::unordered_map<std::string, OpTranslation> entries_;
+  OpTable<OpTranslation> entries_{"onnx import"};
 };
 
 const TranslationTable& translations();

@@ -25,25 +25,9 @@ void LowerContext::fail(const std::string& message) const {
   ::tessera::fail("stablehlo export: {}: {}", ir::describe_op(node.op_name(), types), message);
 }
 
-void LoweringTable::add(const std::string& op, LowerFn fn) {
-  TESSERA_CHECK(fns_.emplace(op, std::move(fn)).second, "stablehlo export: two lowerings for op '{}'", op);
-}
-
-const LowerFn* LoweringTable::find(const std::string& op) const {
-  auto it = fns_.find(op);
-  return it == fns_.end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> LoweringTable::names() const {
-  std::vector<std::string> out;
-  for (const auto& [name, fn] : fns_) out.push_back(name);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 const LoweringTable& lowerings() {
   static const LoweringTable table = [] {
-    LoweringTable t;
+    LoweringTable t("stablehlo export");
     add_elementwise_lowerings(t);
     add_creation_lowerings(t);
     add_reduce_lowerings(t);

@@ -9,6 +9,7 @@
 
 #include "tessera/io/stablehlo/emitter.h"
 #include "tessera/io/stablehlo/export.h"
+#include "tessera/io/op_table.h"
 #include "tessera/ir/node.h"
 
 namespace tessera::io::stablehlo {
@@ -30,15 +31,7 @@ struct LowerContext {
 
 using LowerFn = std::function<std::vector<Val>(LowerContext& c)>;
 
-class LoweringTable {
- public:
-  void add(const std::string& op, LowerFn fn);
-  const LowerFn* find(const std::string& op) const;
-  std::vector<std::string> names() const;
-
- private:
-  std::unordered_map<std::string, LowerFn> fns_;
-};
+using LoweringTable = OpTable<LowerFn>;
 
 // Every family's rules, registered on first use.
 const LoweringTable& lowerings();

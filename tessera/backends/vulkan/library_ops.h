@@ -1,0 +1,24 @@
+#pragma once
+// The Vulkan backend's library lowerings, one file per family, each registering its ops into the
+// backend's table (vulkan_lowerings() in library_ops_matmul.cpp). Their claims look at the node alone
+// (dtypes, ranks, sizes); supports() has already checked that the device stores the node's dtypes.
+#include "tessera/backends/common/lowering.h"
+
+namespace tessera::backends::vulkan {
+
+class Context;
+
+void register_softmax_lowerings(common::LoweringTable& table);  // library_ops_softmax.cpp
+void register_index_lowerings(common::LoweringTable& table);    // library_ops_index.cpp
+void register_scatter_lowerings(common::LoweringTable& table);  // library_ops_scatter.cpp
+void register_arg_lowerings(common::LoweringTable& table);      // library_ops_arg.cpp
+void register_cumsum_lowerings(common::LoweringTable& table);   // library_ops_cumsum.cpp
+void register_pad_lowerings(common::LoweringTable& table);      // library_ops_pad.cpp
+void register_optim_lowerings(common::LoweringTable& table);    // library_ops_optim.cpp
+
+/// Whether adam_update runs here: f32 or f16 state with f64 lr and step scalars (read as raw words,
+/// so supports() asks this instead of checking that the device computes in f64), on a device with
+/// binding slots for at least one tensor's seven buffers.
+bool vulkan_adam_supported(const ir::Node& node, const Context& context);
+
+}  // namespace tessera::backends::vulkan
