@@ -86,7 +86,9 @@ std::string matmul_coopmat_glsl() {
 #extension GL_KHR_shader_subgroup_basic : require
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer TsrA { float16_t a[]; };
+layout(std430, binding = 0) readonly buffer TsrA8 { uvec4 a8[]; };
 layout(std430, binding = 1) readonly buffer TsrB { float16_t b[]; };
+layout(std430, binding = 1) readonly buffer TsrB8 { uvec4 b8[]; };
 layout(std430, binding = 2) writeonly buffer TsrD { float16_t d[]; };
 layout(push_constant) uniform TsrMatmul { int M; int N; int K; int a_batch; int b_batch; int shift[3]; };
 const int TILE = 128, SLICE = 32, LDA = SLICE + 8, LDB = TILE + 8;
@@ -95,25 +97,66 @@ shared float16_t tile_b[SLICE * LDB];
 shared float16_t staging[8 * 256];
 #define HALVES fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define FLOATS fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+
+// Eight consecutive halves of A (row r, from column k) or of B (row k, from column c) as one 16-byte
+// load when they lie inside the matrix and start on a 16-byte boundary, else one by one (zero outside).
+uvec4 fetch_a(int a0, int r, int k, bool aligned) {
+  const int at = a0 + r * K + k;
+  if (r >= M || k >= K) return uvec4(0);
+  if (aligned && k + 8 <= K) return a8[at / 8];
+  float16_t h[8];
+  for (int i = 0; i < 8; ++i) h[i] = k + i < K ? a[at + i] : float16_t(0.0);
+  return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),
+               packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
+}
+uvec4 fetch_b(int b0, int k, int c, bool aligned) {
+  const int at = b0 + k * N + c;
+  if (k >= K || c >= N) return uvec4(0);
+  if (aligned && c + 8 <= N) return b8[at / 8];
+  float16_t h[8];
+  for (int i = 0; i < 8; ++i) h[i] = c + i < N ? b[at + i] : float16_t(0.0);
+  return uvec4(packFloat2x16(f16vec2(h[0], h[1])), packFloat2x16(f16vec2(h[2], h[3])),
+               packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
+}
+
 void main() {
   const int tid = int(gl_LocalInvocationID.x), warp = int(gl_SubgroupID), lane = int(gl_SubgroupInvocationID);
   const int wr = warp / 4, wc = warp % 4;
   const int row0 = int(gl_WorkGroupID.y) * TILE, col0 = int(gl_WorkGroupID.x) * TILE;
   const int batch = int(gl_WorkGroupID.z);
   const int a0 = shift[0] + batch * a_batch, b0 = shift[1] + batch * b_batch;
+  // 16-byte loads need every row start on a 16-byte boundary.
+  const bool a_aligned = K % 8 == 0 && a0 % 8 == 0, b_aligned = N % 8 == 0 && b0 % 8 == 0;
+  // This invocation's share of a slice: two 8-half runs of A (rows ar + 64 i, columns ak..ak+7) and of B
+  // (rows bk + 16 i, columns bc..bc+7).
+  const int ar = tid / 4, ak = (tid % 4) * 8, bk = tid / 16, bc = (tid % 16) * 8;
   FLOATS acc[4][2];
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 2; ++j) acc[i][j] = FLOATS(0.0);
+  uvec4 ra[2], rb[2];
+  for (int i = 0; i < 2; ++i) {
+    ra[i] = fetch_a(a0, row0 + ar + 64 * i, ak, a_aligned);
+    rb[i] = fetch_b(b0, bk + 16 * i, col0 + bc, b_aligned);
+  }
   for (int k0 = 0; k0 < K; k0 += SLICE) {
-    for (int e = tid; e < TILE * SLICE; e += 256) {
-      const int rr = e / SLICE, kk = e % SLICE, r = row0 + rr, k = k0 + kk;
-      tile_a[rr * LDA + kk] = r < M && k < K ? a[a0 + r * K + k] : float16_t(0.0);
-    }
-    for (int e = tid; e < SLICE * TILE; e += 256) {
-      const int kk = e / TILE, cc = e % TILE, k = k0 + kk, c = col0 + cc;
-      tile_b[kk * LDB + cc] = k < K && c < N ? b[b0 + k * N + c] : float16_t(0.0);
+    for (int i = 0; i < 2; ++i) {
+      const int ta = (ar + 64 * i) * LDA + ak, tb = (bk + 16 * i) * LDB + bc;
+      for (int w = 0; w < 4; ++w) {
+        const f16vec2 ha = unpackFloat2x16(ra[i][w]), hb = unpackFloat2x16(rb[i][w]);
+        tile_a[ta + 2 * w] = ha.x;
+        tile_a[ta + 2 * w + 1] = ha.y;
+        tile_b[tb + 2 * w] = hb.x;
+        tile_b[tb + 2 * w + 1] = hb.y;
+      }
     }
     barrier();
+    // The next slice's loads are in flight while this one is multiplied.
+    if (k0 + SLICE < K) {
+      for (int i = 0; i < 2; ++i) {
+        ra[i] = fetch_a(a0, row0 + ar + 64 * i, k0 + SLICE + ak, a_aligned);
+        rb[i] = fetch_b(b0, k0 + SLICE + bk + 16 * i, col0 + bc, b_aligned);
+      }
+    }
     for (int ks = 0; ks < SLICE; ks += 16) {
       HALVES fa[4];
       HALVES fb[2];

@@ -31,7 +31,8 @@ std::string matmul_glsl(DType dtype, int block);
 inline constexpr int kCoopmatTile = 128;
 /// The f16 product on cooperative matrices (VK_NV_cooperative_matrix, Features::coopmat_f16): a
 /// workgroup of 8 subgroups computes a 128 x 128 tile, each subgroup 64 x 32 of it as 4 x 2 16x16 f32
-/// accumulators, from K slices of 32 staged in shared memory as f16; results leave through a per-subgroup
+/// accumulators, from K slices of 32 staged in shared memory as f16 (16-byte loads where rows are
+/// aligned, the next slice's in flight while one is multiplied); results leave through a per-subgroup
 /// 16x16 staging block so ragged edges are stored element by element. Same bindings and push
 /// constants as matmul_glsl.
 std::string matmul_coopmat_glsl();
