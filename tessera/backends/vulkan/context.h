@@ -21,6 +21,10 @@ struct Features {
   bool storage16 = false;  // 16-bit storage buffers with int16 arithmetic: f16, bf16 tensors
   bool int64 = false;      // shaderInt64: i64, u64 tensors
   bool float64 = false;    // shaderFloat64: f64 tensors
+  // subgroupAdd and friends in compute shaders (reductions without shared memory), and the
+  // device's subgroup width (0 when unknown).
+  bool subgroup_arithmetic = false;
+  uint32_t subgroup_size = 0;
 };
 
 /// The instance, device, queue and per-device state of the backend.

@@ -75,7 +75,9 @@ void emit_pick(Lowering& L, const ir::Node& node, const PickShader& p, int32_t x
 bool claim_pick(const ir::Node& node) {
   if (node.inputs().size() != 2 || node.num_outputs() != 1 || !fits_int_indexing(node)) return false;
   const ir::Value& x = node.input(0);
-  if (!library_float(x.dtype()) || !library_index(node.input(1).dtype()) || x.rank() == 0) return false;
+  // The shaders move raw elements: any dtype the device stores (supports() checks that), e.g. the u8
+  // rows of a quantized embedding table, except f64, which the backend keeps on the CPU throughout.
+  if (x.dtype() == DType::f64 || !library_index(node.input(1).dtype()) || x.rank() == 0) return false;
   // Picks from an empty operand (every index out of range) have nothing to bind: the CPU reports them.
   if (x.type().numel() == 0 && node.output_types()[0].numel() > 0) return false;
   return node.op_name() != "embedding" || x.rank() == 2;

@@ -143,6 +143,8 @@ const common::LoweringTable& vulkan_lowerings() {
     register_cumsum_lowerings(t);
     register_pad_lowerings(t);
     register_optim_lowerings(t);
+    register_quant_lowerings(t);
+    register_attention_lowerings(t);
     return t;
   }();
   return table;

@@ -18,7 +18,10 @@ std::string status_message(uint32_t word) {
   }
   if ((word & kStatusRepeatedIndex) != 0) add("an index was repeated where each may appear once");
   if ((word & kStatusAdamStep) != 0) add("adam_update: the step must be a whole number >= 1");
-  if ((word & ~(kStatusIndexOutOfRange | kStatusRepeatedIndex | kStatusAdamStep)) != 0) {
+  if ((word & kStatusPositionOutOfRange) != 0) {
+    add("kv_cache_attention: a query's position was outside the cache (valid positions are 0..rows-1)");
+  }
+  if ((word & ~(kStatusIndexOutOfRange | kStatusRepeatedIndex | kStatusAdamStep | kStatusPositionOutOfRange)) != 0) {
     add(fmt::format("unknown status bits {:#x}", word).c_str());
   }
   return s;

@@ -18,6 +18,7 @@ enum StatusBit : uint32_t {
   kStatusIndexOutOfRange = 1u,  // gather, scatter_add, index_select, embedding, one_hot
   kStatusRepeatedIndex = 2u,    // reserved for index_copy (its decomposition runs instead)
   kStatusAdamStep = 4u,         // adam_update's step was not a whole number >= 1
+  kStatusPositionOutOfRange = 8u,  // kv_cache_attention: a query's position outside the cache
 };
 /// What a non-zero status word means, in one sentence.
 std::string status_message(uint32_t word);
