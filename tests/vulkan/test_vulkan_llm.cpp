@@ -57,42 +57,44 @@ Array decode(const LlmModel& model, backends::Backend& backend, const std::vecto
 }
 
 // The CPU backend's quantized products round the activations to 8-bit blocks (as llama.cpp does), the
-// Vulkan shaders do not: its logits differ from Vulkan's by up to a few hundredths on block types.
-// The reference backend multiplies exactly, as the shaders do in f32.
-struct TinyCase {
-  const char* name;
-  double cpu_tol, reference_tol;
-};
-
+// Vulkan shaders do not: on block types their logits differ by up to a tenth or so, within the
+// thresholds the test data's README sets against llama.cpp (parity_util.h). The reference backend
+// multiplies exactly, as the shaders do in f32, and must agree closely with every type.
 TEST(VulkanLlm, TinyModelsGiveTheCpuLogitsAndGreedyTokens) {
   TESSERA_REQUIRE_TESTDATA(data);
-  const TinyCase cases[] = {
-      {"tiny-llama-f32", 2e-3, 2e-3},  {"tiny-llama-f16", 2e-3, 2e-3},  {"tiny-llama-bf16", 2e-3, 2e-3},
-      {"tiny-llama-q4_0", 0.08, 2e-3}, {"tiny-llama-q4_1", 0.08, 2e-3}, {"tiny-llama-q5_0", 0.08, 2e-3},
-      {"tiny-llama-q5_1", 0.08, 2e-3}, {"tiny-llama-q8_0", 0.08, 2e-3}, {"tiny-llama-q4_k", 0.08, 2e-3},
-      {"tiny-llama-q5_k", 0.08, 2e-3}, {"tiny-llama-q6_k", 0.08, 2e-3}, {"tiny-llama-q4_k_m", 0.08, 2e-3},
-      {"tiny-llama-q2_k", 0.08, 2e-3}, {"tiny-llama-q3_k", 0.08, 2e-3},  // their products run on the CPU
-      {"tiny-gpt2-f32", 2e-3, 2e-3},   {"tiny-gpt2-q8_0", 0.08, 2e-3}};
-  for (const TinyCase& c : cases) {
-    const LlmModel model = load_tiny(data, c.name);
+  // q2_k and q3_k have no shader: their products run on the CPU, the rest of the graph on Vulkan.
+  const char* types[] = {"f32",  "f16",  "bf16", "q4_0", "q4_1",   "q5_0", "q5_1",
+                         "q8_0", "q4_k", "q5_k", "q6_k", "q4_k_m", "q2_k", "q3_k"};
+  std::vector<std::pair<std::string, std::string>> models;  // file name, weight type
+  for (const char* t : types) models.emplace_back(std::string("tiny-llama-") + t, t);
+  models.emplace_back("tiny-gpt2-f32", "f32");
+  models.emplace_back("tiny-gpt2-q8_0", "q8_0");
+  for (const auto& [name, type] : models) {
+    const LlmModel model = load_tiny(data, name);
     std::vector<int64_t> ids =
-        read_json(data / "logits" / (std::string(c.name) + ".tokens.json"))["token_ids"].get<std::vector<int64_t>>();
+        read_json(data / "logits" / (name + ".tokens.json"))["token_ids"].get<std::vector<int64_t>>();
     ids.resize(std::min<size_t>(ids.size(), 14));
     ASSERT_GT(ids.size(), 10u);
     const int64_t v = model.config().n_vocab;
+    const bool block_type = type.front() == 'q';
+    const double cpu_tol = block_type ? thresholds_for(type).max_abs : 2e-3;
     for (DType cache : {DType::f32, DType::f16}) {
-      SCOPED_TRACE(std::string(c.name) + ", " + dtype_name(cache) + " cache");
+      SCOPED_TRACE(name + ", " + dtype_name(cache) + " cache");
       // 10 prompt tokens: longer than a matvec takes, so the decoded-weight products run too.
       const Array got = decode(model, vulkan_under_test(), ids, 10, cache);
       const Array cpu = decode(model, backends::backend_by_name("cpu"), ids, 10, cache);
       const Array exact = decode(model, backends::reference_backend(), ids, 10, cache);
-      EXPECT_LT(compare_rows(got, cpu).max_abs, c.cpu_tol);
-      EXPECT_LT(compare_rows(got, exact).max_abs, c.reference_tol);
+      EXPECT_LT(compare_rows(got, cpu).max_abs, cpu_tol);
+      EXPECT_LT(compare_rows(got, exact).max_abs, 2e-3);
       for (size_t i = 0; i < ids.size(); ++i) {
-        const Top2 want = top2(cpu.data<const float>() + i * v, v);
-        // A near-tie within the CPU's own rounding may go either way.
-        if (want.margin <= 2 * c.cpu_tol) continue;
-        EXPECT_EQ(top2(got.data<const float>() + i * v, v).best, want.best) << "greedy token at position " << i;
+        const float* g = got.data<const float>() + i * v;
+        const float* c = cpu.data<const float>() + i * v;
+        double row_diff = 0;
+        for (int64_t j = 0; j < v; ++j) row_diff = std::max(row_diff, std::abs(static_cast<double>(g[j]) - c[j]));
+        // Only a CPU near-tie closer than the two rows differ can flip the greedy token.
+        const Top2 want = top2(c, v);
+        if (want.margin <= 2 * row_diff) continue;
+        EXPECT_EQ(top2(g, v).best, want.best) << "greedy token at position " << i;
       }
     }
   }

@@ -2,13 +2,15 @@
 // eight activation rows, with subgroup and with shared-memory sums, and the decoded tiled product of
 // longer ones) and dequantize for every block format the shaders read, at ragged sizes; the formats
 // they do not read still run (on the CPU) with the right values; kv_cache_attention over f32 and f16
-// caches, grouped heads, positions spanning several chunks, and a position outside the cache.
+// caches, grouped heads, positions spanning several chunks, and a position outside the cache;
+// index_copy (the cache update) into a fresh result and over its input, with bad indices reported.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "tessera/api/transforms.h"
 #include "tessera/backends/vulkan/context.h"
+#include "tessera/ops/index.h"
 #include "tessera/ops/nn.h"
 #include "tessera/ops/ops.h"
 #include "tessera/ops/quant.h"
@@ -164,6 +166,43 @@ TEST(VulkanLlmOps, KvCacheAttentionReportsAPositionOutsideTheCache) {
   const std::vector<Array> good = {in[0], in[1], in[2], Array::from_vector<int32_t>({3, 9}, {2})};
   expect_close(Tensor::from_array(exe->run(good)[0].to(host_device())),
                backends::reference_backend().compile(g)->run(good)[0].to_f64(), 2e-5, 2e-5);
+}
+
+TEST(VulkanLlmOps, IndexCopyWritesRowsIntoACopyOrOverItsInput) {
+  // Axis 0 of a cache-like [9, 2, 5] and axis 1 of a [3, 7, 2]; x is read again afterwards in the
+  // first graph (so the result needs its own memory), not in the second.
+  auto copied = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::index_copy(a[0], 0, a[1], a[2]), a[0] * 2.0,
+                               ops::index_copy(a[3], 1, ops::cast(a[1], DType::i32), a[4])};
+  };
+  for (DType dt : {DType::f32, DType::f16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const ir::Graph g = trace(copied, {{dt, {9, 2, 5}}, {DType::i64, {3}}, {dt, {3, 2, 5}}, {dt, {3, 7, 2}}, {dt, {3, 3, 2}}});
+    expect_vulkan_matches(g,
+                          {random_array({9, 2, 5}, 1, -1, 1, dt), Array::from_vector<int64_t>({4, 0, 6}, {3}),
+                           random_array({3, 2, 5}, 2, -1, 1, dt), random_array({3, 7, 2}, 3, -1, 1, dt),
+                           random_array({3, 3, 2}, 4, -1, 1, dt)},
+                          0);
+  }
+  // Written over its input across runs (the output aliases the input, as a decode step's cache).
+  auto update = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::index_copy(a[0], 0, a[1], a[2])}; };
+  const ir::Graph g = trace(update, {{DType::f32, {6, 4}}, {DType::i64, {2}}, {DType::f32, {2, 4}}});
+  const auto exe = vulkan_under_test().compile(g, backends::CompileSpec{{{0, 0}}});
+  Array cache = Array::zeros(DType::f32, {6, 4}).to(vulkan_under_test().device());
+  for (int64_t step = 0; step < 3; ++step) {
+    std::vector<Array> in = {cache, Array::from_vector<int64_t>({2 * step, 2 * step + 1}, {2}),
+                             Array::full(DType::f32, {2, 4}, static_cast<double>(step + 1))};
+    std::vector<Array> out = {cache};
+    exe->run_into(in, out);
+  }
+  const std::vector<float> want = {1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
+  EXPECT_EQ(cache.to(host_device()).to_vector<float>(), want);
+  // A repeated index and one past the rows are reported.
+  for (const std::vector<int64_t>& bad : {std::vector<int64_t>{1, 1}, std::vector<int64_t>{0, 6}}) {
+    std::vector<Array> in = {cache, Array::from_vector<int64_t>(bad, {2}), Array::zeros(DType::f32, {2, 4})};
+    std::vector<Array> out = {cache};
+    EXPECT_THROW(exe->run_into(in, out), Error);
+  }
 }
 
 }  // namespace
