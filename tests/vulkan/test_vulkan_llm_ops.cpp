@@ -205,5 +205,28 @@ TEST(VulkanLlmOps, IndexCopyWritesRowsIntoACopyOrOverItsInput) {
   }
 }
 
+TEST(VulkanLlmOps, AnExactArangeAndEyeRunOnVulkanAndOthersOnTheCpu) {
+  auto exact = [](const std::vector<Tensor>&) {
+    return std::vector<Tensor>{ops::arange(0.5, 40.0, 0.75),
+                               ops::arange(-3.0, 300.0, 2.0, DType::f16),
+                               ops::arange(7),
+                               ops::arange(100.0, -5.0, -7.0, DType::i32),
+                               ops::eye(3, 5, 1),
+                               ops::eye(4, 3, -1, DType::i64),
+                               ops::eye(5, 5, 0, DType::f16)};
+  };
+  expect_vulkan_matches(trace(exact, {}), {}, 0);
+  // A step that f32 arithmetic cannot reproduce exactly (0.1) goes to the CPU, with the right values.
+  auto inexact = [](const std::vector<Tensor>&) { return std::vector<Tensor>{ops::arange(0.0, 3.0, 0.1)}; };
+  const ir::Graph g = trace(inexact, {});
+  for (const ir::NodePtr& n : g.nodes()) {
+    if (n->op_name() == "arange") {
+      EXPECT_FALSE(vulkan_under_test().supports(*n));
+    }
+  }
+  EXPECT_EQ(vulkan_under_test().compile(g)->run({})[0].to(host_device()).to_vector<float>(),
+            backends::reference_backend().compile(g)->run({})[0].to_vector<float>());
+}
+
 }  // namespace
 }  // namespace tessera::test

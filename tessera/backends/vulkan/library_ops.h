@@ -16,6 +16,7 @@ void register_cumsum_lowerings(common::LoweringTable& table);   // library_ops_c
 void register_pad_lowerings(common::LoweringTable& table);      // library_ops_pad.cpp
 void register_optim_lowerings(common::LoweringTable& table);    // library_ops_optim.cpp
 void register_index_copy_lowerings(common::LoweringTable& table);  // library_ops_index_copy.cpp
+void register_creation_lowerings(common::LoweringTable& table);  // library_ops_creation.cpp
 void register_quant_lowerings(common::LoweringTable& table);    // library_ops_quant.cpp
 void register_attention_lowerings(common::LoweringTable& table);  // library_ops_attention.cpp
 
