@@ -228,5 +228,31 @@ TEST(VulkanLlmOps, AnExactArangeAndEyeRunOnVulkanAndOthersOnTheCpu) {
             backends::reference_backend().compile(g)->run({})[0].to_vector<float>());
 }
 
+TEST(VulkanLlmOps, QuantizedProductsAddTheirBiasAndResidualAsTheyStore) {
+  // y = x W^T + b + r in the graph's order, for a matvec (3 rows) and a tiled product (12 rows); the
+  // two adds must become part of the product's step (no step of their own).
+  const Array w = quantized_weights(21, 64, "q4_0", 2);
+  auto f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::quantized_matmul(a[0], a[1], "q4_0") + a[2] + a[3],
+                               ops::quantized_matmul(a[4], a[1], "q4_0") + a[3]};
+  };
+  for (int64_t m : {3, 12}) {
+    SCOPED_TRACE("rows " + std::to_string(m));
+    const ir::Graph g =
+        trace(f, {{DType::f32, {m, 64}}, {DType::u8, w.shape()}, {DType::f32, {21}}, {DType::f32, {m, 21}}, {DType::f32, {m, 64}}});
+    expect_vulkan_matches(g,
+                          {random_array({m, 64}, 1, -1, 1, DType::f32), w, random_array({21}, 2, -1, 1, DType::f32),
+                           random_array({m, 21}, 3, -1, 1, DType::f32), random_array({m, 64}, 4, -1, 1, DType::f32)},
+                          2e-5);
+    const auto exe = vulkan_under_test().compile(g);
+    const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
+    ASSERT_NE(vk, nullptr);
+    std::string steps;
+    for (const auto& step : vk->program().steps) steps += step->describe() + "\n";
+    EXPECT_NE(steps.find("+bias +residual"), std::string::npos) << steps;
+    EXPECT_EQ(steps.find("add"), std::string::npos) << "an add ran as a step of its own:\n" << steps;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::test

@@ -26,6 +26,7 @@ struct EpilogueLimits {
                                                   kernels::Activation::gelu_tanh, kernels::Activation::silu,
                                                   kernels::Activation::sigmoid, kernels::Activation::tanh};
   bool residual_after_activation = true;
+  bool products = true;  // matmul heads (a backend whose product shader has no tails says no)
   bool convolutions = true;
   // quantized_matmul heads (f32 activations and result) taking [+ bias] [+ residual], no activation:
   // the CUDA matvec adds them as it stores (a decode step's residual adds were launches of their own).

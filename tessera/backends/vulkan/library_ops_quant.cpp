@@ -107,6 +107,41 @@ ShaderDispatch dequantize_dispatch(Context& ctx, const QuantOperands& q, Operand
   return d;
 }
 
+// The bias and residual bindings of a fused tail, in the order the shaders declare them.
+std::vector<ShaderBinding> tail_bindings(const Lowering& L, const QuantOperands& q, int32_t bias, int32_t residual) {
+  std::vector<ShaderBinding> b;
+  if (bias >= 0) b.push_back({L.operand(bias), static_cast<uint64_t>(q.n) * 4, false, 4});
+  if (residual >= 0) b.push_back({L.operand(residual), static_cast<uint64_t>(q.m * q.n) * 4, false, 4});
+  return b;
+}
+
+// y += bias (over rows of n), then y += residual: the tail of a long product, after the tiled shader.
+std::string product_tail_glsl(const MatvecTail& tail) {
+  std::string decl, body;
+  int binding = 1;
+  if (tail.bias) {
+    decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrBias {{ float bias[]; }};\n", binding);
+    body += fmt::format("    v += bias[shift[{}] + i % n];\n", binding++);
+  }
+  if (tail.residual) {
+    decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrResidual {{ float residual[]; }};\n", binding);
+    body += fmt::format("    v += residual[shift[{}] + i];\n", binding++);
+  }
+  return fmt::format(R"(#version 450
+// The fused adds of a quantized product's tail.
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) buffer TsrY {{ float y[]; }};
+{decl}layout(push_constant) uniform TsrShape {{ uint n; uint total; uint shift[{bindings}]; }};
+void main() {{
+  for (uint i = gl_GlobalInvocationID.x; i < total; i += gl_NumWorkGroups.x * 256u) {{
+    float v = y[shift[0] + i];
+{body}    y[shift[0] + i] = v;
+  }}
+}}
+)",
+                     fmt::arg("decl", decl), fmt::arg("body", body), fmt::arg("bindings", binding));
+}
+
 bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   QuantOperands q;
   if (!claim_quantized_matmul(*node) || !parse(*node, q)) return false;
@@ -114,24 +149,42 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   q.m = node->input(0).type().numel() / q.k;
   const int32_t x = L.packed(L.value(node->input(0)));
   const int32_t w = word_aligned(L, L.value(node->input(1)), DType::u8);
-  const int32_t y = L.produce(ir::Value(node, 0));
+  // A fused tail (common/epilogues.h with quantized_products): + bias [n], then + a residual.
+  const common::Epilogue* epi = L.epilogue(*node);
+  std::vector<int32_t> reads = {x, w};
+  int32_t bias = -1, residual = -1;
+  MatvecTail tail;
+  if (epi != nullptr && epi->bias.defined()) {
+    bias = L.packed(L.value(epi->bias));
+    reads.push_back(bias);
+    tail.bias = true;
+  }
+  if (epi != nullptr && epi->residual.defined()) {
+    residual = L.packed(L.value(epi->residual));
+    reads.push_back(residual);
+    tail.residual = true;
+  }
+  const int32_t y = L.produce(epi != nullptr ? epi->result : ir::Value(node, 0));
   Context& ctx = lowering_context();
-  const std::string what = fmt::format("{} quantized_matmul {}x{}x{}", quant::type_name(q.type), q.m, q.n, q.k);
+  const std::string what = fmt::format("{} quantized_matmul {}x{}x{}{}{}", quant::type_name(q.type), q.m, q.n, q.k,
+                                       tail.bias ? " +bias" : "", tail.residual ? " +residual" : "");
   if (q.m <= kMaxMatvecRows) {
     const bool subgroups = use_subgroups(ctx);
     ShaderDispatch d;
     d.pipeline = ctx.pipelines().pipeline(
-        quant_matvec_glsl(q.type, q.k, static_cast<int>(q.m), subgroups), 3,
-        fmt::format("quant_matvec_{}_r{}{}", quant::type_name(q.type), q.m, subgroups ? "_subgroups" : ""));
+        quant_matvec_glsl(q.type, q.k, static_cast<int>(q.m), subgroups, tail), 3 + tail.bindings(),
+        fmt::format("quant_matvec_{}_r{}{}{}{}", quant::type_name(q.type), q.m, subgroups ? "_subgroups" : "",
+                    tail.bias ? "_bias" : "", tail.residual ? "_residual" : ""));
     d.bindings = {{L.operand(w), word_bytes(q.n * q.row_bytes), false, 4},
                   {L.operand(x), static_cast<uint64_t>(q.m * q.k) * 4, false, 4},
                   {L.operand(y), static_cast<uint64_t>(q.m * q.n) * 4, true, 4}};
+    for (const ShaderBinding& b : tail_bindings(L, q, bias, residual)) d.bindings.push_back(b);
     d.push = {static_cast<uint32_t>(q.n), static_cast<uint32_t>(q.k), static_cast<uint32_t>(q.row_bytes)};
     d.shift_word = kMatvecShiftWord;
     d.groups = {library_groups(q.n, kMatvecRowsPerGroup), 1, 1};
     L.emit(std::make_unique<ShaderStep>(std::vector<ShaderDispatch>{std::move(d)},
                                         what + (subgroups ? " (matvec, subgroup sums)" : " (matvec)")),
-           {x, w}, {y});
+           reads, {y});
     return true;
   }
   // The weight decoded as the matmul shader's right operand [k, n], then y = x @ it.
@@ -149,7 +202,19 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   product.shift_word = kMatmulShiftWord;
   product.groups = {static_cast<uint32_t>((q.n + tile - 1) / tile), static_cast<uint32_t>((q.m + tile - 1) / tile), 1};
   dispatches.push_back(std::move(product));
-  L.emit(std::make_unique<ShaderStep>(std::move(dispatches), what + " (decoded, tiled product)"), {x, w}, {y},
+  if (tail.bindings() > 0) {
+    ShaderDispatch adds;
+    adds.pipeline = ctx.pipelines().pipeline(product_tail_glsl(tail), 1 + tail.bindings(),
+                                             fmt::format("quant_tail{}{}", tail.bias ? "_bias" : "",
+                                                         tail.residual ? "_residual" : ""));
+    adds.bindings = {{L.operand(y), static_cast<uint64_t>(q.m * q.n) * 4, true, 4}};
+    for (const ShaderBinding& b : tail_bindings(L, q, bias, residual)) adds.bindings.push_back(b);
+    adds.push = {static_cast<uint32_t>(q.n), static_cast<uint32_t>(q.m * q.n)};
+    adds.shift_word = 2;
+    adds.groups = {library_groups(q.m * q.n), 1, 1};
+    dispatches.push_back(std::move(adds));
+  }
+  L.emit(std::make_unique<ShaderStep>(std::move(dispatches), what + " (decoded, tiled product)"), reads, {y},
          {scratch});
   return true;
 }

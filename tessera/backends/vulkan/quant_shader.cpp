@@ -227,7 +227,7 @@ constexpr const char* kSharedReduction = R"(
       }
       barrier();
       if (lane == 0u && j < n) {
-        for (uint r = 0u; r < ROWS; ++r) y[shift[2] + r * n + j] = red[r][v];
+        for (uint r = 0u; r < ROWS; ++r) y[shift[2] + r * n + j] = finish(red[r][v], r, j);
       }
       barrier();
 )";
@@ -246,7 +246,7 @@ constexpr const char* kSubgroupReduction = R"(
         for (uint r = 0u; r < ROWS; ++r) {
           float t = 0.0;
           for (uint p = 0u; p < per_row; ++p) t += red[r][first + p];
-          y[shift[2] + r * n + j] = t;
+          y[shift[2] + r * n + j] = finish(t, r, j);
         }
       }
       barrier();
@@ -273,7 +273,23 @@ bool vulkan_decodes(GgmlType type, int64_t k) {
   return k % decode_group(type, k) == 0;
 }
 
-std::string quant_matvec_glsl(GgmlType type, int64_t k, int rows, bool subgroups) {
+// The tail the matvec adds as it stores: + bias[j], then + the residual (the graph's order of the adds).
+std::string tail_glsl(const MatvecTail& tail) {
+  std::string s;
+  int binding = 3;
+  std::string body = "float finish(float v, uint r, uint j) {\n";
+  if (tail.bias) {
+    s += fmt::format("layout(std430, binding = {0}) readonly buffer TsrBias {{ float bias[]; }};\n", binding);
+    body += fmt::format("  v += bias[shift[{}] + j];\n", binding++);
+  }
+  if (tail.residual) {
+    s += fmt::format("layout(std430, binding = {0}) readonly buffer TsrResidual {{ float residual[]; }};\n", binding);
+    body += fmt::format("  v += residual[shift[{}] + r * n + j];\n", binding++);
+  }
+  return s + body + "  return v;\n}\n";
+}
+
+std::string quant_matvec_glsl(GgmlType type, int64_t k, int rows, bool subgroups, const MatvecTail& tail) {
   TESSERA_CHECK(rows >= 1 && rows <= kMaxMatvecRows, "vulkan quant matvec: {} rows (1..{})", rows, kMaxMatvecRows);
   const std::string extensions = subgroups ? "#extension GL_KHR_shader_subgroup_basic : require\n"
                                              "#extension GL_KHR_shader_subgroup_arithmetic : require\n"
@@ -289,8 +305,8 @@ std::string quant_matvec_glsl(GgmlType type, int64_t k, int rows, bool subgroups
 layout(local_size_x = {size}) in;
 {prelude}{decode}layout(std430, binding = 1) readonly buffer TsrX {{ float x[]; }};
 layout(std430, binding = 2) writeonly buffer TsrY {{ float y[]; }};
-layout(push_constant) uniform TsrShape {{ uint n; uint k; uint row_bytes; uint shift[3]; }};
-#define ROWS {rows}u
+layout(push_constant) uniform TsrShape {{ uint n; uint k; uint row_bytes; uint shift[{bindings}]; }};
+{tail}#define ROWS {rows}u
 #define LANES {lanes}u
 #define SLOTS {slots}u
 shared float red[ROWS][SLOTS * LANES];
@@ -326,7 +342,8 @@ void main() {{
                      fmt::arg("lanes", kMatvecLanes), fmt::arg("slots", kMatvecRowsPerGroup),
                      fmt::arg("size", kMatvecLanes * kMatvecRowsPerGroup), fmt::arg("prelude", kPrelude),
                      fmt::arg("decode", checked_decode(type, k)), fmt::arg("index", index),
-                     fmt::arg("reduction", reduction));
+                     fmt::arg("reduction", reduction), fmt::arg("bindings", 3 + tail.bindings()),
+                     fmt::arg("tail", tail_glsl(tail)));
 }
 
 std::string quant_dequantize_glsl(GgmlType type, int64_t k, bool transposed) {

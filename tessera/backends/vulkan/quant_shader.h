@@ -24,12 +24,18 @@ bool vulkan_decodes(quant::GgmlType type, int64_t k);
 /// Values each shader invocation decodes at once (a block's 32, or a run of a float row).
 int decode_group(quant::GgmlType type, int64_t k);
 
-/// y[r, j] = sum_c x[r, c] * w[j, c] for r < rows (1..kMaxMatvecRows): bindings w (words), x, y (f32);
-/// push words n, k, row_bytes, then the three binding shifts. kMatvecRowsPerGroup weight rows per
-/// workgroup of kMatvecLanes each, reduced with subgroupAdd where `subgroups` (the device has
-/// subgroup arithmetic in compute shaders and subgroups no wider than a row's lanes), else in shared
-/// memory.
-std::string quant_matvec_glsl(quant::GgmlType type, int64_t k, int rows, bool subgroups);
+/// The adds a matvec fuses as it stores (common/epilogues: + bias [n], then + a residual laid out as y).
+struct MatvecTail {
+  bool bias = false, residual = false;
+  int bindings() const { return (bias ? 1 : 0) + (residual ? 1 : 0); }
+};
+
+/// y[r, j] = sum_c x[r, c] * w[j, c] (+ bias[j]) (+ residual[r, j]) for r < rows (1..kMaxMatvecRows):
+/// bindings w (words), x, y (f32), then the bias and the residual where `tail` has them; push words
+/// n, k, row_bytes, then the binding shifts. kMatvecRowsPerGroup weight rows per workgroup of
+/// kMatvecLanes each, reduced with subgroupAdd where `subgroups` (the device has subgroup arithmetic in
+/// compute shaders and subgroups no wider than a row's lanes), else in shared memory.
+std::string quant_matvec_glsl(quant::GgmlType type, int64_t k, int rows, bool subgroups, const MatvecTail& tail = {});
 /// The push word where the matvec's binding shifts begin.
 inline constexpr int kMatvecShiftWord = 3;
 
