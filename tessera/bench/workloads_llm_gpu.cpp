@@ -2,7 +2,8 @@
 // shape (dim 2048, 16 layers, 32 heads over 8 KV heads, FFN 8192, vocabulary 32000, tied), written once
 // per weight type into a folder beside the kernel cache and reused, then run_llm_bench's greedy decode
 // at batch 1 (a 16-token prompt, 64 steps, f16 KV cache): the tokens/s that issue 17 compares the
-// backends at. The rates depend on the shapes and types, not on the weights' values.
+// backends at. The rates depend on the shapes and types, not on the weights' values. Run only when
+// named (`tessera bench gpu_llama1b_decode_q4_0 --backend vulkan`): writing a model takes minutes.
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -76,7 +77,8 @@ std::vector<Workload> gpu_llm_workloads() {
   for (const char* type : {"q4_0", "q8_0", "q4_k_m", "bf16"}) {
     const std::string name = fmt::format("gpu_llama1b_decode_{}", type);
     list.push_back({name, fmt::format("Llama-1B-shaped decode at batch 1, {} weights, tokens/s (GPU)", type),
-                    [name, t = std::string(type)](const BenchOptions& o) { return llama1b_decode(name, t, o); }, true});
+                    [name, t = std::string(type)](const BenchOptions& o) { return llama1b_decode(name, t, o); }, true,
+                    /*on_request=*/true});
   }
   return list;
 }
