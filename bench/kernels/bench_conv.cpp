@@ -1,8 +1,12 @@
 // Convolution and pooling on the issue-3 CNN shapes (batch 64): forward by im2col+GEMM vs direct,
 // both gradients, and the 2x2 max pool. Prints median milliseconds and GFLOP/s.
 // Usage: bench_conv [reps] [batch]
+//        bench_conv --models [reps] [batch]   the forward layers of ResNet-18 and MobileNetV2 (batch 1
+//            by default): the automatic choice (weights packed once, as for constant weights) beside
+//            the whole-im2col GEMM. TESSERA_BENCH_CLOCK=cpu TESSERA_BENCH_STAT=min on a shared machine.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "bench/kernels/bench_util.h"
@@ -68,9 +72,111 @@ void bench_pool(const char* name, int64_t planes, int64_t h, int64_t w, int reps
   std::printf("%-26s %-22s %9.3f ms %8.1f GB/s\n", name, "max_pool bwd", b * 1e3, 2 * bytes / b * 1e-9);
 }
 
+// One layer of a model: the automatic forward pass with prepacked weights and a ReLU tail, beside
+// im2col + GEMM.
+double bench_model_layer(const char* name, const Conv2dGeometry& g, int reps, double* im2col_seconds) {
+  const int64_t xs = g.batch * g.in_channels * g.in_h * g.in_w;
+  const int64_t ws = g.out_channels * g.in_channels / g.groups * g.kernel_h * g.kernel_w;
+  const int64_t ys = g.batch * g.out_channels * g.out_h * g.out_w;
+  auto x = bench::random_vector(static_cast<size_t>(xs), 1), w = bench::random_vector(static_cast<size_t>(ws), 2);
+  auto bias = bench::random_vector(static_cast<size_t>(g.out_channels), 3);
+  std::vector<float> y(static_cast<size_t>(ys)), packed(static_cast<size_t>(conv2d_packed_weights_floats(g)));
+  conv2d_pack_weights(g, w.data(), packed.data());
+  const double flops = 2.0 * static_cast<double>(ys) * static_cast<double>(ws / g.out_channels);
+  ConvEpilogue relu;
+  relu.activation = Activation::relu;
+  const double automatic = bench::median_seconds(
+      [&] {
+        conv2d_forward(g, x.data(), w.data(), bias.data(), y.data(), nullptr, relu, nullptr, ConvAlgorithm::automatic,
+                       packed.data());
+      },
+      reps);
+  *im2col_seconds = g.groups > 1 && g.in_channels == g.groups
+                        ? automatic
+                        : bench::median_seconds(
+                              [&] {
+                                conv2d_forward(g, x.data(), w.data(), bias.data(), y.data(), nullptr, relu, nullptr,
+                                               ConvAlgorithm::im2col_gemm);
+                              },
+                              reps);
+  std::printf("%-34s automatic %8.3f ms %7.1f GFLOP/s   im2col+gemm %8.3f ms %7.1f GFLOP/s\n", name, automatic * 1e3,
+              flops / automatic * 1e-9, *im2col_seconds * 1e3, flops / *im2col_seconds * 1e-9);
+  return automatic;
+}
+
+// Each distinct forward convolution of ResNet-18 and MobileNetV2 at 224x224, with its count.
+int bench_models(int reps, int64_t batch) {
+  struct Layer {
+    const char* name;
+    int count;
+    Conv2dGeometry g;
+  };
+  auto conv = [&](int64_t cin, int64_t hw, int64_t cout, int64_t k, int64_t s, int64_t groups = 1) {
+    return make_conv2d_geometry(batch, cin, hw, hw, cout, k, k, s, s, k / 2, k / 2, 1, 1, groups);
+  };
+  const Layer layers[] = {
+      {"resnet18 stem 3->64 7x7 s2", 1, conv(3, 224, 64, 7, 2)},
+      {"resnet18 64->64 3x3 56", 4, conv(64, 56, 64, 3, 1)},
+      {"resnet18 64->128 3x3 s2", 1, conv(64, 56, 128, 3, 2)},
+      {"resnet18 64->128 1x1 s2", 1, conv(64, 56, 128, 1, 2)},
+      {"resnet18 128->128 3x3 28", 3, conv(128, 28, 128, 3, 1)},
+      {"resnet18 128->256 3x3 s2", 1, conv(128, 28, 256, 3, 2)},
+      {"resnet18 128->256 1x1 s2", 1, conv(128, 28, 256, 1, 2)},
+      {"resnet18 256->256 3x3 14", 3, conv(256, 14, 256, 3, 1)},
+      {"resnet18 256->512 3x3 s2", 1, conv(256, 14, 512, 3, 2)},
+      {"resnet18 256->512 1x1 s2", 1, conv(256, 14, 512, 1, 2)},
+      {"resnet18 512->512 3x3 7", 3, conv(512, 7, 512, 3, 1)},
+      {"mobilenet stem 3->32 3x3 s2", 1, conv(3, 224, 32, 3, 2)},
+      {"mobilenet dw 32 3x3 112", 1, conv(32, 112, 32, 3, 1, 32)},
+      {"mobilenet 32->16 1x1 112", 1, conv(32, 112, 16, 1, 1)},
+      {"mobilenet 16->96 1x1 112", 1, conv(16, 112, 96, 1, 1)},
+      {"mobilenet dw 96 3x3 s2 112", 1, conv(96, 112, 96, 3, 2, 96)},
+      {"mobilenet 96->24 1x1 56", 1, conv(96, 56, 24, 1, 1)},
+      {"mobilenet 24->144 1x1 56", 2, conv(24, 56, 144, 1, 1)},
+      {"mobilenet dw 144 3x3 56", 1, conv(144, 56, 144, 3, 1, 144)},
+      {"mobilenet 144->24 1x1 56", 1, conv(144, 56, 24, 1, 1)},
+      {"mobilenet dw 144 3x3 s2 56", 1, conv(144, 56, 144, 3, 2, 144)},
+      {"mobilenet 144->32 1x1 28", 1, conv(144, 28, 32, 1, 1)},
+      {"mobilenet 32->192 1x1 28", 3, conv(32, 28, 192, 1, 1)},
+      {"mobilenet dw 192 3x3 28", 2, conv(192, 28, 192, 3, 1, 192)},
+      {"mobilenet 192->32 1x1 28", 2, conv(192, 28, 32, 1, 1)},
+      {"mobilenet dw 192 3x3 s2 28", 1, conv(192, 28, 192, 3, 2, 192)},
+      {"mobilenet 192->64 1x1 14", 1, conv(192, 14, 64, 1, 1)},
+      {"mobilenet 64->384 1x1 14", 4, conv(64, 14, 384, 1, 1)},
+      {"mobilenet dw 384 3x3 14", 4, conv(384, 14, 384, 3, 1, 384)},
+      {"mobilenet 384->64 1x1 14", 3, conv(384, 14, 64, 1, 1)},
+      {"mobilenet 384->96 1x1 14", 1, conv(384, 14, 96, 1, 1)},
+      {"mobilenet 96->576 1x1 14", 3, conv(96, 14, 576, 1, 1)},
+      {"mobilenet dw 576 3x3 14", 2, conv(576, 14, 576, 3, 1, 576)},
+      {"mobilenet 576->96 1x1 14", 2, conv(576, 14, 96, 1, 1)},
+      {"mobilenet dw 576 3x3 s2 14", 1, conv(576, 14, 576, 3, 2, 576)},
+      {"mobilenet 576->160 1x1 7", 1, conv(576, 7, 160, 1, 1)},
+      {"mobilenet 160->960 1x1 7", 3, conv(160, 7, 960, 1, 1)},
+      {"mobilenet dw 960 3x3 7", 3, conv(960, 7, 960, 3, 1, 960)},
+      {"mobilenet 960->160 1x1 7", 2, conv(960, 7, 160, 1, 1)},
+      {"mobilenet 960->320 1x1 7", 1, conv(960, 7, 320, 1, 1)},
+      {"mobilenet 320->1280 1x1 7", 1, conv(320, 7, 1280, 1, 1)},
+  };
+  std::printf("threads=%d batch=%lld\n", runtime::default_pool().size(), static_cast<long long>(batch));
+  double resnet = 0, resnet_im2col = 0, mobilenet = 0, mobilenet_im2col = 0;
+  for (const Layer& l : layers) {
+    double im2col = 0;
+    const double t = bench_model_layer(l.name, l.g, reps, &im2col);
+    const bool is_resnet = std::strncmp(l.name, "resnet", 6) == 0;
+    (is_resnet ? resnet : mobilenet) += l.count * t;
+    (is_resnet ? resnet_im2col : mobilenet_im2col) += l.count * im2col;
+  }
+  std::printf("convolutions in all: resnet18 %.2f ms (im2col+gemm %.2f), mobilenet_v2 %.2f ms (%.2f)\n", resnet * 1e3,
+              resnet_im2col * 1e3, mobilenet * 1e3, mobilenet_im2col * 1e3);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--models") == 0) {
+    return bench_models(argc > 2 ? std::atoi(argv[2]) : 7, argc > 3 ? std::atoll(argv[3]) : 1);
+  }
   const int reps = argc > 1 ? std::atoi(argv[1]) : 11;
   const int64_t batch = argc > 2 ? std::atoll(argv[2]) : 64;
   std::printf("threads=%d batch=%lld\n", runtime::default_pool().size(), static_cast<long long>(batch));

@@ -1,10 +1,13 @@
 // Times an ONNX model on a Tessera backend: imports it for a batch size, compiles it once, runs it
-// `--warmup` times and then `--repeat` timed runs, and prints one JSON line with the median. The
+// `--warmup` times and then `--repeat` timed runs, and prints one JSON line with the median (wall
+// time, and the process's CPU time: with TESSERA_NUM_THREADS=1 the steadier figure on a shared machine). The
 // Tessera side of bench/onnx/compare_onnxruntime.py (whose peer is bench/onnx/ort_bench.mjs).
 //
 //   bench_onnx_model --model M.onnx --batch 16 [--backend cpu] [--repeat 10] [--warmup 2]
 //                    [--input x.npy --output y.npy]   (the input to run and where to write the output)
 // Without --input, the input is a deterministic f32 array of the declared shape with 'batch' bound.
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -50,6 +53,14 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
+// The process's CPU time in milliseconds (all threads): with one thread, the run's time less what other
+// processes took from it on a shared machine.
+double cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return 1e3 * static_cast<double>(ts.tv_sec) + 1e-6 * static_cast<double>(ts.tv_nsec);
+}
+
 // The same values as ort_bench.mjs's default input: sin(i / 1000).
 Array synthetic_input(const ir::TensorType& type) {
   Array a = Array::empty(type.dtype, type.shape);
@@ -79,17 +90,20 @@ int main(int argc, char** argv) {
     const std::vector<Array> inputs = io::onnx::graph_inputs(imported, {input});
     std::vector<Array> out;
     for (int i = 0; i < o.warmup; ++i) out = exe->run(inputs);
-    std::vector<double> runs;
+    std::vector<double> runs, cpu_runs;
     for (int i = 0; i < o.repeat; ++i) {
       const auto s = std::chrono::steady_clock::now();
+      const double c = cpu_ms();
       out = exe->run(inputs);
+      cpu_runs.push_back(cpu_ms() - c);
       runs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
     }
     if (!o.output.empty()) io::save_npy(o.output, out.at(0));
     std::vector<double> sorted = runs;
     std::sort(sorted.begin(), sorted.end());
-    fmt::print("{{\"median_ms\": {:.3f}, \"import_compile_s\": {:.3f}, \"runs_ms\": [{:.3f}]}}\n",
-               sorted[sorted.size() / 2], compile_s, fmt::join(runs, ", "));
+    std::sort(cpu_runs.begin(), cpu_runs.end());
+    fmt::print("{{\"median_ms\": {:.3f}, \"median_cpu_ms\": {:.3f}, \"import_compile_s\": {:.3f}, \"runs_ms\": [{:.3f}]}}\n",
+               sorted[sorted.size() / 2], cpu_runs[cpu_runs.size() / 2], compile_s, fmt::join(runs, ", "));
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "bench_onnx_model: " << e.what() << "\n";

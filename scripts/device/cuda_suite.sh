@@ -3,11 +3,12 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,matvec]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,matvec,ab]
 #   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
-# SKIP_COMPARE=1 (no peers) adjust a run to the call's limit)
+# SKIP_COMPARE=1 (no peers) adjust a run to the call's limit; ab times AB_WORKLOADS under each of the
+# AB_SETTINGS, e.g. "TESSERA_CUDA_SIMT_GEMM=0 -" where "-" is the default, in turn, AB_ROUNDS times)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 what=${1:-all}
@@ -72,9 +73,13 @@ if want fuzz; then
 fi
 if want profile; then
   # Where each training step's time goes (graphs off, one event pair per step).
-  for w in mlp_train_b64 mlp_train_b4096_tf32 cnn_train_b256; do
-    TESSERA_CUDA_PROFILE=1 timeout 120 .device/bin/tessera bench --backend cuda --repeat 1 --seconds 0.2 "$w" \
-      > /dev/null 2> "$out/profile_$w.txt"
+  # PROFILE_SETTINGS: environment settings to profile under too ("-" is the default).
+  for setting in ${PROFILE_SETTINGS:--}; do
+    [[ $setting == - ]] && setting=TESSERA_AB_DEFAULT=1
+    for w in ${PROFILE_WORKLOADS:-mlp_train_b64 mlp_train_b4096_tf32 cnn_train_b256}; do
+      env "$setting" TESSERA_CUDA_PROFILE=1 timeout 120 .device/bin/tessera bench --backend cuda --repeat 1 \
+        --seconds 0.2 "$w" > /dev/null 2> "$out/profile_${w}_${setting%%=*}.txt"
+    done
   done
   head -n 25 "$out"/profile_*.txt
 fi
@@ -153,6 +158,17 @@ if want matvec; then
       -n 128 -r 3 --cache-type f16 --json 2>>"$out/matvec_errors.txt" |
       python3 -c 'import json,sys; print(json.load(sys.stdin)["decode_tokens_per_s"])' 2>&1 | tail -n 1)
     echo "matvec $m without PDL: decode $rate tok/s" | tee -a "$out/matvec_sweep.txt"
+  done
+fi
+if want ab; then
+  # The same workloads under alternative settings, interleaved so that drift hits each alike.
+  for round in $(seq "${AB_ROUNDS:-2}"); do
+    for setting in ${AB_SETTINGS:-TESSERA_CUDA_SIMT_GEMM=0 -}; do
+      [[ $setting == - ]] && setting=TESSERA_AB_DEFAULT=1
+      env "$setting" timeout 200 .device/bin/tessera bench --backend cuda --repeat 5 --seconds 0.3 \
+        ${AB_WORKLOADS:-mlp_train_b64 mlp_train_b4096_tf32 cnn_train_b256} 2>&1 | sed "s/^/round $round $setting: /" |
+        tee -a "$out/ab.txt" | grep -v '^\s*$' | tail -n 8
+    done
   done
 fi
 if want bench; then

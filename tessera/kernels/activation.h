@@ -4,6 +4,7 @@
 // them (the CPU's formulas: kernels/cpu/activation.h).
 namespace tessera::kernels {
 
-enum class Activation { none, relu, gelu, gelu_tanh, silu, sigmoid, tanh };
+// relu6 is minimum(maximum(x, 0), 6) (ONNX Clip(0, 6), MobileNet's activation), NaN passing through.
+enum class Activation { none, relu, gelu, gelu_tanh, silu, sigmoid, tanh, relu6 };
 
 }  // namespace tessera::kernels

@@ -1,5 +1,7 @@
 #include "tessera/runtime/thread_pool.h"
 
+#include "tessera/core/error.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -233,6 +235,21 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
     return;
   }
   impl_->run_job(n, count, fn);
+}
+
+void ThreadPool::parallel_tasks(int64_t tasks, RangeFn fn) {
+  if (tasks <= 0) return;
+  TESSERA_CHECK(tasks <= kMaxThreads, "parallel_tasks: {} tasks, at most {}", tasks, kMaxThreads);
+  if (tasks == 1 || impl_->num_threads == 1 || t_inside_parallel_for) {
+    fn(0, tasks);
+    return;
+  }
+  std::unique_lock<std::mutex> busy(impl_->dispatch, std::try_to_lock);
+  if (!busy.owns_lock()) {  // another thread is using the pool right now
+    fn(0, tasks);
+    return;
+  }
+  impl_->run_job(tasks, static_cast<int>(tasks), fn);  // one chunk per task
 }
 
 void ThreadPool::run_on_each_thread(RangeFn fn) {

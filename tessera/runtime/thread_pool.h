@@ -35,6 +35,11 @@ class ThreadPool {
   // Runs fn over [0, n) in at most size() contiguous chunks of at least `grain` items each; the
   // calling thread takes a chunk too. Nested calls from inside a worker run serially.
   void parallel_for(int64_t n, int64_t grain, RangeFn fn);
+  // Runs fn(t, t + 1) once for each task t in [0, tasks), each claimed by whichever thread is free
+  // next (the caller too): with several tasks per thread, a thread that another process keeps off
+  // its core (a shared machine) holds up one task, not a fixed share of the work. Nested calls from
+  // inside a worker run serially; at most 65535 tasks.
+  void parallel_tasks(int64_t tasks, RangeFn fn);
   // Runs fn(i, i + 1) exactly once on each of the size() threads (the caller included), for
   // per-thread set-up such as reserving scratch. Waits for a pool that another thread is using;
   // called from inside a parallel_for it can only run fn(0, 1) on the current thread.

@@ -23,6 +23,7 @@ enum class ScratchSlot : int {
   quant_x8_rows,      // one x8 group turned back into rows, for CPUs without AVX2
   quant_f16_acts,     // the f16-weight GEMM's activations, packed into row panels
   quant_f16_panel,    // one panel of f16 weight rows widened to f32
+  conv_columns,       // the implicit-GEMM convolution's im2col panels (one k block of NC columns)
   count
 };
 

@@ -1,6 +1,7 @@
-// cuBLASLt products against the reference backend: fused tails (bias, ReLU, tanh-GELU, residual)
+// Products against the reference backend: cuBLASLt's fused tails (bias, ReLU, tanh-GELU, residual)
 // and thin shapes, whose algorithm the autotuner picks by timing the heuristic's candidates, both
-// measured once, then remembered.
+// measured once, then remembered; and the SIMT kernel of few-row f32 products (simt_gemm.h), split
+// over K or not, in every operand layout.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include "tessera/api/transforms.h"
 #include "tessera/backends/backend.h"
 #include "tessera/backends/cuda/executable.h"
+#include "tessera/backends/cuda/simt_gemm.h"
 #include "tessera/ops/ops.h"
 #include "cuda_test_util.h"
 
@@ -20,15 +22,29 @@ namespace {
 using V = std::vector<Tensor>;
 
 
-// How many cuBLASLt steps the compiled graph has (a fused tail adds none).
-int gemm_steps(const std::function<V(const V&)>& fn, const std::vector<ir::TensorType>& types) {
+// The descriptions of the compiled graph's steps that start with `prefix`.
+std::vector<std::string> steps_named(const std::function<V(const V&)>& fn, const std::vector<ir::TensorType>& types,
+                                     const std::string& prefix) {
   const auto exe = cuda().compile(trace(fn, types));
   const auto* cu = dynamic_cast<const backends::cuda::CudaExecutable*>(exe.get());
-  if (cu == nullptr) return -1;
-  int n = 0;
-  for (const auto& s : cu->program().steps) n += s->describe().rfind("cublasLt", 0) == 0;
-  return n;
+  std::vector<std::string> named;
+  if (cu == nullptr) return named;
+  for (const auto& s : cu->program().steps) {
+    if (s->describe().rfind(prefix, 0) == 0) named.push_back(s->describe());
+  }
+  return named;
 }
+
+// How many product steps the compiled graph has (a fused tail adds none).
+int gemm_steps(const std::function<V(const V&)>& fn, const std::vector<ir::TensorType>& types) {
+  return static_cast<int>(steps_named(fn, types, "cublasLt").size() + steps_named(fn, types, "f32 simt gemm").size());
+}
+
+// Forces the SIMT kernel (1), cuBLASLt (0) or the rule (-1) for the scope.
+struct SimtGemmMode {
+  explicit SimtGemmMode(int mode) { backends::cuda::set_simt_gemm(mode); }
+  ~SimtGemmMode() { backends::cuda::set_simt_gemm(-1); }
+};
 
 TEST(CudaGemm, BiasActivationAndResidualTailsFuseIntoTheProduct) {
   const Array x = random_array({64, 96}, 1, -1, 1, DType::f32), w = random_array({128, 96}, 2, -0.2, 0.2, DType::f32);
@@ -63,6 +79,60 @@ TEST(CudaGemm, ThinProductsMatchWhicheverAlgorithmWins) {
   }
   std::filesystem::remove_all(dir);
   ::unsetenv("TESSERA_CACHE_DIR");
+}
+
+TEST(CudaGemm, SimtProductsMatchInEveryLayoutSplitOrNot) {
+  SimtGemmMode forced(1);
+  struct Case {
+    int64_t m, n, k;
+  };
+  // Ragged edges of the 64 x 64 tiles and the 16-value K slices; long K splits, short K does not.
+  for (const Case c : {Case{64, 1024, 784}, Case{70, 100, 50}, Case{5, 3, 1000}, Case{130, 65, 17}, Case{784, 96, 64}}) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k));
+    const double tol = 2e-5 * static_cast<double>(c.k);
+    const Array x = random_array({c.m, c.k}, 11, -1, 1, DType::f32), w = random_array({c.n, c.k}, 12, -1, 1, DType::f32);
+    const Array xt = random_array({c.k, c.m}, 13, -1, 1, DType::f32), wt = random_array({c.k, c.n}, 14, -1, 1, DType::f32);
+    const Array b = random_array({c.n}, 15, -1, 1, DType::f32), r = random_array({c.m, c.n}, 16, -1, 1, DType::f32);
+    auto plain = [](const V& a) { return V{ops::matmul(a[0], a[1])}; };
+    auto b_transposed = [](const V& a) { return V{ops::matmul(a[0], ops::transpose(a[1], 0, 1))}; };
+    auto a_transposed = [](const V& a) { return V{ops::matmul(ops::transpose(a[0], 0, 1), a[1])}; };
+    auto both = [](const V& a) { return V{ops::matmul(ops::transpose(a[0], 0, 1), ops::transpose(a[1], 0, 1))}; };
+    expect_matches_reference(plain, {x, wt}, tol);
+    expect_matches_reference(b_transposed, {x, w}, tol);
+    expect_matches_reference(a_transposed, {xt, wt}, tol);
+    expect_matches_reference(both, {xt, w}, tol);
+    auto relu_tail = [](const V& a) { return V{ops::relu(ops::matmul(a[0], a[1]) + a[2])}; };
+    auto gelu_tail = [](const V& a) { return V{ops::gelu(ops::matmul(a[0], a[1]) + a[2], /*tanh_approximation=*/true)}; };
+    auto residual_tail = [](const V& a) { return V{ops::matmul(a[0], a[1]) + a[2] + a[3]}; };
+    expect_matches_reference(relu_tail, {x, wt, b}, tol);
+    expect_matches_reference(gelu_tail, {x, wt, b}, tol);
+    expect_matches_reference(residual_tail, {x, wt, b, r}, tol);
+    const std::vector<ir::TensorType> types = {{DType::f32, {c.m, c.k}}, {DType::f32, {c.k, c.n}}, {DType::f32, {c.n}}};
+    EXPECT_EQ(steps_named(relu_tail, types, "f32 simt gemm").size(), 1u) << "the tail fuses into the SIMT product";
+  }
+}
+
+TEST(CudaGemm, SimtProductsSplitOverKAreDeterministic) {
+  SimtGemmMode forced(1);
+  const Array x = random_array({64, 2048}, 21, -1, 1, DType::f32), w = random_array({2048, 256}, 22, -1, 1, DType::f32);
+  auto fn = [](const V& a) { return V{ops::matmul(a[0], a[1])}; };
+  const ir::Graph g = trace(fn, {{DType::f32, {64, 2048}}, {DType::f32, {2048, 256}}});
+  const auto exe = cuda().compile(g);
+  const auto named = steps_named(fn, {{DType::f32, {64, 2048}}, {DType::f32, {2048, 256}}}, "f32 simt gemm");
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_NE(named[0].find(" split "), std::string::npos) << named[0];
+  const Array first = exe->run({x, w})[0].to(host_device()), second = exe->run({x, w})[0].to(host_device());
+  EXPECT_TRUE(same_bytes(first, second)) << "the partial sums are added in a fixed order";
+}
+
+TEST(CudaGemm, TheRuleTakesTheSimtKernelForFewRowsOnly) {
+  SimtGemmMode rule(-1);
+  auto fn = [](const V& a) { return V{ops::matmul(a[0], a[1])}; };
+  EXPECT_EQ(steps_named(fn, {{DType::f32, {64, 784}}, {DType::f32, {784, 1024}}}, "f32 simt gemm").size(), 1u);
+  EXPECT_EQ(steps_named(fn, {{DType::f32, {2048, 2048}}, {DType::f32, {2048, 2048}}}, "cublasLt").size(), 1u);
+  EXPECT_EQ(steps_named(fn, {{DType::f16, {64, 784}}, {DType::f16, {784, 1024}}}, "cublasLt").size(), 1u);
+  SimtGemmMode never(0);
+  EXPECT_EQ(steps_named(fn, {{DType::f32, {64, 784}}, {DType::f32, {784, 1024}}}, "cublasLt").size(), 1u);
 }
 
 }  // namespace

@@ -49,6 +49,8 @@ std::vector<Pool2dGeometry> pool_cases() {
       make_pool2d_geometry(4, 9, 8, 3, 3, 2, 2, 1, 1),          // overlapping with padding
       make_pool2d_geometry(2, 10, 11, 3, 2, 1, 3, 1, 1, 2, 1),  // dilation
       make_pool2d_geometry(2, 5, 5, 5, 5),                      // one window
+      make_pool2d_geometry(2, 45, 70, 3, 3, 2, 2, 1, 1),        // ResNet's 3x3 / 2: several AVX-512 chunks a row
+      make_pool2d_geometry(2, 23, 37, 3, 3, 1, 1, 1, 1),        // stride 1, a partial last chunk
       // ceil mode: partial last windows (the 2x2 one off the vector path), a kernel wider than the input
       make_pool2d_geometry(5, 11, 11, 2, 2, 0, 0, 0, 0, 1, 1, true),
       make_pool2d_geometry(2, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, true),
@@ -94,6 +96,13 @@ void run_max_pool_checks() {
 
 TEST(MaxPool2d, ForwardAndBackwardMatchFirstMaximum) {
   run_max_pool_checks();
+}
+
+TEST(MaxPool2d, Avx2PathMatches) {
+  const bool was = use_avx512();
+  set_avx512_enabled(false);
+  run_max_pool_checks();
+  set_avx512_enabled(was);
 }
 
 TEST(MaxPool2d, PortableFallbackMatches) {

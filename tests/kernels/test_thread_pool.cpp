@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "tessera/core/error.h"
 #include "tessera/runtime/thread_pool.h"
 
 namespace tessera::runtime {
@@ -59,6 +60,21 @@ TEST(ThreadPool, ChunksRespectGrainAndThreadCount) {
     calls.fetch_add(1);
   });
   EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(ThreadPool, ParallelTasksRunsEachTaskOnce) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t tasks : {0, 1, 2, 5, 64, 1000}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(tasks));
+      pool.parallel_tasks(tasks, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) hits[static_cast<size_t>(t)].fetch_add(1);
+      });
+      for (int64_t t = 0; t < tasks; ++t) ASSERT_EQ(hits[static_cast<size_t>(t)].load(), 1) << t << " of " << tasks;
+    }
+  }
+  ThreadPool pool(2);
+  EXPECT_THROW(pool.parallel_tasks(70000, [](int64_t, int64_t) {}), Error);
 }
 
 TEST(ThreadPool, UsesSeveralThreads) {

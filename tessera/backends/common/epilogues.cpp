@@ -1,8 +1,10 @@
 // Epilogue discovery: walks forward from each matmul and 2-D convolution over the chain of single
 // uses that its fused tail can absorb, in graph order, claiming each absorbed node once.
+// [+ bias] [activation] [+ residual] [activation]; ReLU6 is maximum(x, 0) then minimum(., 6).
 #include "tessera/backends/common/epilogues.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <unordered_set>
 
@@ -59,6 +61,24 @@ bool is_bias_shape(const Shape& bias, const Shape& out) {
   return true;
 }
 
+// The single value of a one-element f32 constant, if `v` is one.
+bool scalar_constant(const ir::Value& v, float* value) {
+  const ir::Node& n = *v.node();
+  if (n.op_name() != "constant" || v.dtype() != DType::f32) return false;
+  const Array& a = n.attrs().get_tensor("value");
+  if (a.dtype() != DType::f32 || a.numel() != 1) return false;
+  *value = a.contiguous().data<float>()[0];
+  return true;
+}
+
+// The operand of a binary `node` other than `cur` when it is a one-element constant equal to `want`.
+bool other_is_constant(const ir::Node& node, const ir::Value& cur, float want) {
+  if (node.inputs().size() != 2 || node.input(0) == node.input(1)) return false;
+  const ir::Value& other = node.input(0) == cur ? node.input(1) : node.input(0);
+  float value = 0.0f;
+  return scalar_constant(other, &value) && value == want && !std::signbit(value);
+}
+
 }  // namespace
 
 std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,
@@ -74,8 +94,16 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
   std::unordered_set<const ir::Node*> claimed;
   const bool epilogues = fusion.has(Fusion::epilogue), transposed = fusion.has(Fusion::transposed_product);
   if (!epilogues && !transposed) return found;
+  const bool relu6 =
+      std::find(limits.activations.begin(), limits.activations.end(), Activation::relu6) != limits.activations.end();
+  // The node that reads `v` when it is v's only use, else null.
+  auto only_user = [&](const ir::Value& v) -> const ir::NodePtr* {
+    if (uses(v) != 1 || consumer.count(v.node().get()) == 0) return nullptr;
+    return consumer.at(v.node().get());
+  };
   for (const ir::NodePtr& mm : graph.nodes()) {
-    // 0: bias, activation or residual next; 1: activation or residual; 2: residual; 3: done.
+    // 0: bias, activation or residual next; 1: activation or residual; 2: residual; 3: an activation
+    // of the sum with the residual; 4: done.
     int stage = 0;
     if (mm->op_name() == "matmul") {
       if (!limits.products || !float_matmul(*mm) || mm->input(0).rank() < 2 || mm->input(1).rank() < 2) continue;
@@ -104,11 +132,21 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
     if (!epilogues) continue;
     if (mm->op_name() == "matmul" && !float_types(*mm, DType::f32)) continue;  // the sgemm epilogue is f32
     const bool activations = mm->op_name() != "quantized_matmul";
-    while (stage < 3 && uses(cur) == 1 && consumer.count(cur.node().get()) != 0) {
-      const ir::NodePtr& user = *consumer.at(cur.node().get());
+    while (stage < 4 && only_user(cur) != nullptr) {
+      const ir::NodePtr& user = *only_user(cur);
       if (user->output_types()[0] != cur.type() || claimed.count(user.get()) != 0) break;
+      const bool activation_next = activations && (stage <= 1 || (stage == 3 && limits.activation_after_residual));
       Activation act;
-      if (user->op_name() == "add" && user->input(0) != user->input(1)) {
+      // maximum(x, 0) then minimum(., 6), the second the first's only use: ReLU6 (ONNX's Clip(0, 6)).
+      const ir::NodePtr* clamp_top = nullptr;
+      if (activation_next && relu6 && user->op_name() == "maximum" && other_is_constant(*user, cur, 0.0f)) {
+        const ir::NodePtr* next = only_user(ir::Value(user, 0));
+        if (next != nullptr && (*next)->op_name() == "minimum" && (*next)->output_types()[0] == cur.type() &&
+            claimed.count(next->get()) == 0 && other_is_constant(**next, ir::Value(user, 0), 6.0f)) {
+          clamp_top = next;
+        }
+      }
+      if (user->op_name() == "add" && user->input(0) != user->input(1) && stage < 3) {
         const ir::Value other = user->input(0) == cur ? user->input(1) : user->input(0);
         if (other.dtype() != DType::f32) break;
         if (stage == 0 && is_bias_shape(other.shape(), cur.shape()) && other.shape() != cur.shape()) {
@@ -120,10 +158,20 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
         } else {
           break;
         }
-      } else if (stage <= 1 && activations && activation_of(*user, &act) &&
+      } else if (clamp_top != nullptr) {
+        (stage == 3 ? e.post_activation : e.activation) = Activation::relu6;
+        stage = stage == 3 ? 4 : 2;
+        e.reads_constant_values = true;
+        e.nodes.push_back(user.get());
+        claimed.insert(user.get());
+        e.nodes.push_back(clamp_top->get());
+        claimed.insert(clamp_top->get());
+        cur = ir::Value(*clamp_top, 0);
+        continue;
+      } else if (activation_next && activation_of(*user, &act) &&
                  std::find(limits.activations.begin(), limits.activations.end(), act) != limits.activations.end()) {
-        e.activation = act;
-        stage = 2;
+        (stage == 3 ? e.post_activation : e.activation) = act;
+        stage = stage == 3 ? 4 : 2;
       } else {
         break;
       }

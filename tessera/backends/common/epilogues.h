@@ -14,7 +14,8 @@ namespace tessera::backends::common {
 
 // Fused tails found in `graph`, keyed by the matmul/conv node: f32 and f64 matmuls whose only use
 // swaps the last two axes compute the transposed product (Fusion::transposed_product); f32 matmuls and
-// f32 4-D convolutions take [+ bias] [activation] [+ residual] (Fusion::epilogue), and where the limits
+// f32 4-D convolutions take [+ bias] [activation] [+ residual] [activation] (Fusion::epilogue; ReLU6 is
+// maximum(x, 0) then minimum(., 6) with scalar constants), and where the limits
 // allow, quantized_matmul takes [+ bias] [+ residual]; each step the only
 // use of the previous value. Each node is absorbed by at most one producer (the first in graph order),
 // so two matmuls that meet in one add never both claim it.
@@ -22,10 +23,12 @@ namespace tessera::backends::common {
 // to the sum of the product, the residual and the bias, so a residual after an activation is not
 // its form, and it has ReLU and tanh-GELU only).
 struct EpilogueLimits {
-  std::vector<kernels::Activation> activations = {kernels::Activation::relu,    kernels::Activation::gelu,
-                                                  kernels::Activation::gelu_tanh, kernels::Activation::silu,
-                                                  kernels::Activation::sigmoid, kernels::Activation::tanh};
+  std::vector<kernels::Activation> activations = {
+      kernels::Activation::relu,    kernels::Activation::gelu, kernels::Activation::gelu_tanh, kernels::Activation::silu,
+      kernels::Activation::sigmoid, kernels::Activation::tanh, kernels::Activation::relu6};
   bool residual_after_activation = true;
+  // An activation of the sum with the residual (a ResNet block's ReLU), as Epilogue::post_activation.
+  bool activation_after_residual = true;
   bool products = true;  // matmul heads (a backend whose product shader has no tails says no)
   bool convolutions = true;
   // quantized_matmul heads (f32 activations and result) taking [+ bias] [+ residual], no activation:

@@ -59,6 +59,8 @@ class GraphLowerer {
     EpilogueMap epilogues = find_epilogues(
         graph_, [this](const ir::Value& v) { return L_.uses(v); }, options_.fusion, options_.epilogue_limits);
     owners_ = epilogue_owners(graph_, epilogues);
+    bool reads_constant_values = false;
+    for (const auto& [node, e] : epilogues) reads_constant_values = reads_constant_values || e.reads_constant_values;
     double jit_ms = 0, cluster_ms = 0;
     if (backend_.kernels != nullptr) compile_clusters(epilogues, &cluster_ms, &jit_ms);
     L_.set_epilogues(std::move(epilogues));
@@ -76,6 +78,7 @@ class GraphLowerer {
     workaround_.clear();
     std::unique_ptr<Program> program = L_.finish();
     program->max_kernel_args = max_kernel_args_;
+    program->reads_constant_values = reads_constant_values;
     program->stats.jit_used = !clusters_.empty();
     program->holds_constant_values = clusters_read_literal_constants();
     program->stats.jit_ms = jit_ms;

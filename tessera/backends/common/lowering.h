@@ -25,8 +25,8 @@ struct ValueInfo {
   int64_t element_offset() const { return layout.offset; }
 };
 
-// A matmul's or convolution's fused tail: [+ bias] [activation] [+ residual], each step the only use
-// of the previous value.
+// A matmul's or convolution's fused tail: [+ bias] [activation] [+ residual] [activation], each step
+// the only use of the previous value.
 struct Epilogue {
   // A matmul whose only use is a transpose of its last two axes computes the transposed product
   // directly (C^T = B^T A^T), so that consumers read it row by row (gradients of x @ W^T).
@@ -34,8 +34,12 @@ struct Epilogue {
   ir::Value bias;  // [n] (or [1, ..., 1, n]); undefined if none
   kernels::Activation activation = kernels::Activation::none;
   ir::Value residual;                  // the result's shape; undefined if none
+  kernels::Activation post_activation = kernels::Activation::none;  // after the residual
   std::vector<const ir::Node*> nodes;  // absorbed nodes, in order
   ir::Value result;                    // what the fused step produces
+  // Whether absorbing the tail depended on a constant's value (the bounds of a clamp read as ReLU6):
+  // a plan made with it serves only graphs whose small constants are the same.
+  bool reads_constant_values = false;
 };
 
 // A bug found while lowering: the node being lowered when it showed (null when it concerns the whole

@@ -111,6 +111,9 @@ struct Program {
   // value_dependent).
   bool holds_constant_values = false;
   ProgramStats stats;
+  // The lowering decided something from a constant's value (Epilogue::reads_constant_values): the plan
+  // cache may reuse this program only for graphs with the same small constants.
+  bool reads_constant_values = false;
   // Per step: the buffers it reads and writes, and the (written, read) pairs of buffers it may be given
   // as one memory (Lowering::allow_in_place) — what decides whether an aliased output may be written
   // straight over its input (can_write_over_input).

@@ -142,9 +142,11 @@ class CpuBackend final : public Backend {
       if (dump_programs()) std::fprintf(stderr, "%s", lowered->dump().c_str());
       CompileInfo info = info_of(*lowered);
       plan = CpuPlan{std::move(lowered), std::move(info)};
-      // Value-dependent when the passes rewrote the graph (folded a constant, say) or generated kernels
-      // hold constants as literals: then it serves only graphs whose small constants are these.
-      const bool value_dependent = !common::same_nodes(sealed, optimized) || plan->program->holds_constant_values;
+      // Value-dependent when the passes rewrote the graph (folded a constant, say), generated kernels
+      // hold constants as literals, or an epilogue was chosen from a constant's value (ReLU6's bounds):
+      // then it serves only graphs whose small constants are these.
+      const bool value_dependent = !common::same_nodes(sealed, optimized) || plan->program->holds_constant_values ||
+                                   plan->program->reads_constant_values;
       plan_cache().insert(key, *plan, value_dependent);
     }
     std::vector<Array> constants = common::bind_constants(*plan->program, key.constants);

@@ -59,10 +59,12 @@ class CpuExecutable final : public Executable {
   std::vector<std::byte> step_scratch_;
   std::vector<std::optional<ViewOfLeaf>> views_of_leaves_;  // per output
   bool scratch_reserved_ = false;  // every pool thread has the scratch the first run measured
-  // With $TESSERA_PROFILE_STEPS set, time per step, printed when the executable is destroyed.
+  // With $TESSERA_PROFILE_STEPS set, time per step, printed when the executable is destroyed (the 25
+  // slowest steps; every step with TESSERA_PROFILE_STEPS=all).
   bool profile_ = false;
   std::vector<double> step_seconds_;
   int64_t runs_ = 0;
+  bool profiled_first_run_ = false;
 
  public:
   ~CpuExecutable() override;

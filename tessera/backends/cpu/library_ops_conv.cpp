@@ -1,6 +1,7 @@
 // 2-D f32 convolutions and their gradients as kernel library calls (tessera/kernels/cpu/conv.h),
-// with the workspace planned in the arena and an activation/residual tail fused into the forward
-// pass. Other ranks and dtypes run on the reference kernels.
+// with the workspace planned in the arena, an activation/residual/activation tail fused into the
+// forward pass, and constant forward weights packed once for its register tiles. Other ranks and
+// dtypes run on the reference kernels.
 #include <fmt/format.h>
 
 #include "tessera/backends/cpu/library_ops.h"
@@ -53,8 +54,18 @@ enum class ConvKind { forward, input_grad, weight_grad };
 class ConvStep final : public Step {
  public:
   ConvStep(ConvKind kind, kernels::Conv2dGeometry g, Operand a, Operand b, Operand bias, Operand out, Operand workspace,
-           kernels::Activation act, Operand residual)
-      : kind_(kind), g_(g), a_(a), b_(b), bias_(bias), out_(out), ws_(workspace), act_(act), residual_(residual) {}
+           kernels::Activation act, Operand residual, kernels::Activation post, Operand packed_weights)
+      : kind_(kind),
+        g_(g),
+        a_(a),
+        b_(b),
+        bias_(bias),
+        out_(out),
+        ws_(workspace),
+        act_(act),
+        residual_(residual),
+        post_(post),
+        packed_(packed_weights) {}
 
   void run(const RunContext& ctx) const override {
     void* ws = ws_.buffer >= 0 ? ctx.ptr<void>(ws_) : nullptr;
@@ -63,9 +74,11 @@ class ConvStep final : public Step {
         kernels::ConvEpilogue e;
         e.activation = act_;
         e.residual = residual_.buffer >= 0 ? ctx.ptr<const float>(residual_) : nullptr;
+        e.post_activation = post_;
         kernels::conv2d_forward(g_, ctx.ptr<const float>(a_), ctx.ptr<const float>(b_),
                                 bias_.buffer >= 0 ? ctx.ptr<const float>(bias_) : nullptr, ctx.ptr<float>(out_), ws, e,
-                                ctx.pool);
+                                ctx.pool, kernels::ConvAlgorithm::automatic,
+                                packed_.buffer >= 0 ? ctx.ptr<const float>(packed_) : nullptr);
         break;
       }
       case ConvKind::input_grad:
@@ -81,10 +94,11 @@ class ConvStep final : public Step {
   StepKind kind() const override { return StepKind::library; }
   std::string describe() const override {
     static constexpr const char* kNames[] = {"conv2d", "conv2d_input_grad", "conv2d_weight_grad"};
-    return fmt::format("{} n{} {}->{} {}x{} k{}x{} s{}x{} p{}x{} g{}{}{}{}", kNames[static_cast<int>(kind_)], g_.batch,
-                       g_.in_channels, g_.out_channels, g_.in_h, g_.in_w, g_.kernel_h, g_.kernel_w, g_.stride_h,
-                       g_.stride_w, g_.pad_h, g_.pad_w, g_.groups, bias_.buffer >= 0 ? " +bias" : "",
-                       act_ != kernels::Activation::none ? " +act" : "", residual_.buffer >= 0 ? " +residual" : "");
+    return fmt::format("{} n{} {}->{} {}x{} k{}x{} s{}x{} p{}x{} g{}{}{}{}{}{}", kNames[static_cast<int>(kind_)],
+                       g_.batch, g_.in_channels, g_.out_channels, g_.in_h, g_.in_w, g_.kernel_h, g_.kernel_w,
+                       g_.stride_h, g_.stride_w, g_.pad_h, g_.pad_w, g_.groups, bias_.buffer >= 0 ? " +bias" : "",
+                       act_ != kernels::Activation::none ? " +act" : "", residual_.buffer >= 0 ? " +residual" : "",
+                       post_ != kernels::Activation::none ? " +act" : "", packed_.buffer >= 0 ? " (packed weights)" : "");
   }
 
  private:
@@ -93,6 +107,8 @@ class ConvStep final : public Step {
   Operand a_, b_, bias_, out_, ws_;
   kernels::Activation act_;
   Operand residual_;
+  kernels::Activation post_;
+  Operand packed_;
 };
 
 bool claim_conv(const ir::Node& node) {
@@ -123,17 +139,34 @@ void emit_conv(Lowering& L, ConvKind kind, const kernels::Conv2dGeometry& g, con
     reads.push_back(L.packed(L.value(*bias_value)));
     bias_op = L.operand(reads.back());
   }
-  kernels::Activation act = kernels::Activation::none;
+  kernels::Activation act = kernels::Activation::none, post = kernels::Activation::none;
   if (epi != nullptr) {
     act = epi->activation;
+    post = epi->post_activation;
     if (epi->residual.defined()) {
       reads.push_back(L.packed(L.value(epi->residual)));
       residual_op = L.operand(reads.back());
     }
   }
+  // Constant weights of a forward pass are packed for the register tiles once, when an executable
+  // binds its constants (inference graphs; a training step's weights are inputs and packed per call).
+  Operand packed_op;
+  if (kind == ConvKind::forward && kernels::conv2d_takes_packed_weights(g)) {
+    const int32_t packed = L.derived_constant(
+        b, "conv_tiles", DType::f32, {kernels::conv2d_packed_weights_floats(g)}, [g](const Array& w) {
+          Array p = Array::empty(DType::f32, {kernels::conv2d_packed_weights_floats(g)});
+          kernels::conv2d_pack_weights(g, w.data<const float>(), p.data<float>());
+          return p;
+        });
+    if (packed >= 0) {
+      reads.push_back(packed);
+      packed_op = L.operand(packed);
+    }
+  }
   const int32_t out = L.produce(result);
   runtime::ThreadPool* pool = &runtime::default_pool();
-  const int64_t ws_bytes = kind == ConvKind::forward      ? kernels::conv2d_forward_workspace_bytes(g, pool)
+  const int64_t ws_bytes = kind == ConvKind::forward
+                               ? kernels::conv2d_forward_workspace_bytes(g, pool, packed_op.buffer >= 0)
                            : kind == ConvKind::input_grad ? kernels::conv2d_input_grad_workspace_bytes(g, pool)
                                                           : kernels::conv2d_weight_grad_workspace_bytes(g, pool);
   std::vector<int32_t> scratch;
@@ -142,9 +175,9 @@ void emit_conv(Lowering& L, ConvKind kind, const kernels::Conv2dGeometry& g, con
     scratch.push_back(L.scratch(ws_bytes));
     ws_op = Operand{scratch.back(), 0};
   }
-  L.emit(
-      std::make_unique<ConvStep>(kind, g, L.operand(a), L.operand(b), bias_op, L.operand(out), ws_op, act, residual_op),
-      reads, {out}, scratch);
+  L.emit(std::make_unique<ConvStep>(kind, g, L.operand(a), L.operand(b), bias_op, L.operand(out), ws_op, act,
+                                    residual_op, post, packed_op),
+         reads, {out}, scratch);
 }
 
 bool lower_conv(Lowering& L, const ir::NodePtr& node) {

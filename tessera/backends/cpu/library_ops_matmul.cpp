@@ -92,8 +92,9 @@ struct GemmShape {
 template <class T>
 class GemmStep final : public Step {
  public:
-  GemmStep(GemmShape s, Operand a, Operand b, Operand c, Operand bias, Activation act, Operand residual)
-      : s_(std::move(s)), a_(a), b_(b), c_(c), bias_(bias), act_(act), residual_(residual) {}
+  GemmStep(GemmShape s, Operand a, Operand b, Operand c, Operand bias, Activation act, Operand residual,
+           Activation post)
+      : s_(std::move(s)), a_(a), b_(b), c_(c), bias_(bias), act_(act), residual_(residual), post_(post) {}
 
   void run(const RunContext& ctx) const override {
     const T* a = ctx.ptr<const T>(a_);
@@ -109,6 +110,7 @@ class GemmStep final : public Step {
         e.activation = act_;
         e.residual = residual_.buffer >= 0 ? ctx.ptr<const float>(residual_) + i * mn : nullptr;
         e.ldr = s_.n;
+        e.post_activation = post_;
         kernels::sgemm(s_.a.trans, s_.b.trans, s_.m, s_.n, s_.k, 1.0f, a + s_.a_off[u], s_.a.ld, b + s_.b_off[u],
                        s_.b.ld, 0.0f, c + i * mn, std::max<int64_t>(s_.n, 1), e, pool);
       } else {
@@ -128,12 +130,14 @@ class GemmStep final : public Step {
   }
   StepKind kind() const override { return StepKind::library; }
   std::string describe() const override {
-    static constexpr const char* kActs[] = {"", " gelu", " gelu_tanh", " silu", " sigmoid", " tanh"};
+    static constexpr const char* kActs[] = {"", " gelu", " gelu_tanh", " silu", " sigmoid", " tanh", " relu6"};
     std::string extra;
     if (bias_.buffer >= 0) extra += " +bias";
     if (act_ == Activation::relu) extra += " relu";
     if (act_ != Activation::none && act_ != Activation::relu) extra += kActs[static_cast<int>(act_) - 1];
     if (residual_.buffer >= 0) extra += " +residual";
+    if (post_ == Activation::relu) extra += " relu";
+    if (post_ != Activation::none && post_ != Activation::relu) extra += kActs[static_cast<int>(post_) - 1];
     return fmt::format("{} {}x{}x{}{}{}{}{}", std::is_same_v<T, float> ? "sgemm" : "dgemm", s_.m, s_.n, s_.k,
                        s_.a.trans ? " A^T" : "", s_.b.trans ? " B^T" : "",
                        s_.a_off.size() > 1 ? fmt::format(" x{} batches", s_.a_off.size()) : "", extra);
@@ -144,6 +148,7 @@ class GemmStep final : public Step {
   Operand a_, b_, c_, bias_;
   Activation act_;
   Operand residual_;
+  Activation post_;
 };
 
 bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
@@ -207,10 +212,12 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   const int32_t out = L.produce(result);
   const Operand ao = L.operand(a), bo = L.operand(b), co = L.operand(out);
   const Activation act = epi ? epi->activation : Activation::none;
+  const Activation post = epi ? epi->post_activation : Activation::none;
   if (f32) {
-    L.emit(std::make_unique<GemmStep<float>>(std::move(s), ao, bo, co, bias_op, act, residual_op), reads, {out});
+    L.emit(std::make_unique<GemmStep<float>>(std::move(s), ao, bo, co, bias_op, act, residual_op, post), reads, {out});
   } else {
-    L.emit(std::make_unique<GemmStep<double>>(std::move(s), ao, bo, co, bias_op, act, residual_op), reads, {out});
+    L.emit(std::make_unique<GemmStep<double>>(std::move(s), ao, bo, co, bias_op, act, residual_op, post), reads,
+           {out});
   }
   return true;
 }

@@ -121,6 +121,7 @@ class CudaBackend final : public Backend {
     // activation); transposed products are a CPU-kernel fusion.
     options.epilogue_limits.activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
     options.epilogue_limits.residual_after_activation = false;
+    options.epilogue_limits.activation_after_residual = false;
     options.epilogue_limits.convolutions = false;
     options.epilogue_limits.quantized_products = true;
     options.half_types = true;

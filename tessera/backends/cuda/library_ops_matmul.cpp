@@ -11,6 +11,7 @@
 
 #include "tessera/backends/cpu/library_ops.h"  // the view lowerings, which are backend-neutral
 #include "tessera/backends/cuda/gemm.h"
+#include "tessera/backends/cuda/simt_gemm.h"
 #include "tessera/backends/cuda/steps.h"
 
 namespace tessera::backends::cuda {
@@ -127,6 +128,28 @@ class GemmStep final : public common::Step {
   const void* fixed_a_;
 };
 
+// A product through the SIMT kernel (simt_gemm.h), with the operands GemmStep reads.
+class SimtGemmStep final : public common::Step {
+ public:
+  SimtGemmStep(std::unique_ptr<SimtGemm> gemm, Operand a, Operand b, Operand d, Operand bias, Operand residual,
+               bool has_bias, bool has_residual)
+      : gemm_(std::move(gemm)), a_(a), b_(b), d_(d), bias_(bias), residual_(residual), has_bias_(has_bias),
+        has_residual_(has_residual) {}
+  void run(const common::RunContext& ctx) const override {
+    const void* bias = has_bias_ ? ctx.ptr<const std::byte>(bias_) : nullptr;
+    const void* residual = has_residual_ ? ctx.ptr<const std::byte>(residual_) : nullptr;
+    gemm_->run(ctx.ptr<const std::byte>(a_), ctx.ptr<const std::byte>(b_), bias, residual, ctx.ptr<std::byte>(d_),
+               stream_of(ctx));
+  }
+  common::StepKind kind() const override { return common::StepKind::library; }
+  std::string describe() const override { return gemm_->describe(); }
+
+ private:
+  std::unique_ptr<SimtGemm> gemm_;
+  Operand a_, b_, d_, bias_, residual_;
+  bool has_bias_, has_residual_;
+};
+
 bool claim_matmul(const ir::Node& node) { return cuda_matmul_supported(node); }
 
 // A sum over the leading axes, [M, N] -> [N] with M = their product, as the product ones[1, M] @ x:
@@ -240,8 +263,14 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   s.align_b = alignment({ob.byte_offset, s.ldb * es, s.stride_b * es});
   s.align_d = alignment({od.byte_offset, s.ldd * es, s.stride_d * es});
   Context& ctx = lowering_context();
-  auto plan = std::make_unique<GemmPlan>(ctx.blas(), s, ctx.workspace(), ctx.workspace_bytes());
   const Operand obias = bias >= 0 ? L.operand(bias) : Operand{}, ores = residual >= 0 ? L.operand(residual) : Operand{};
+  if (simt_gemm_suits(s, ctx.multiprocessors())) {
+    L.emit(std::make_unique<SimtGemmStep>(std::make_unique<SimtGemm>(ctx, s), oa, ob, od, obias, ores, s.bias,
+                                          s.residual),
+           reads, {d});
+    return true;
+  }
+  auto plan = std::make_unique<GemmPlan>(ctx.blas(), s, ctx.workspace(), ctx.workspace_bytes());
   L.emit(std::make_unique<GemmStep>(std::move(plan), oa, ob, od, nullptr, obias, ores), reads, {d});
   return true;
 }

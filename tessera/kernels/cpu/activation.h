@@ -27,6 +27,10 @@ inline float activation_value(Activation act, float x) {
       return std::exp(x) / (1.0f + std::exp(x));
     case Activation::tanh:
       return std::tanh(x);
+    case Activation::relu6:
+      // As the IR's maximum then minimum: NaN propagates, -0 becomes +0.
+      if (std::isnan(x)) return x;
+      return x > 0.0f ? (x < 6.0f ? x : 6.0f) : 0.0f;
   }
   return x;
 }

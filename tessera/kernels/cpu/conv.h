@@ -39,23 +39,40 @@ Conv2dGeometry make_conv2d_geometry(int64_t batch, int64_t in_channels, int64_t 
 // Throws tessera::Error (naming `what`) when the geometry is inconsistent.
 void check_conv2d_geometry(const Conv2dGeometry& g, const char* what);
 
-// How the forward pass is computed; `automatic` picks by shape (measured on the issue-3 CNN).
-enum class ConvAlgorithm { automatic, im2col_gemm, direct };
+// How the forward pass is computed. `automatic`: depthwise convolutions accumulate each plane directly;
+// with AVX-512, KxK and strided ones of one group (K >= 64) run as `direct_tiles` (register tiles of
+// pixels x 32 output channels, each tap's input broadcast from the image); the others run as an
+// `implicit_gemm` (the im2col matrix gathered panel by panel into the register tiles' layout, never
+// stored whole). `im2col_gemm` (the whole im2col matrix, then SGEMM) and `direct` (plain loops) are
+// kept as cross-checks. `direct_tiles` where it cannot run is the implicit GEMM.
+enum class ConvAlgorithm { automatic, direct_tiles, implicit_gemm, im2col_gemm, direct };
 
-// Workspace sizes in bytes for a pool of `threads` threads (default: the default pool's size).
-int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool = nullptr);
+// Workspace sizes in bytes for a pool of `threads` threads (default: the default pool's size). The
+// forward pass's, for the automatic algorithm, is 0 when `weights_packed` (conv2d_pack_weights).
+int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool = nullptr,
+                                       bool weights_packed = false);
 int64_t conv2d_input_grad_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool = nullptr);
 int64_t conv2d_weight_grad_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool = nullptr);
 
+// y = post_activation(activation(conv + bias) + residual).
 struct ConvEpilogue {
   Activation activation = Activation::none;  // applied after the bias
-  const float* residual = nullptr;           // same shape as y, added last
+  const float* residual = nullptr;           // same shape as y, added after the activation
+  Activation post_activation = Activation::none;  // applied last (a ResNet block's ReLU after its sum)
 };
 
+// Constant weights re-laid once for the forward pass's register tiles (conv2d_forward's
+// `packed_weights`), in the layout of the tile this CPU runs; a header records it, and the forward
+// pass packs the weights itself when the layout is not one it runs (AVX-512 switched off since).
+bool conv2d_takes_packed_weights(const Conv2dGeometry& g);  // false where the automatic choice packs nothing
+int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g);
+void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool = nullptr);
+
 // x [N, Cin, H, W], w [Cout, Cin/groups, KH, KW], bias [Cout] or nullptr -> y [N, Cout, OH, OW].
+// `packed_weights` (optional) is conv2d_pack_weights of w; w must be given all the same.
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias, float* y,
                     void* workspace, const ConvEpilogue& epilogue = {}, runtime::ThreadPool* pool = nullptr,
-                    ConvAlgorithm algorithm = ConvAlgorithm::automatic);
+                    ConvAlgorithm algorithm = ConvAlgorithm::automatic, const float* packed_weights = nullptr);
 // dy [N, Cout, OH, OW], w -> dx [N, Cin, H, W] (overwritten).
 void conv2d_input_grad(const Conv2dGeometry& g, const float* dy, const float* w, float* dx, void* workspace,
                        runtime::ThreadPool* pool = nullptr);

@@ -1,10 +1,12 @@
 // Depthwise convolution forward (one input channel per group, as MobileNet's 3x3 blocks): im2col +
 // GEMM degenerates there into a 1-row product per channel, so each output plane is accumulated
-// directly, row by row while the row stays in L1, and the planes are spread over the threads.
+// directly, row by row while the row stays in L1 (16 outputs per vector with AVX-512:
+// conv_depthwise_avx512.cpp), and the planes are spread over the threads.
 #include <algorithm>
 
 #include "tessera/kernels/cpu/activation.h"
-#include "tessera/kernels/cpu/conv_internal.h"
+#include "tessera/kernels/cpu/conv_depthwise.h"
+#include "tessera/kernels/cpu/cpu_features.h"
 
 namespace tessera::kernels::conv_detail {
 
@@ -45,21 +47,40 @@ void conv2d_depthwise_forward(const Conv2dGeometry& g, const float* x, const flo
                               const ConvEpilogue& epilogue, runtime::ThreadPool& pool) {
   const int64_t plane = out_plane(g), multiplier = out_per_group(g);
   const int64_t planes = g.batch * g.out_channels;
-  // About 16K multiply-adds per task keeps the pool's overhead small for the 7x7 planes too.
+  // At least about 16K multiply-adds per task keeps the pool's overhead small for the 7x7 planes too;
+  // up to four tasks per thread, claimed by whichever thread is free (a shared machine).
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, plane * taps(g)));
-  pool.parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
+  const int64_t tasks = std::min<int64_t>((planes + grain - 1) / grain, pool.size() == 1 ? 1 : 4 * pool.size());
+  const bool vectorised = use_avx512() && can_run_depthwise_avx512(g);
+  const DepthwiseMasks masks = vectorised ? depthwise_masks(g) : DepthwiseMasks{};
+  // Outputs far larger than the caches go out with non-temporal stores (DepthwiseTail::stream).
+  const bool stream = vectorised && 4 * planes * plane > (int64_t{16} << 20);
+  pool.parallel_tasks(tasks, [&](int64_t t0, int64_t t1) {
+    for (int64_t p = planes * t0 / tasks; p < planes * t1 / tasks; ++p) {
       const int64_t n = p / g.out_channels, co = p % g.out_channels;
       const float* xc = x + (n * g.in_channels + co / multiplier) * in_plane(g);
       float* yp = y + p * plane;
-      depthwise_plane(g, xc, w + co * taps(g), bias != nullptr ? bias[co] : 0.0f, yp);
-      apply_activation(epilogue.activation, yp, plane);
-      if (epilogue.residual != nullptr) {
-        const float* rp = epilogue.residual + p * plane;
-        for (int64_t i = 0; i < plane; ++i) yp[i] += rp[i];
+      DepthwiseTail tail{epilogue.activation, epilogue.residual != nullptr ? epilogue.residual + p * plane : nullptr,
+                         epilogue.post_activation, stream};
+      const float b = bias != nullptr ? bias[co] : 0.0f;
+      if (vectorised) {
+        depthwise_plane_avx512(g, masks, xc, w + co * taps(g), b, tail, yp);
+      } else {
+        depthwise_plane(g, xc, w + co * taps(g), b, yp);
+        finish_depthwise_plane(g, tail, yp);
       }
     }
+    if (stream) depthwise_store_fence();
   });
+}
+
+void finish_depthwise_plane(const Conv2dGeometry& g, const DepthwiseTail& tail, float* y) {
+  const int64_t plane = out_plane(g);
+  apply_activation(tail.activation, y, plane);
+  if (tail.residual != nullptr) {
+    for (int64_t i = 0; i < plane; ++i) y[i] += tail.residual[i];
+  }
+  apply_activation(tail.post_activation, y, plane);
 }
 
 }  // namespace tessera::kernels::conv_detail

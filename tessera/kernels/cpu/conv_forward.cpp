@@ -1,9 +1,11 @@
-// Convolution forward: im2col + SGEMM per (image, group) (the automatic choice), or a direct loop
-// (kept as an explicit option and a cross-check). Bias, activation and residual are applied per
-// output plane while it is still in cache.
+// Convolution forward: the dispatch (depthwise, direct tiles, implicit GEMM) and the packing of constant
+// weights for whichever of them runs, and the older forms kept as explicit
+// options and cross-checks: im2col + SGEMM per (image, group), and a direct loop. Their bias,
+// activation and residual are applied per output plane while it is still in cache.
 #include <cstring>
 
 #include "tessera/kernels/cpu/activation.h"
+#include "tessera/kernels/cpu/conv_direct.h"
 #include "tessera/kernels/cpu/conv_internal.h"
 
 namespace tessera::kernels {
@@ -11,15 +13,14 @@ namespace tessera::kernels {
 namespace {
 using namespace conv_detail;
 
-bool use_direct(const Conv2dGeometry& g, ConvAlgorithm algorithm) {
-  (void)g;
-  // Measured with bench_conv on the issue-3 CNN (batch 64, one thread, CPU time): conv1 (1 -> 32
-  // channels, 3x3 on 28x28) takes 2.0 ms by im2col + GEMM and 4.5 ms by the direct loop; conv2
-  // (32 -> 64 on 13x13) 5.0 ms against 83 ms. So im2col + GEMM is the automatic choice everywhere.
+// Measured with bench_conv on the issue-3 CNN (batch 64, one thread, CPU time): conv1 (1 -> 32
+// channels, 3x3 on 28x28) takes 2.0 ms by im2col + GEMM and 4.5 ms by the direct loop; conv2
+// (32 -> 64 on 13x13) 5.0 ms against 83 ms. So the direct loop is never the automatic choice.
+bool use_direct(ConvAlgorithm algorithm) {
   return algorithm == ConvAlgorithm::direct;
 }
 
-// y = act(y + bias) + residual over the out_per_group planes of one (image, group).
+// y = post(act(y + bias) + residual) over the out_per_group planes of one (image, group).
 void finish_planes(const Conv2dGeometry& g, float* y, const float* bias, const float* residual, const ConvEpilogue& e) {
   const int64_t plane = out_plane(g);
   for (int64_t co = 0; co < out_per_group(g); ++co) {
@@ -33,6 +34,7 @@ void finish_planes(const Conv2dGeometry& g, float* y, const float* bias, const f
       const float* rp = residual + co * plane;
       for (int64_t i = 0; i < plane; ++i) yp[i] += rp[i];
     }
+    apply_activation(e.post_activation, yp, plane);
   }
 }
 
@@ -70,14 +72,51 @@ void direct_image_group(const Conv2dGeometry& g, const float* x, const float* w,
 
 }  // namespace
 
-int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool) {
-  runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
-  if (is_pointwise(g) || is_depthwise(g) || use_direct(g, ConvAlgorithm::automatic)) return 0;
-  return split_of(g, tp).slices * padded_floats(col_rows(g) * out_plane(g)) * 4;
+// Whether direct tiles could run g on some CPU: its workspace and packed weights are planned for them
+// too, as AVX-512 may be switched on or off between planning and running.
+bool direct_tiles_may_apply(const Conv2dGeometry& g) {
+  return g.groups == 1 && !is_pointwise(g);
 }
 
+int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool, bool weights_packed) {
+  (void)pool;  // the workspaces do not depend on the threads
+  if (is_depthwise(g)) return 0;
+  const int64_t direct = direct_tiles_may_apply(g) ? direct_tiles_workspace_bytes(g, weights_packed) : 0;
+  return std::max(direct, implicit_gemm_workspace_bytes(g, weights_packed));
+}
+
+bool conv2d_takes_packed_weights(const Conv2dGeometry& g) {
+  return !is_depthwise(g);
+}
+
+int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g) {
+  const int64_t direct = direct_tiles_may_apply(g) ? direct_tiles_packed_floats(g) : 0;
+  return std::max(direct, implicit_gemm_packed_floats(g));
+}
+
+void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool) {
+  runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
+  if (direct_tiles_apply(g)) {
+    direct_tiles_pack_weights(g, w, packed, tp);
+  } else {
+    implicit_gemm_pack_weights(g, w, packed, tp);
+  }
+}
+
+namespace {
+
+// The whole im2col matrix per (image, group), then SGEMM (ConvAlgorithm::im2col_gemm; the automatic
+// choice before the implicit GEMM).
+int64_t im2col_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool& pool) {
+  if (is_pointwise(g)) return 0;
+  return split_of(g, pool).slices * padded_floats(col_rows(g) * out_plane(g)) * 4;
+}
+
+}  // namespace
+
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias, float* y,
-                    void* workspace, const ConvEpilogue& epilogue, runtime::ThreadPool* pool, ConvAlgorithm algorithm) {
+                    void* workspace, const ConvEpilogue& epilogue, runtime::ThreadPool* pool, ConvAlgorithm algorithm,
+                    const float* packed_weights) {
   check_conv2d_geometry(g, "conv2d_forward");
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
   const int64_t plane = out_plane(g);
@@ -86,15 +125,23 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
     conv2d_depthwise_forward(g, x, w, bias, y, epilogue, tp);
     return;
   }
-  const bool direct = use_direct(g, algorithm);
+  const bool direct_tiles = direct_tiles_apply(g);
+  if ((algorithm == ConvAlgorithm::automatic || algorithm == ConvAlgorithm::direct_tiles) && direct_tiles) {
+    direct_tiles_forward(g, x, w, packed_weights, bias, y, workspace, epilogue, tp);
+    return;
+  }
+  if (algorithm == ConvAlgorithm::automatic || algorithm == ConvAlgorithm::implicit_gemm ||
+      algorithm == ConvAlgorithm::direct_tiles) {
+    implicit_gemm_forward(g, x, w, packed_weights, bias, y, workspace, epilogue, tp);
+    return;
+  }
+  const bool direct = use_direct(algorithm);
   const bool pointwise = is_pointwise(g);
   const Split split = split_of(g, tp);
   const int64_t col_floats = padded_floats(col_rows(g) * plane);
-  // A caller-provided workspace is sized for the automatic choice; an explicit im2col request on a
-  // shape that automatic runs directly gets its own.
+  // A caller-provided workspace is sized for the automatic choice: these explicit requests get their own.
   const bool needs_col = !direct && !pointwise;
-  const bool given_fits = workspace != nullptr && (use_direct(g, ConvAlgorithm::automatic) == direct || !needs_col);
-  Workspace ws(given_fits ? workspace : nullptr, needs_col ? split.slices * col_floats * 4 : 0);
+  Workspace ws(nullptr, needs_col ? im2col_workspace_bytes(g, tp) : 0);
   const int64_t tasks = g.batch * g.groups;
   const int64_t k = col_rows(g);
 

@@ -54,6 +54,15 @@ bool is_depthwise(const Conv2dGeometry& g);
 /// The depthwise forward pass (conv_depthwise.cpp): bias, activation and residual applied per plane.
 void conv2d_depthwise_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias, float* y,
                               const ConvEpilogue& epilogue, runtime::ThreadPool& pool);
+/// The implicit-GEMM forward pass (conv_gemm.cpp) and its workspace (the weights packed per call when
+/// `packed_weights` is null or in a layout this CPU no longer runs).
+void implicit_gemm_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* packed_weights,
+                           const float* bias, float* y, void* workspace, const ConvEpilogue& epilogue,
+                           runtime::ThreadPool& pool);
+int64_t implicit_gemm_workspace_bytes(const Conv2dGeometry& g, bool weights_packed);
+/// The weights in the implicit GEMM's layout (for the tile this CPU runs, with a header saying which).
+int64_t implicit_gemm_packed_floats(const Conv2dGeometry& g);
+void implicit_gemm_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool& pool);
 // col[(ci*KH + kh)*KW + kw, oh*OW + ow] = x[ci, ih, iw] (0 in the padding), for the in_per_group
 // channels starting at `x` (one image, one group).
 void im2col(const Conv2dGeometry& g, const float* x, float* col);

@@ -15,8 +15,9 @@ namespace tessera::kernels {
 struct GemmEpilogue {
   const float* bias = nullptr;      // length n, added to every row
   Activation activation = Activation::none;
-  const float* residual = nullptr;  // m x n (row stride ldr), added last
+  const float* residual = nullptr;  // m x n (row stride ldr), added after the activation
   int64_t ldr = 0;
+  Activation post_activation = Activation::none;  // applied last, to the sum with the residual
 };
 
 enum class GemmProvider { tessera, openblas };

@@ -1,4 +1,4 @@
-// The GEMM epilogue: C = act(C + bias) + residual on a tile that the micro-kernel just stored, so
+// The GEMM epilogue: C = post(act(C + bias) + residual) on a tile that the micro-kernel just stored, so
 // the tile is still in L1 and the fused ops cost no extra pass over memory.
 #include "tessera/kernels/cpu/activation.h"
 #include "tessera/kernels/cpu/gemm_internal.h"
@@ -21,7 +21,8 @@ void apply_activation(Activation act, float* x, int64_t n) {
 namespace gemm_detail {
 
 bool epilogue_is_empty(const GemmEpilogue& e) {
-  return e.bias == nullptr && e.activation == Activation::none && e.residual == nullptr;
+  return e.bias == nullptr && e.activation == Activation::none && e.residual == nullptr &&
+         e.post_activation == Activation::none;
 }
 
 void apply_epilogue(float* c, int64_t ldc, int64_t i0, int64_t rows, int64_t j0, int64_t cols, const GemmEpilogue& e) {
@@ -37,6 +38,7 @@ void apply_epilogue(float* c, int64_t ldc, int64_t i0, int64_t rows, int64_t j0,
       const float* res = e.residual + (i0 + r) * e.ldr + j0;
       for (int64_t j = 0; j < cols; ++j) crow[j] += res[j];
     }
+    apply_activation(e.post_activation, crow, cols);
   }
 }
 

@@ -222,6 +222,7 @@ __attribute__((target("avx2,fma"))) void gemv_bt_avx2(const float* x, const Matr
                                                       int64_t k, float alpha, float beta, float* c,
                                                       const GemmEpilogue& epilogue) {
   const bool fused = alpha == 1.0f && beta == 0.0f && epilogue.residual == nullptr &&
+                     epilogue.post_activation == Activation::none &&
                      (epilogue.activation == Activation::none || epilogue.activation == Activation::relu);
   const bool relu = epilogue.activation == Activation::relu;
   const __m256 zero = _mm256_setzero_ps();

@@ -1,5 +1,6 @@
 // Max and average pooling, parallel over planes. The 2x2 / stride-2 max pool of CNNs has an AVX2
-// path that handles 8 windows per step; everything else goes through the general scalar loops.
+// path that handles 8 windows per step, other max pools of stride 1 or 2 an AVX-512 one
+// (pool_max_avx512.cpp); everything else goes through the general scalar loops.
 #include "tessera/kernels/cpu/pool.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "tessera/core/window.h"
 #include "tessera/kernels/cpu/conv_internal.h"
 #include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/cpu/pool_max_avx512.h"
 #include "tessera/kernels/cpu/x86_kernels.h"
 
 #if TESSERA_X86_KERNELS
@@ -265,6 +267,8 @@ Pool2dGeometry make_pool2d_geometry(int64_t planes, int64_t in_h, int64_t in_w, 
 void max_pool2d_forward(const Pool2dGeometry& g, const float* x, float* y, runtime::ThreadPool* pool) {
   check_geometry(g, "max_pool2d_forward");
   [[maybe_unused]] const bool fast = is_2x2_stride2(g) && use_avx2();
+  const bool wide = !fast && pool_detail::max_pool_avx512_applies(g);
+  const pool_detail::MaxPoolMasks masks = wide ? pool_detail::max_pool_masks(g) : pool_detail::MaxPoolMasks{};
   for_planes(g, pool, [&](int64_t p) {
     const float* xp = x + p * g.in_h * g.in_w;
     float* yp = y + p * g.out_h * g.out_w;
@@ -273,7 +277,9 @@ void max_pool2d_forward(const Pool2dGeometry& g, const float* x, float* y, runti
       max_plane_2x2(g, xp, yp);
     } else
 #endif
-    {
+        if (wide) {
+      pool_detail::max_plane_avx512(g, masks, xp, yp);
+    } else {
       max_plane_generic(g, xp, yp);
     }
   });
