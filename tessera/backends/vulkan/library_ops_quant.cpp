@@ -46,8 +46,9 @@ bool parse(const ir::Node& node, QuantOperands& q) {
   return vulkan_decodes(q.type, q.k) && fits_int_indexing(node);
 }
 
-// The bytes of a binding the shaders read as 32-bit words: whole words (the allocations are padded
-// past them), else the device's bounds checks would hide the last row's last bytes.
+// The bytes of a binding the shaders read as 32-bit words: whole words, else the device's bounds
+// checks would hide the last row's last bytes. The extra bytes exist (device blocks are rounded up to a
+// granule; inside the arena they belong to a neighbour and are only read).
 uint64_t word_bytes(int64_t bytes) { return (static_cast<uint64_t>(bytes) + 3) / 4 * 4; }
 
 // Whether `bytes` fit one binding of the device (maxStorageBufferRange).
