@@ -254,5 +254,27 @@ TEST(VulkanLlmOps, QuantizedProductsAddTheirBiasAndResidualAsTheyStore) {
   }
 }
 
+TEST(VulkanLlmOps, AttentionAndTheCacheUpdateReadSlicesOfAStackedProjectionWhereTheyLie) {
+  // q, k and v as slices of one [tokens, heads, dim] projection, as the decode graph has them: no
+  // packed copies, the right values.
+  auto f = [](const std::vector<Tensor>& a) {
+    const Tensor q = ops::slice(a[0], 1, 0, 6), k = ops::slice(a[0], 1, 6, 8), v = ops::slice(a[0], 1, 7, 9);
+    const Tensor kc = ops::index_copy(a[1], 0, a[3], k), vc = ops::index_copy(a[2], 0, a[3], v);
+    return std::vector<Tensor>{ops::kv_cache_attention(q, kc, vc, a[3]), kc, vc};
+  };
+  const ir::Graph g =
+      trace(f, {{DType::f32, {3, 9, 16}}, {DType::f32, {20, 2, 16}}, {DType::f32, {20, 2, 16}}, {DType::i64, {3}}});
+  expect_vulkan_matches(g,
+                        {random_array({3, 9, 16}, 1, -2, 2, DType::f32), random_array({20, 2, 16}, 2, -2, 2, DType::f32),
+                         random_array({20, 2, 16}, 3, -2, 2, DType::f32), Array::from_vector<int64_t>({5, 6, 7}, {3})},
+                        2e-5);
+  const auto exe = vulkan_under_test().compile(g);
+  const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
+  ASSERT_NE(vk, nullptr);
+  for (const auto& step : vk->program().steps) {
+    EXPECT_NE(step->kind(), backends::common::StepKind::copy) << step->describe();
+  }
+}
+
 }  // namespace
 }  // namespace tessera::test

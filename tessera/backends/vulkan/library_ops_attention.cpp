@@ -2,7 +2,8 @@
 // 0..position in chunks of a workgroup's width with an online softmax (the CPU kernel's scheme,
 // kernels/cpu/kv_attention.h), so a decode step touches only the rows written so far and one compiled
 // graph serves every position. Scores run one cache row per invocation; the weighted sum of values
-// runs with the invocations over channels (a row read contiguously). f32 or f16 queries and caches
+// runs with the invocations over channels (a row read contiguously). The queries are read where they
+// lie (no packed copy of a slice). f32 or f16 queries and caches
 // (an f16 cache beside f32 queries too). A position outside the cache sets the run's status word and
 // leaves that query's output 0.
 #include <cmath>
@@ -26,7 +27,10 @@ constexpr int kMaxHeadDim = 256;
 // The push words before the binding shifts: m, hq, hk, rows, scale (f32 bits).
 constexpr int kAttentionPushWords = 5;
 
-std::string attention_glsl(DType q_dtype, DType kv_dtype, DType pos_dtype, int64_t d, int64_t dv) {
+// The queries are read where they lie (a slice of the stacked q/k/v projection): element (i, h, c) of
+// q is at `offset + i * strides[0] + h * strides[1] + c * strides[2]` in its buffer.
+std::string attention_glsl(DType q_dtype, DType kv_dtype, DType pos_dtype, int64_t d, int64_t dv,
+                           const common::Layout& q) {
   const FloatStorage qs = float_storage(q_dtype), kvs = float_storage(kv_dtype);
   const bool half = q_dtype == DType::f16 || kv_dtype == DType::f16;
   return fmt::format(R"(#version 450
@@ -111,7 +115,8 @@ void main() {{
                      fmt::arg("d", d), fmt::arg("dv", dv),
                      fmt::arg("reader", index_reader_glsl(pos_dtype, "read_position", "pos", "shift[3]")),
                      fmt::arg("bit", static_cast<uint32_t>(kStatusPositionOutOfRange)),
-                     fmt::arg("load_q", qs.load("q[shift[0] + (i * hq + h) * D + c]")),
+                     fmt::arg("load_q", qs.load(fmt::format("q[shift[0] + {} + i * {} + h * {} + c * {}]", q.offset,
+                                                            q.strides[0], q.strides[1], q.strides[2]))),
                      fmt::arg("load_k", kvs.load("kc[kb + c]")), fmt::arg("load_v", kvs.load("vc[vb + c]")),
                      fmt::arg("store", qs.store("p >= 0 ? acc[u] / run_sum : 0.0")));
 }
@@ -129,8 +134,9 @@ bool claim_kv_attention(const ir::Node& node) {
 bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   if (!claim_kv_attention(*node)) return false;
   const Shape &qs = node->input(0).shape(), &ks = node->input(1).shape(), &vs = node->input(2).shape();
-  std::vector<int32_t> ids;
-  for (size_t i = 0; i < 4; ++i) ids.push_back(L.packed(L.value(node->input(i))));
+  std::vector<int32_t> ids = {L.value(node->input(0))};
+  for (size_t i = 1; i < 4; ++i) ids.push_back(L.packed(L.value(node->input(i))));
+  const common::Layout q_layout = L.info(ids[0]).layout;  // a copy: produce() below may move the table
   const ir::Value out(node, 0);
   const int32_t o = L.produce(out);
   const double attr = node->attrs().get_float("scale");
@@ -138,9 +144,10 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   const DType qt = node->input(0).dtype(), kvt = node->input(1).dtype(), pt = node->input(3).dtype();
   ShaderDispatch d;
   d.pipeline = lowering_context().pipelines().pipeline(
-      attention_glsl(qt, kvt, pt, qs[2], vs[2]), 6,
+      attention_glsl(qt, kvt, pt, qs[2], vs[2], q_layout), 6,
       fmt::format("kv_cache_attention_{}_{}_d{}_{}", dtype_name(qt), dtype_name(kvt), qs[2], vs[2]));
-  for (size_t i = 0; i < 4; ++i) {
+  d.bindings.push_back(buffer_binding(L, ids[0], false, static_cast<uint32_t>(dtype_size(qt))));
+  for (size_t i = 1; i < 4; ++i) {
     const DType dt = node->input(i).dtype();
     const uint32_t es = i == 3 ? 4 : static_cast<uint32_t>(dtype_size(dt));  // indices are read as int words
     d.bindings.push_back({L.operand(ids[i]), static_cast<uint64_t>(node->input(i).type().numel()) * dtype_size(dt),

@@ -32,8 +32,10 @@ void main() {{
                      fmt::arg("numel", numel));
 }
 
-// out[o, idx[i], e] = src[o, i, e] over outer x m x slice elements (size rows along the axis).
-std::string slices_glsl(size_t element_bytes, DType index, int64_t outer, int64_t size, int64_t m, int64_t slice) {
+// out[o, idx[i], e] = src[o, i, e] over outer x m x slice elements (size rows along the axis), src read
+// where it lies (`src` its layout: a slice of a stacked projection needs no packed copy).
+std::string slices_glsl(size_t element_bytes, DType index, int64_t outer, int64_t size, int64_t m, int64_t slice,
+                        const common::Layout& src) {
   return fmt::format(R"(#version 450
 {ext}// index_copy: {m} slices of {slice} elements into {outer} x {size} rows.
 layout(local_size_x = 256) in;
@@ -45,6 +47,7 @@ layout(std430, binding = 2) buffer TsrOut {{ {raw} y[]; }};
   const int step = int(gl_NumWorkGroups.x * gl_WorkGroupSize.x);
   for (int t = int(gl_GlobalInvocationID.x); t < {total}; t += step) {{
     const int e = t % {slice}, rest = t / {slice}, i = rest % {m}, o = rest / {m};
+{coords}
     const int r = read_index(i);
     if (r < 0 || r >= {size}) {{
       if (e == 0) report({range}u);
@@ -55,7 +58,7 @@ layout(std430, binding = 2) buffer TsrOut {{ {raw} y[]; }};
         if (read_index(j) == r) report({repeated}u);
       }}
     }}
-    y[shift[2] + (o * {size} + r) * {slice} + e] = src[shift[0] + t];
+    y[shift[2] + (o * {size} + r) * {slice} + e] = src[shift[0] + {src_offset}];
   }}
 }}
 )",
@@ -63,7 +66,8 @@ layout(std430, binding = 2) buffer TsrOut {{ {raw} y[]; }};
                      fmt::arg("status", status_glsl(3)),
                      fmt::arg("reader", index_reader_glsl(index, "read_index", "idx", "shift[1]")),
                      fmt::arg("total", outer * m * slice), fmt::arg("outer", outer), fmt::arg("size", size),
-                     fmt::arg("m", m), fmt::arg("slice", slice),
+                     fmt::arg("m", m), fmt::arg("slice", slice), fmt::arg("coords", coordinates_glsl(src.shape, "t")),
+                     fmt::arg("src_offset", offset_glsl(src.offset, src.shape, src.strides)),
                      fmt::arg("range", static_cast<uint32_t>(kStatusIndexOutOfRange)),
                      fmt::arg("repeated", static_cast<uint32_t>(kStatusRepeatedIndex)));
 }
@@ -79,7 +83,7 @@ bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
   if (!claim_index_copy(*node)) return false;
   const ir::Value& xv = node->input(0);
   const int32_t x = L.packed(L.value(xv)), idx = L.packed(L.value(node->input(1)));
-  const int32_t src = L.packed(L.value(node->input(2)));
+  const int32_t src = L.value(node->input(2));
   const ir::Value out(node, 0);
   const int32_t y = L.produce(out);
   L.allow_in_place(y, x, {x, idx, src});
@@ -101,10 +105,12 @@ bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
   copy.skip_when_in_place = true;
   if (outer * m * slice > 0) {
     ShaderDispatch d;
-    d.pipeline = ctx.pipelines().pipeline(slices_glsl(es, node->input(1).dtype(), outer, size, m, slice), 4,
+    d.pipeline = ctx.pipelines().pipeline(slices_glsl(es, node->input(1).dtype(), outer, size, m, slice,
+                                                      L.info(src).layout),
+                                          4,
                                           fmt::format("index_copy_{}", dtype_name(xv.dtype())));
     // The result binding is read-write: the rows not written keep x's values (copied, or already there).
-    d.bindings = {{L.operand(src), static_cast<uint64_t>(outer * m * slice) * es, false, eu},
+    d.bindings = {buffer_binding(L, src, false, eu),
                   {L.operand(idx), static_cast<uint64_t>(m) * index_words(node->input(1).dtype()) * 4, false, 4},
                   {L.operand(y), bytes, true, eu}};
     d.groups = {library_groups(outer * m * slice), 1, 1};
