@@ -8,7 +8,8 @@
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
 # SKIP_COMPARE=1 (no peers) adjust a run to the call's limit; ab times AB_WORKLOADS under each of the
-# AB_SETTINGS, e.g. "TESSERA_CUDA_SIMT_GEMM=0 -" where "-" is the default, in turn, AB_ROUNDS times)
+# AB_SETTINGS, e.g. "TESSERA_CUDA_SIMT_GEMM=0 -" where "-" is the default, in turn, AB_ROUNDS times;
+# VULKAN_FILTER, VULKAN_WORKLOADS and VULKAN_TIMEOUT narrow the vulkan stage)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 what=${1:-all}
@@ -54,7 +55,8 @@ if want vulkan && [[ -x .device/bin/test_vulkan ]]; then
   vulkan_loader
   .device/bin/tessera devices 2>&1 | grep -iA3 vulkan | head -n 8
   start=$(date +%s)
-  timeout "${VULKAN_TIMEOUT:-240}" .device/bin/test_vulkan --gtest_brief=1 > "$out/test_vulkan.log" 2>&1
+  timeout "${VULKAN_TIMEOUT:-240}" .device/bin/test_vulkan --gtest_brief=1 --gtest_filter="${VULKAN_FILTER:-*}" \
+    > "$out/test_vulkan.log" 2>&1
   echo "test_vulkan exit $? after $(($(date +%s) - start)) s" | tee -a "$out/test_vulkan.log"
   tail -n 30 "$out/test_vulkan.log"
   for dev in vulkan cuda; do

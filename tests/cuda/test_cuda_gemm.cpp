@@ -125,6 +125,21 @@ TEST(CudaGemm, SimtProductsSplitOverKAreDeterministic) {
   EXPECT_TRUE(same_bytes(first, second)) << "the partial sums are added in a fixed order";
 }
 
+TEST(CudaGemm, AProductWhoseOnlyUseIsItsTransposeIsComputedTransposed) {
+  // A weight gradient x^T dy laid out as the weight [out, in]: SIMT (short K), cuBLASLt (large) and batched.
+  auto fn = [](const V& a) { return V{ops::transpose(ops::matmul(ops::transpose(a[0], -1, -2), a[1]), -1, -2)}; };
+  for (const Shape& x_shape : {Shape{64, 784}, Shape{512, 384}, Shape{3, 40, 24}}) {
+    Shape y_shape = x_shape;
+    y_shape.back() = 96;
+    SCOPED_TRACE(::testing::PrintToString(x_shape));
+    const Array x = random_array(x_shape, 31, -1, 1, DType::f32), y = random_array(y_shape, 32, -1, 1, DType::f32);
+    expect_matches_reference(fn, {x, y}, 2e-5 * static_cast<double>(x_shape[x_shape.size() - 2]));
+    const std::vector<ir::TensorType> types = {{DType::f32, x_shape}, {DType::f32, y_shape}};
+    EXPECT_EQ(gemm_steps(fn, types), 1);
+    EXPECT_TRUE(steps_named(fn, types, "cuda copy").empty()) << "no copy of the product into its transpose";
+  }
+}
+
 TEST(CudaGemm, TheRuleTakesTheSimtKernelForFewRowsOnly) {
   SimtGemmMode rule(-1);
   auto fn = [](const V& a) { return V{ops::matmul(a[0], a[1])}; };

@@ -5,12 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <tuple>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "tessera/api/transforms.h"
 #include "tessera/backends/backend.h"
 #include "tessera/backends/cpu/cpu_backend.h"
+#include "tessera/backends/vulkan/context.h"
 #include "tessera/backends/vulkan/executable.h"
+#include "tessera/backends/vulkan/vulkan_backend.h"
 #include "tessera/ops/ops.h"
 #include "tessera/ops/optim.h"
 #include "test_util.h"
@@ -161,6 +166,26 @@ TEST(VulkanExecutable, ProductsOfBothTileSizesAtRaggedShapes) {
                    {random_array({2, 520, 37}, 21, -1, 1, dt), random_array({37, 601}, 22, -1, 1, dt),
                     random_array({3, 70, 130}, 23, -1, 1, dt), random_array({3, 130, 45}, 24, -1, 1, dt)},
                    dt == DType::f16 ? 3e-2 : 1e-4);
+  }
+}
+
+// Where the device offers cooperative matrices (NVIDIA), f16 products run on them: ragged edges of the
+// 128-wide tiles and of the 32-value K slices, batched with a broadcast operand, against the reference.
+TEST(VulkanExecutable, F16ProductsOnCooperativeMatricesWhereOffered) {
+  const backends::vulkan::Context* context = backends::vulkan::vulkan_context();
+  if (context == nullptr || !context->features().coopmat_f16) {
+    GTEST_SKIP() << "this Vulkan device offers no 16x16x16 f16 cooperative matrices (VK_NV_cooperative_matrix)";
+  }
+  auto f = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::matmul(a[0], a[1])}; };
+  for (const auto& [m, k, n] : {std::tuple{2, 520, 37}, std::tuple{130, 75, 257}, std::tuple{512, 512, 512}}) {
+    SCOPED_TRACE(fmt::format("{}x{}x{}", m, n, k));
+    const ir::Graph g = trace(f, {{DType::f16, {2, m, k}}, {DType::f16, {k, n}}});
+    const auto exe = vulkan().compile(g);
+    const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
+    ASSERT_NE(vk, nullptr);
+    EXPECT_NE(vk->program().dump().find("cooperative matrices"), std::string::npos) << vk->program().dump();
+    expect_matches(g, {random_array({2, m, k}, 41, -1, 1, DType::f16), random_array({k, n}, 42, -1, 1, DType::f16)},
+                   3e-2);
   }
 }
 

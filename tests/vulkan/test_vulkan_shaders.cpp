@@ -101,6 +101,8 @@ TEST(VulkanShaders, HandWrittenShadersCompile) {
     EXPECT_FALSE(pipelines().spirv(backends::vulkan::matmul_glsl(DType::f32, block), "matmul_f32").empty());
     EXPECT_FALSE(pipelines().spirv(backends::vulkan::matmul_glsl(DType::f16, block), "matmul_f16").empty());
   }
+  // shaderc compiles the cooperative-matrix product whatever the device (it runs only where one offers them).
+  EXPECT_FALSE(pipelines().spirv(backends::vulkan::matmul_coopmat_glsl(), "matmul_f16_coopmat").empty());
   for (uint32_t es : {1u, 2u, 4u, 8u}) EXPECT_FALSE(pipelines().spirv(backends::vulkan::strided_copy_glsl(es), "copy").empty());
   EXPECT_THROW(backends::vulkan::strided_copy_glsl(3), Error);
 }

@@ -118,17 +118,14 @@ class CudaBackend final : public Backend {
     lowering.kernels = &kernels;
     common::LowerOptions options;
     // Matrix-product tails go to cuBLASLt's epilogues (bias, ReLU / tanh-GELU, residual before any
-    // activation); transposed products are a CPU-kernel fusion.
+    // activation); a product whose only use is its transpose is computed transposed (operands swapped).
     options.epilogue_limits.activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
     options.epilogue_limits.residual_after_activation = false;
     options.epilogue_limits.activation_after_residual = false;
     options.epilogue_limits.convolutions = false;
     options.epilogue_limits.quantized_products = true;
     options.half_types = true;
-    options.fusion = common::FusionSet::all()
-                         .without(common::Fusion::transposed_product)
-                         .without(common::Fusion::adam_groups)
-                         .without(common::Fusion::relayout);
+    options.fusion = common::FusionSet::all().without(common::Fusion::relayout);
     set_lowering_context(&ctx);
     std::shared_ptr<const common::Program> program;
     try {

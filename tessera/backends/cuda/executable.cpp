@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/steps.h"
 #include "tessera/core/error.h"
 
 namespace tessera::backends::cuda {
@@ -52,8 +53,14 @@ void CudaExecutable::check_previous_run() {
   check(state, "cudaEventQuery (status word)");
   status_pending_ = false;
   if (*status_host_ == 0) return;
+  const int32_t word = *status_host_;
   *status_host_ = 0;
   check(cudaMemsetAsync(status_.device_data(), 0, sizeof(int32_t), context_.device().stream()), "cudaMemsetAsync");
+  if ((word & kStatusAdamStep) != 0) {
+    fail("cuda: in an earlier run of graph '{}', an adam_update step was not a whole number >= 1 (its parameters "
+         "were updated with it anyway)",
+         graph().name());
+  }
   fail("cuda: in an earlier run of graph '{}', an index was out of range (a gather, scatter_add or index_copy index "
        "must lie in 0..size-1 of its axis, an index_copy index may appear once, a kv_cache_attention position must "
        "lie inside the cache); the elements it would have read were set to 0",

@@ -236,15 +236,25 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   s.b_transposed = b.transposed;
   s.lda = a.ld;
   s.ldb = b.ld;
-  s.ldd = std::max<int64_t>(s.n, 1);
   s.stride_a = a.batch_stride;
   s.stride_b = b.batch_stride;
+  MatrixOperand first = a, second = b;
+  if (epi != nullptr && epi->transposed) {
+    // The product's only use swaps its last two axes (a weight gradient laid out as the weight): D^T =
+    // op(B)^T op(A)^T, the operands swapped and each read the other way, instead of a product and a copy.
+    std::swap(first, second);
+    std::swap(s.m, s.n);
+    std::swap(s.lda, s.ldb);
+    std::swap(s.stride_a, s.stride_b);
+    s.a_transposed = !b.transposed;
+    s.b_transposed = !a.transposed;
+  }
+  s.ldd = std::max<int64_t>(s.n, 1);
   s.stride_d = s.m * s.n;
   s.tf32 = dt == DType::f32 && tf32_enabled();
   s.bias = bias >= 0;
   s.residual = residual >= 0;
-  if (epi != nullptr) {
-    TESSERA_CHECK(!epi->transposed, "cuda: a transposed-product epilogue reached the CUDA matmul lowering");
+  if (epi != nullptr && !epi->transposed) {
     switch (epi->activation) {
       case kernels::Activation::none:
         break;
@@ -258,7 +268,7 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
         throw common::LoweringFault(node.get(), "cuda: a matmul epilogue with an activation cuBLASLt lacks");
     }
   }
-  const Operand oa = L.operand(a.id), ob = L.operand(b.id), od = L.operand(d);
+  const Operand oa = L.operand(first.id), ob = L.operand(second.id), od = L.operand(d);
   s.align_a = alignment({oa.byte_offset, s.lda * es, s.stride_a * es});
   s.align_b = alignment({ob.byte_offset, s.ldb * es, s.stride_b * es});
   s.align_d = alignment({od.byte_offset, s.ldd * es, s.stride_d * es});
@@ -304,6 +314,7 @@ const common::LoweringTable& cuda_lowerings() {
     register_index_lowerings(t);
     register_quant_lowerings(t);
     register_attention_lowerings(t);
+    register_optim_lowerings(t);
     return t;
   }();
   return table;

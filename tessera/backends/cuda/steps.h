@@ -15,6 +15,9 @@ namespace tessera::backends::cuda {
 
 inline cudaStream_t stream_of(const common::RunContext& ctx) { return static_cast<cudaStream_t>(ctx.stream); }
 inline void* index_error_flag(const common::RunContext& ctx) { return ctx.status; }
+// Bits of that status word besides the index kernels' 1: an Adam step that is not a whole number >= 1.
+inline constexpr int32_t kStatusAdamStep = 2;
+void register_optim_lowerings(common::LoweringTable& table);
 
 class CudaStepFactory final : public common::StepFactory {
  public:

@@ -1,6 +1,7 @@
 #include "tessera/backends/vulkan/context.h"
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -39,6 +40,36 @@ int compute_queue_family(VkPhysicalDevice pd) {
     if ((families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0) return static_cast<int>(i);
   }
   return -1;
+}
+
+// Whether the device offers VK_NV_cooperative_matrix with a 16x16x16 f16 x f16 + f32 configuration
+// at subgroup scope (what matmul_coopmat_glsl is written for).
+bool has_f16_coopmat(VkInstance instance, VkPhysicalDevice pd) {
+  VulkanApi& api = vk();
+  auto enumerate = reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
+      api.get_instance_proc(instance, "vkEnumerateDeviceExtensionProperties"));
+  auto properties = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      api.get_instance_proc(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (enumerate == nullptr || properties == nullptr) return false;
+  uint32_t n = 0;
+  if (enumerate(pd, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> exts(n);
+  if (n > 0 && enumerate(pd, nullptr, &n, exts.data()) != VK_SUCCESS) return false;
+  bool listed = false;
+  for (const VkExtensionProperties& e : exts) listed = listed || std::string(e.extensionName) == VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+  if (!listed) return false;
+  uint32_t count = 0;
+  if (properties(pd, &count, nullptr) != VK_SUCCESS || count == 0) return false;
+  std::vector<VkCooperativeMatrixPropertiesNV> configs(count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  if (properties(pd, &count, configs.data()) != VK_SUCCESS) return false;
+  for (const VkCooperativeMatrixPropertiesNV& c : configs) {
+    if (c.MSize == 16 && c.NSize == 16 && c.KSize == 16 && c.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        c.BType == VK_COMPONENT_TYPE_FLOAT16_NV && c.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        c.DType == VK_COMPONENT_TYPE_FLOAT32_NV && c.scope == VK_SCOPE_SUBGROUP_NV) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -135,6 +166,21 @@ std::string Context::init() {
                                   (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
                                   (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0;
 
+  // Cooperative matrices (tensor cores): the extension, the 16x16x16 f16 configuration, and the
+  // features its shaders need. TESSERA_VULKAN_COOPMAT=0 leaves them off (for measuring them).
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV ecm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  std::vector<const char*> extensions;
+  const char* coopmat_env = std::getenv("TESSERA_VULKAN_COOPMAT");
+  if (v12 && f12.shaderFloat16 == VK_TRUE && f12.vulkanMemoryModel == VK_TRUE && features_.storage16 &&
+      !(coopmat_env != nullptr && std::string(coopmat_env) == "0") && has_f16_coopmat(instance_, physical_)) {
+    ecm.cooperativeMatrix = VK_TRUE;
+    e12.shaderFloat16 = VK_TRUE;
+    e12.vulkanMemoryModel = VK_TRUE;
+    e12.pNext = &ecm;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    features_.coopmat_f16 = true;
+  }
+
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = queue_family_;
@@ -144,6 +190,8 @@ std::string Context::init() {
   dci.pNext = &enable;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
+  dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  dci.ppEnabledExtensionNames = extensions.empty() ? nullptr : extensions.data();
   if (VkResult r = api.vkCreateDevice(physical_, &dci, nullptr, &device_); r != VK_SUCCESS) {
     return fmt::format("vkCreateDevice failed on {}: {}", properties_.deviceName, result_name(r));
   }

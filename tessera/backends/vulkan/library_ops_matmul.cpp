@@ -77,7 +77,8 @@ class MatmulStep final : public common::Step {
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override {
-    return fmt::format("vulkan matmul {}x{}x{} (batch {}, {}x{} tiles)", m_, n_, push_[2], batch_, tile_, tile_);
+    return fmt::format("vulkan matmul {}x{}x{} (batch {}, {}x{} tiles{})", m_, n_, push_[2], batch_, tile_, tile_,
+                       pipeline_->name.find("coopmat") != std::string::npos ? ", cooperative matrices" : "");
   }
 
  private:
@@ -107,12 +108,16 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   std::vector<uint32_t> push = {static_cast<uint32_t>(m), static_cast<uint32_t>(n), static_cast<uint32_t>(k),
                                 static_cast<uint32_t>(a.batch_stride), static_cast<uint32_t>(b.batch_stride)};
   const uint64_t d_bytes = static_cast<uint64_t>(out.type().numel()) * dtype_size(dt);
+  // f16 products go to the tensor cores where the device offers cooperative matrices.
+  const bool coopmat = dt == DType::f16 && ctx.features().coopmat_f16;
   const int block = matmul_block(m, n);
-  auto pipeline =
-      ctx.pipelines().pipeline(matmul_glsl(dt, block), 3, fmt::format("matmul_{}_r{}", dtype_name(dt), block));
+  auto pipeline = coopmat ? ctx.pipelines().pipeline(matmul_coopmat_glsl(), 3, "matmul_f16_coopmat")
+                          : ctx.pipelines().pipeline(matmul_glsl(dt, block), 3,
+                                                     fmt::format("matmul_{}_r{}", dtype_name(dt), block));
   L.emit(std::make_unique<MatmulStep>(std::move(pipeline), L.operand(a.id), L.operand(b.id), L.operand(d),
                                       std::vector<uint64_t>{a.bytes, b.bytes, d_bytes}, std::move(push),
-                                      static_cast<uint32_t>(dtype_size(dt)), m, n, count, matmul_tile(block)),
+                                      static_cast<uint32_t>(dtype_size(dt)), m, n, count,
+                                      coopmat ? kCoopmatTile : matmul_tile(block)),
          {a.id, b.id}, {d});
   return true;
 }

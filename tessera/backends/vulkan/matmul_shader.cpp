@@ -76,4 +76,71 @@ void main() {{
                      fmt::arg("result", result));
 }
 
+std::string matmul_coopmat_glsl() {
+  // Subgroups of 32 (NVIDIA's, the only devices with this extension): 8 of them in the workgroup.
+  return R"(#version 450
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_KHR_shader_subgroup_basic : require
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) readonly buffer TsrA { float16_t a[]; };
+layout(std430, binding = 1) readonly buffer TsrB { float16_t b[]; };
+layout(std430, binding = 2) writeonly buffer TsrD { float16_t d[]; };
+layout(push_constant) uniform TsrMatmul { int M; int N; int K; int a_batch; int b_batch; int shift[3]; };
+const int TILE = 128, SLICE = 32, LDA = SLICE + 8, LDB = TILE + 8;
+shared float16_t tile_a[TILE * LDA];
+shared float16_t tile_b[SLICE * LDB];
+shared float16_t staging[8 * 256];
+#define HALVES fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define FLOATS fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+void main() {
+  const int tid = int(gl_LocalInvocationID.x), warp = int(gl_SubgroupID), lane = int(gl_SubgroupInvocationID);
+  const int wr = warp / 4, wc = warp % 4;
+  const int row0 = int(gl_WorkGroupID.y) * TILE, col0 = int(gl_WorkGroupID.x) * TILE;
+  const int batch = int(gl_WorkGroupID.z);
+  const int a0 = shift[0] + batch * a_batch, b0 = shift[1] + batch * b_batch;
+  FLOATS acc[4][2];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 2; ++j) acc[i][j] = FLOATS(0.0);
+  for (int k0 = 0; k0 < K; k0 += SLICE) {
+    for (int e = tid; e < TILE * SLICE; e += 256) {
+      const int rr = e / SLICE, kk = e % SLICE, r = row0 + rr, k = k0 + kk;
+      tile_a[rr * LDA + kk] = r < M && k < K ? a[a0 + r * K + k] : float16_t(0.0);
+    }
+    for (int e = tid; e < SLICE * TILE; e += 256) {
+      const int kk = e / TILE, cc = e % TILE, k = k0 + kk, c = col0 + cc;
+      tile_b[kk * LDB + cc] = k < K && c < N ? b[b0 + k * N + c] : float16_t(0.0);
+    }
+    barrier();
+    for (int ks = 0; ks < SLICE; ks += 16) {
+      HALVES fa[4];
+      HALVES fb[2];
+      for (int i = 0; i < 4; ++i) coopMatLoadNV(fa[i], tile_a, (wr * 64 + i * 16) * LDA + ks, LDA, false);
+      for (int j = 0; j < 2; ++j) coopMatLoadNV(fb[j], tile_b, ks * LDB + wc * 32 + j * 16, LDB, false);
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 2; ++j) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+    }
+    barrier();
+  }
+  const int d0 = shift[2] + batch * M * N;
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      HALVES h = HALVES(acc[i][j]);
+      coopMatStoreNV(h, staging, warp * 256, 16, false);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      for (int e = lane; e < 256; e += 32) {
+        const int r = row0 + wr * 64 + i * 16 + e / 16, c = col0 + wc * 32 + j * 16 + e % 16;
+        if (r < M && c < N) d[d0 + r * N + c] = staging[warp * 256 + e];
+      }
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+    }
+  }
+}
+)";
+}
+
 }  // namespace tessera::backends::vulkan

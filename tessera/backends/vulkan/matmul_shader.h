@@ -27,4 +27,13 @@ inline constexpr int matmul_tile(int block) { return 16 * block; }
 /// The GLSL of the product for `dtype` (f32 or f16) with R = `block` (4 or 8).
 std::string matmul_glsl(DType dtype, int block);
 
+/// The tile edge of the cooperative-matrix product.
+inline constexpr int kCoopmatTile = 128;
+/// The f16 product on cooperative matrices (VK_NV_cooperative_matrix, Features::coopmat_f16): a
+/// workgroup of 8 subgroups computes a 128 x 128 tile, each subgroup 64 x 32 of it as 4 x 2 16x16 f32
+/// accumulators, from K slices of 32 staged in shared memory as f16; results leave through a per-subgroup
+/// 16x16 staging block so ragged edges are stored element by element. Same bindings and push
+/// constants as matmul_glsl.
+std::string matmul_coopmat_glsl();
+
 }  // namespace tessera::backends::vulkan
