@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""LLM inference on one GPU: Tessera (`tessera bench llm --device cuda`) beside Hugging Face transformers on
+"""LLM inference on one GPU: Tessera (`tessera bench llm --device cuda`, or vulkan with --device) beside Hugging Face transformers on
 PyTorch (eager, and torch.compile with a static cache and CUDA graphs), on random-weight models of the same
 shapes, in the same call. Prints decode tokens/s at batch 1, a 2,048-token bf16 prefill against the GEMM
 rate cuBLAS reaches on that model's products, cold compile times, and the issue's targets as met / not met.
 
-    python3 bench/compare_llm_gpu.py --tessera .device/bin/tessera [--models DIR] [--prompt 128] [--gen 128]
+    python3 bench/compare_llm_gpu.py --tessera .device/bin/tessera [--device cuda|vulkan] [--models DIR] [--prompt 128] [--gen 128]
         [--repeat 5] [--skip-torch] [--skip-compile] [--json OUT.json]
 
 Models (made once into --models with `tessera init-model`, seed 1): the Llama-3.2-1B shape (dim 2048, 16
@@ -50,8 +50,8 @@ def make_model(tessera, models, name, arch, shape, t):
     return path
 
 
-def tessera_bench(tessera, path, p, n, repeat, env=None):
-    cmd = [tessera, "bench", "llm", "-m", path, "--device", "cuda", "-p", str(p), "-n", str(n), "-r", str(repeat),
+def tessera_bench(tessera, path, p, n, repeat, device, env=None):
+    cmd = [tessera, "bench", "llm", "-m", path, "--device", device, "-p", str(p), "-n", str(n), "-r", str(repeat),
            "--cache-type", "f16", "--ctx", str(p + n + 8), "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     if r.returncode != 0:
@@ -171,6 +171,7 @@ def fmt_rate(v):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tessera", default="build/tessera")
+    ap.add_argument("--device", default="cuda", help="Tessera's GPU backend: cuda or vulkan (the peers run on CUDA)")
     ap.add_argument("--models", default=os.path.join(tempfile.gettempdir(), "tessera-llm-models"))
     ap.add_argument("--prompt", type=int, default=128)
     ap.add_argument("--gen", type=int, default=128)
@@ -189,19 +190,19 @@ def main():
     if args.make_models_only:
         return
     for name, path in paths.items():
-        r = tessera_bench(args.tessera, path, args.prompt, args.gen, args.repeat)
+        r = tessera_bench(args.tessera, path, args.prompt, args.gen, args.repeat, args.device)
         results.setdefault(name, {})["tessera"] = r
         log(f"{name}: Tessera {r.get('decode_tokens_per_s', r.get('error'))}")
     # A cold compile: an empty kernel cache (NVRTC runs for every kernel). With a one-token prompt the
     # first step compiles the decode graph itself (m = 1): compile = first token - load.
     with tempfile.TemporaryDirectory() as cold_cache:
         env = dict(os.environ, TESSERA_CACHE_DIR=cold_cache)
-        cold = tessera_bench(args.tessera, paths["llama1b-bf16"], 1, 2, 1, env)
+        cold = tessera_bench(args.tessera, paths["llama1b-bf16"], 1, 2, 1, args.device, env)
         if "first_token_s" in cold:
             cold["decode_compile_s"] = cold["first_token_s"] - cold["load_s"]
         results["llama1b-bf16"]["tessera_cold"] = cold
     results["llama1b-bf16"]["tessera_prefill_2048"] = tessera_bench(args.tessera, paths["llama1b-bf16"], 2048, 2,
-                                                                     args.repeat)
+                                                                     args.repeat, args.device)
     if not args.skip_torch:
         run_torch(args, results)
 

@@ -41,7 +41,7 @@ int run_bench(BenchCli& cli) {
     const bool gpu = !backends::backend_by_name(cli.options.backend).device().is_host();
     for (const bench::Workload& w : bench::workloads()) {
       const bool training = w.name.find("_train_") != std::string::npos;
-      if (gpu ? w.gpu || training : !w.gpu) chosen.push_back(&w);
+      if (!w.on_request && (gpu ? w.gpu || training : !w.gpu)) chosen.push_back(&w);
     }
   } else {
     for (const std::string& n : cli.names) chosen.push_back(&bench::workload(n));  // unknown names fail first

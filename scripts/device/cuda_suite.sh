@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,matvec,ab]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,matvec,ab]
 #   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
@@ -38,10 +38,9 @@ if want tests; then
   echo "test_cuda exit $? after $(($(date +%s) - start)) s" | tee -a "$out/test_cuda.log"
   tail -n 60 "$out/test_cuda.log"
 fi
-if want vulkan && [[ -x .device/bin/test_vulkan ]]; then
-  # The Vulkan backend on the NVIDIA driver: its suite (with the differential suite of tests/cpu_backend),
-  # then the training steps and products on Vulkan beside CUDA. The loader comes from the carried .gl/
-  # (the device tool's README): this stage needs `carry: [.gl]` and a loader on the library path.
+# The Vulkan loader from the carried .gl/ (the device tool's README: the vulkan stages need `carry: [.gl]`)
+# and the NVIDIA driver's ICD.
+vulkan_loader() {
   if ! ldconfig -p | grep -q libvulkan.so.1 && [[ -d .gl ]]; then
     for f in .gl/*.deb; do dpkg -x "$f" /; done
     ldconfig
@@ -49,6 +48,11 @@ if want vulkan && [[ -x .device/bin/test_vulkan ]]; then
   if [[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json && -z ${VK_DRIVER_FILES:-} ]]; then
     export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   fi
+}
+if want vulkan && [[ -x .device/bin/test_vulkan ]]; then
+  # The Vulkan backend on the NVIDIA driver: its suite (with the differential suite of tests/cpu_backend),
+  # then the training steps and products on Vulkan beside CUDA.
+  vulkan_loader
   .device/bin/tessera devices 2>&1 | grep -iA3 vulkan | head -n 8
   start=$(date +%s)
   timeout "${VULKAN_TIMEOUT:-240}" .device/bin/test_vulkan --gtest_brief=1 --gtest_filter="${VULKAN_FILTER:-*}" \
@@ -113,6 +117,29 @@ if want llmbench; then
   TESSERA_CUDA_PROFILE=1 timeout 120 .device/bin/tessera bench llm -m "$models/gpt2s-bf16.gguf" --device cuda \
     -p 16 -n 16 -r 1 --cache-type f16 > /dev/null 2> "$out/profile_gpt2_decode.txt"
   awk '/gpt2_decode/{c++} c==2' "$out/profile_gpt2_decode.txt" | head -n 40
+fi
+if want vkllm; then
+  # LLM inference on the Vulkan backend: greedy tokens of the tiny models on Vulkan against the CPU's
+  # (when .device/gguf was carried), the Llama-1B-shape decode and 2,048-token prefill rates of
+  # bench/compare_llm_gpu.py with --device vulkan (no PyTorch peers: llmbench measures them), and where a
+  # Q4_0 decode step's time goes (TESSERA_VULKAN_PROFILE=1 times every dispatch).
+  vulkan_loader
+  if [[ -d .device/gguf ]]; then
+    for m in .device/gguf/*.gguf; do
+      for dev in cpu vulkan; do
+        timeout 120 .device/bin/tessera generate -m "$m" -p "Once upon a time" -n 24 --temp 0 --ctx 64 --backend "$dev" \
+          --json > "$out/vkllm_$(basename "$m" .gguf)_$dev.json" 2> "$out/vkllm_$(basename "$m" .gguf)_$dev.err"
+        echo "$(basename "$m") $dev exit $?: $(tail -n 1 "$out/vkllm_$(basename "$m" .gguf)_$dev.json" | head -c 300)"
+      done
+    done
+  fi
+  models=/tmp/tessera-llm-models
+  timeout "${LLM_TIMEOUT:-480}" python3 bench/compare_llm_gpu.py --tessera .device/bin/tessera --models "$models" \
+    --device vulkan --skip-torch ${LLM_ARGS:-} --json "$out/compare_llm_vulkan.json" 2>&1 |
+    tee "$out/compare_llm_vulkan.txt" | tail -n 30
+  TESSERA_VULKAN_PROFILE=1 timeout 120 .device/bin/tessera bench llm -m "$models/llama1b-q4_0.gguf" --device vulkan \
+    -p 16 -n 4 -r 1 --cache-type f16 > /dev/null 2> "$out/profile_vulkan_llm_decode.txt"
+  tail -n 60 "$out/profile_vulkan_llm_decode.txt"
 fi
 if want matvec; then
   # Decode rates of the 1B-shape models under forced matvec launch shapes (quant_kernels.cpp's

@@ -8,11 +8,12 @@ namespace tessera::bench {
 std::vector<Workload> model_workloads();
 std::vector<Workload> kernel_workloads();
 std::vector<Workload> gpu_workloads();
+std::vector<Workload> gpu_llm_workloads();  // workloads_llm_gpu.cpp
 
 const std::vector<Workload>& workloads() {
   static const std::vector<Workload> all = [] {
     std::vector<Workload> list;
-    for (auto family : {&model_workloads, &kernel_workloads, &gpu_workloads}) {
+    for (auto family : {&model_workloads, &kernel_workloads, &gpu_workloads, &gpu_llm_workloads}) {
       std::vector<Workload> part = family();
       list.insert(list.end(), part.begin(), part.end());
     }

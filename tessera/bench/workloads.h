@@ -34,6 +34,8 @@ struct Workload {
   std::string description;
   std::function<Measurement(const BenchOptions&)> run;
   bool gpu = false;  // sized for a GPU: left out of the default set on a host backend
+  // Run only when named: it takes minutes (a model to write first), too long for the default set.
+  bool on_request = false;
 };
 
 const std::vector<Workload>& workloads();

@@ -122,19 +122,8 @@ Windows pool_windows(const PoolParams& p, const Shape& in, bool average, bool co
   return combine_axis_taps(axes, in, out);
 }
 
-// PyTorch's adaptive bins: output i averages input [floor(i * in / out), ceil((i + 1) * in / out)).
 Windows adaptive_windows(const Shape& in, const Shape& out) {
-  std::vector<AxisTaps> axes;
-  for (size_t d = 0; d < in.size(); ++d) {
-    AxisTaps taps(static_cast<size_t>(out[d]));
-    for (int64_t i = 0; i < out[d]; ++i) {
-      const int64_t begin = (i * in[d]) / out[d];
-      const int64_t end = ((i + 1) * in[d] + out[d] - 1) / out[d];
-      for (int64_t j = begin; j < end; ++j) taps[static_cast<size_t>(i)].push_back({j, 1.0 / double(end - begin)});
-    }
-    axes.push_back(std::move(taps));
-  }
-  return combine_axis_taps(axes, in, out);
+  return combine_axis_taps(adaptive_axis_taps(in, out), in, out);
 }
 
 // For each (batch, output) the flat spatial index of the window's first maximum, -1 for an empty window.
@@ -437,6 +426,7 @@ void register_adaptive_avg_pool(ir::OpRegistry& r) {
         return {ir::make_node1("adaptive_avg_pool_grad", {c.cotangent()},
                                Attrs{{"input_size", spatial_dims(c.input(0).shape(), rank)}})};
       },
+      .decompose = adaptive_avg_pool_decompose,
   });
   r.add(ir::OpDef{
       .name = "adaptive_avg_pool_grad",
@@ -466,10 +456,26 @@ void register_adaptive_avg_pool(ir::OpRegistry& r) {
         return {ir::make_node1("adaptive_avg_pool", {c.cotangent()},
                                Attrs{{"output_size", spatial_dims(c.input(0).shape(), rank)}})};
       },
+      .decompose = adaptive_avg_pool_grad_decompose,
   });
 }
 
 }  // namespace
+
+// PyTorch's adaptive bins: output i averages input [floor(i * in / out), ceil((i + 1) * in / out)).
+std::vector<AxisTaps> adaptive_axis_taps(const Shape& in, const Shape& out) {
+  std::vector<AxisTaps> axes;
+  for (size_t d = 0; d < in.size(); ++d) {
+    AxisTaps taps(static_cast<size_t>(out[d]));
+    for (int64_t i = 0; i < out[d]; ++i) {
+      const int64_t begin = (i * in[d]) / out[d];
+      const int64_t end = ((i + 1) * in[d] + out[d] - 1) / out[d];
+      for (int64_t j = begin; j < end; ++j) taps[static_cast<size_t>(i)].push_back({j, 1.0 / double(end - begin)});
+    }
+    axes.push_back(std::move(taps));
+  }
+  return axes;
+}
 
 void register_pool_ops(ir::OpRegistry& r) {
   register_max_pool(r);

@@ -13,6 +13,7 @@
 
 #include "tessera/ir/op_def.h"
 #include "tessera/ops/conv.h"
+#include "tessera/ops/conv_decompose.h"
 #include "tessera/ops/conv_util.h"
 #include "tessera/ops/ops.h"
 #include "tessera/ops/resample_coords.h"
@@ -49,12 +50,7 @@ AxisTaps axis_taps(const Attrs& a, const resample::Axis& axis) {
 }
 
 Windows resample_windows(const Attrs& a, const Shape& in, const Shape& out) {
-  std::vector<AxisTaps> axes;
-  for (size_t d = 0; d < in.size(); ++d) {
-    const double scale = a.has("scales") ? a.get_floats("scales")[d] : 0.0;
-    axes.push_back(axis_taps(a, {in[d], out[d], scale}));
-  }
-  return combine_axis_taps(axes, in, out);
+  return combine_axis_taps(resample_axis_taps(a, in, out), in, out);
 }
 
 // Checks mode, align_corners, scales and the input's rank/sizes; returns the spatial rank.
@@ -100,6 +96,17 @@ Attrs mode_attrs(const Attrs& a, const std::string& size_attr, const Shape& size
 
 }  // namespace
 
+std::vector<AxisTaps> resample_axis_taps(const Attrs& a, const Shape& in, const Shape& out) {
+  std::vector<AxisTaps> axes;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const double scale = a.has("scales") ? a.get_floats("scales")[d] : 0.0;
+    axes.push_back(axis_taps(a, {in[d], out[d], scale}));
+  }
+  return axes;
+}
+
+bool resample_is_nearest(const Attrs& a) { return is_nearest(a); }
+
 void register_upsample_ops(ir::OpRegistry& r) {
   r.add(ir::OpDef{
       .name = "upsample",
@@ -125,6 +132,7 @@ void register_upsample_ops(ir::OpRegistry& r) {
         return {ir::make_node1("upsample_grad", {c.cotangent()},
                                mode_attrs(c.attrs(), "input_size", spatial_dims(c.input(0).shape(), rank)))};
       },
+      .decompose = upsample_decompose,
   });
   r.add(ir::OpDef{
       .name = "upsample_grad",
@@ -150,6 +158,7 @@ void register_upsample_ops(ir::OpRegistry& r) {
         return {ir::make_node1("upsample", {c.cotangent()},
                                mode_attrs(c.attrs(), "size", spatial_dims(c.input(0).shape(), rank)))};
       },
+      .decompose = upsample_grad_decompose,
   });
 }
 

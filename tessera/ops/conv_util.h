@@ -82,6 +82,12 @@ struct Windows {
   std::vector<double> weight;
 };
 Windows combine_axis_taps(const std::vector<AxisTaps>& axes, const Shape& in, const Shape& out);
+// Per-axis taps of the separable window operators: PyTorch's adaptive average bins (conv_pool.cpp) and
+// resampling by the attributes of upsample / upsample_grad (conv_upsample.cpp), from spatial sizes
+// `in` to `out`.
+std::vector<AxisTaps> adaptive_axis_taps(const Shape& in, const Shape& out);
+std::vector<AxisTaps> resample_axis_taps(const Attrs& a, const Shape& in, const Shape& out);
+bool resample_is_nearest(const Attrs& a);  // one tap of weight 1 per output (nearest, nearest-exact)
 // Taps of a sliding window along one axis (weight 1), skipping taps in the padding.
 AxisTaps sliding_axis_taps(int64_t size, int64_t kernel, int64_t out, int64_t stride, int64_t padding,
                            int64_t dilation);

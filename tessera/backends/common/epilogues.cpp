@@ -106,7 +106,7 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
     // of the sum with the residual; 4: done.
     int stage = 0;
     if (mm->op_name() == "matmul") {
-      if (!float_matmul(*mm) || mm->input(0).rank() < 2 || mm->input(1).rank() < 2) continue;
+      if (!limits.products || !float_matmul(*mm) || mm->input(0).rank() < 2 || mm->input(1).rank() < 2) continue;
     } else if (mm->op_name() == "conv" && limits.convolutions) {
       bool f32 = mm->output_types()[0].dtype == DType::f32 && mm->input(0).rank() == 4;
       for (const ir::Value& in : mm->inputs()) f32 = f32 && in.dtype() == DType::f32;

@@ -29,6 +29,7 @@ struct EpilogueLimits {
   bool residual_after_activation = true;
   // An activation of the sum with the residual (a ResNet block's ReLU), as Epilogue::post_activation.
   bool activation_after_residual = true;
+  bool products = true;  // matmul heads (a backend whose product shader has no tails says no)
   bool convolutions = true;
   // quantized_matmul heads (f32 activations and result) taking [+ bias] [+ residual], no activation:
   // the CUDA matvec adds them as it stores (a decode step's residual adds were launches of their own).

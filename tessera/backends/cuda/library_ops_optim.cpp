@@ -21,8 +21,8 @@ using common::Lowering;
 using common::Operand;
 
 constexpr int kTensorsPerLaunch = 16;
-constexpr int kThreads = 256;
-constexpr int kPerThread = 4;  // elements per thread, kThreads apart (coalesced)
+constexpr int kAdamThreads = 256;
+constexpr int kPerThread = 4;  // elements per thread, kAdamThreads apart (coalesced)
 
 // The kernel's argument, laid out as TsrAdamList in the source below.
 struct AdamTensorArg {
@@ -41,7 +41,7 @@ struct AdamListArg {
   int count;
 };
 
-constexpr const char* kSource = R"CUDA(
+constexpr const char* kAdamSource = R"CUDA(
 struct TsrAdamTensor {
   const float* p; const float* g; const float* m; const float* v;
   float* p_out; float* m_out; float* v_out;
@@ -118,11 +118,11 @@ class AdamGroupStep final : public common::Step {
         list.t[i - from] = {ctx.ptr<const float>(o.p),     ctx.ptr<const float>(o.g),     ctx.ptr<const float>(o.m),
                             ctx.ptr<const float>(o.v),     ctx.ptr<float>(o.p_out),       ctx.ptr<float>(o.m_out),
                             ctx.ptr<float>(o.v_out),       static_cast<long long>(o.n), blocks};
-        blocks += (o.n + kThreads * kPerThread - 1) / (kThreads * kPerThread);
+        blocks += (o.n + kAdamThreads * kPerThread - 1) / (kAdamThreads * kPerThread);
       }
       list.count = static_cast<int>(to - from);
       void* params[] = {&list, &lr, &step, &status};
-      launch_kernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(blocks)), dim3(kThreads), params,
+      launch_kernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(blocks)), dim3(kAdamThreads), params,
                     0, stream_of(ctx), "cudaLaunchKernel (adam)");
     }
   }
@@ -193,7 +193,7 @@ void lower_adam_group(Lowering& L, const std::vector<ir::NodePtr>& nodes) {
   }
   for (const auto& [written, read] : in_place) L.allow_in_place(written, read, reads);
   const std::string what = fmt::format("{} x{} tensors, {} elements", decoupled ? "adamw" : "adam", nodes.size(), total);
-  L.emit(std::make_unique<AdamGroupStep>(ctx.compiler().module(defines + kSource, what + " kernel"), L.operand(lr),
+  L.emit(std::make_unique<AdamGroupStep>(ctx.compiler().module(defines + kAdamSource, what + " kernel"), L.operand(lr),
                                          L.operand(step), std::move(tensors), what),
          reads, writes);
 }

@@ -156,6 +156,16 @@ std::string Context::init() {
     features_.storage16 = s16.storageBuffer16BitAccess == VK_TRUE && f2.features.shaderInt16 == VK_TRUE;
   }
 
+  // Subgroup operations (core in Vulkan 1.1): which ones compute shaders have, and their width.
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  p2.pNext = &subgroup;
+  api.vkGetPhysicalDeviceProperties2(physical_, &p2);
+  features_.subgroup_size = subgroup.subgroupSize;
+  features_.subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
+                                  (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
+                                  (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0;
+
   // Cooperative matrices (tensor cores): the extension, the 16x16x16 f16 configuration, and the
   // features its shaders need. TESSERA_VULKAN_COOPMAT=0 leaves them off (for measuring them).
   VkPhysicalDeviceCooperativeMatrixFeaturesNV ecm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};

@@ -21,6 +21,10 @@ struct Features {
   bool storage16 = false;  // 16-bit storage buffers with int16 arithmetic: f16, bf16 tensors
   bool int64 = false;      // shaderInt64: i64, u64 tensors
   bool float64 = false;    // shaderFloat64: f64 tensors
+  // subgroupAdd and friends in compute shaders (reductions without shared memory), and the
+  // device's subgroup width (0 when unknown).
+  bool subgroup_arithmetic = false;
+  uint32_t subgroup_size = 0;
   // VK_NV_cooperative_matrix with 16x16x16 f16 x f16 -> f32 products per subgroup of 32 (tensor cores
   // on NVIDIA GPUs), shaderFloat16 and the Vulkan memory model its SPIR-V declares: f16 matmuls
   // through matmul_coopmat_glsl.

@@ -15,6 +15,10 @@ void register_arg_lowerings(common::LoweringTable& table);      // library_ops_a
 void register_cumsum_lowerings(common::LoweringTable& table);   // library_ops_cumsum.cpp
 void register_pad_lowerings(common::LoweringTable& table);      // library_ops_pad.cpp
 void register_optim_lowerings(common::LoweringTable& table);    // library_ops_optim.cpp
+void register_index_copy_lowerings(common::LoweringTable& table);  // library_ops_index_copy.cpp
+void register_creation_lowerings(common::LoweringTable& table);  // library_ops_creation.cpp
+void register_quant_lowerings(common::LoweringTable& table);    // library_ops_quant.cpp
+void register_attention_lowerings(common::LoweringTable& table);  // library_ops_attention.cpp
 
 /// Whether adam_update runs here: f32 or f16 state with f64 lr and step scalars (read as raw words,
 /// so supports() asks this instead of checking that the device computes in f64), on a device with

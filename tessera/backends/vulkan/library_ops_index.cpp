@@ -75,7 +75,9 @@ void emit_pick(Lowering& L, const ir::Node& node, const PickShader& p, int32_t x
 bool claim_pick(const ir::Node& node) {
   if (node.inputs().size() != 2 || node.num_outputs() != 1 || !fits_int_indexing(node)) return false;
   const ir::Value& x = node.input(0);
-  if (!library_float(x.dtype()) || !library_index(node.input(1).dtype()) || x.rank() == 0) return false;
+  // The shaders move raw elements: any dtype the device stores (supports() checks that), e.g. the u8
+  // rows of a quantized embedding table, except f64, which the backend keeps on the CPU throughout.
+  if (x.dtype() == DType::f64 || !library_index(node.input(1).dtype()) || x.rank() == 0) return false;
   // Picks from an empty operand (every index out of range) have nothing to bind: the CPU reports them.
   if (x.type().numel() == 0 && node.output_types()[0].numel() > 0) return false;
   return node.op_name() != "embedding" || x.rank() == 2;
@@ -143,22 +145,13 @@ bool lower_embedding(Lowering& L, const ir::NodePtr& node) {
   return true;
 }
 
-// The bits of 1 in `dtype` as a GLSL literal of its raw element type.
-std::string one_bits(DType dtype) {
-  const Array one = Array::full(dtype, {}, 1.0);
-  uint64_t bits = 0;
-  std::memcpy(&bits, one.raw_data(), dtype_size(dtype));
-  const std::string raw = raw_element_type(dtype_size(dtype));
-  if (dtype_size(dtype) == 8) return fmt::format("uvec2({:#x}u, {:#x}u)", bits & 0xffffffffu, bits >> 32);
-  return fmt::format("{}({:#x}u)", raw, bits);
-}
 
 // one_hot: element (o, c) of the [n, classes] result is 1 where index o is c, in any dtype (only bits
 // are written). An index out of range gives a row of zeros and is reported.
 std::string one_hot_glsl(DType out, DType index, int64_t n, int64_t classes, int64_t index_offset) {
   const size_t es = dtype_size(out);
   const std::string raw = raw_element_type(es);
-  const std::string one = one_bits(out);
+  const std::string one = one_bits_glsl(out);
   return fmt::format(R"(#version 450
 {ext}// one_hot of {n} indices into {classes} classes.
 layout(local_size_x = 256) in;

@@ -148,6 +148,10 @@ const common::LoweringTable& vulkan_lowerings() {
     register_cumsum_lowerings(t);
     register_pad_lowerings(t);
     register_optim_lowerings(t);
+    register_index_copy_lowerings(t);
+    register_creation_lowerings(t);
+    register_quant_lowerings(t);
+    register_attention_lowerings(t);
     return t;
   }();
   return table;

@@ -13,12 +13,15 @@ std::string status_message(uint32_t word) {
   std::string s;
   const auto add = [&s](const char* what) { s += (s.empty() ? "" : "; ") + std::string(what); };
   if ((word & kStatusIndexOutOfRange) != 0) {
-    add("an index was out of range (gather, scatter_add, index_select, embedding or one_hot; valid indices are "
+    add("an index was out of range (gather, scatter_add, index_select, embedding, one_hot or index_copy; valid indices are "
         "0..size-1, negative indices are not supported)");
   }
-  if ((word & kStatusRepeatedIndex) != 0) add("an index was repeated where each may appear once");
+  if ((word & kStatusRepeatedIndex) != 0) add("index_copy: an index was repeated where each may appear once");
   if ((word & kStatusAdamStep) != 0) add("adam_update: the step must be a whole number >= 1");
-  if ((word & ~(kStatusIndexOutOfRange | kStatusRepeatedIndex | kStatusAdamStep)) != 0) {
+  if ((word & kStatusPositionOutOfRange) != 0) {
+    add("kv_cache_attention: a query's position was outside the cache (valid positions are 0..rows-1)");
+  }
+  if ((word & ~(kStatusIndexOutOfRange | kStatusRepeatedIndex | kStatusAdamStep | kStatusPositionOutOfRange)) != 0) {
     add(fmt::format("unknown status bits {:#x}", word).c_str());
   }
   return s;
@@ -29,6 +32,9 @@ ShaderStep::ShaderStep(std::vector<ShaderDispatch> dispatches, std::string what)
 
 void ShaderStep::run(const common::RunContext& ctx) const {
   for (const ShaderDispatch& d : dispatches_) {
+    if (d.skip_when_in_place && ctx.ptr<const std::byte>(d.bindings[0].at) == ctx.ptr<const std::byte>(d.bindings[1].at)) {
+      continue;
+    }
     std::vector<BufferUse> buffers;
     buffers.reserve(d.bindings.size() + 1);
     for (const ShaderBinding& b : d.bindings) {

@@ -16,8 +16,9 @@ namespace tessera::backends::vulkan {
 /// Bits of the status word (what went wrong in a run's data).
 enum StatusBit : uint32_t {
   kStatusIndexOutOfRange = 1u,  // gather, scatter_add, index_select, embedding, one_hot
-  kStatusRepeatedIndex = 2u,    // reserved for index_copy (its decomposition runs instead)
+  kStatusRepeatedIndex = 2u,    // index_copy: an index repeated (each row may be written once)
   kStatusAdamStep = 4u,         // adam_update's step was not a whole number >= 1
+  kStatusPositionOutOfRange = 8u,  // kv_cache_attention: a query's position outside the cache
 };
 /// What a non-zero status word means, in one sentence.
 std::string status_message(uint32_t word);
@@ -40,6 +41,9 @@ struct ShaderDispatch {
   int shifts_per_word = 1;
   std::array<uint32_t, 3> groups = {1, 1, 1};
   bool reports_status = false;
+  // Skipped when bindings 0 and 1 are the same memory in this run: a copy of x into a result that
+  // shares x's memory (a KV cache updated in place) has nothing to do.
+  bool skip_when_in_place = false;
 };
 
 /// A library op's dispatches, recorded in order (the recorder puts barriers between dependent ones).

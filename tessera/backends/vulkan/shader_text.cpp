@@ -1,6 +1,10 @@
 #include "tessera/backends/vulkan/shader_text.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
+
+#include "tessera/core/array.h"
 
 #include "tessera/core/error.h"
 
@@ -48,6 +52,15 @@ FloatStorage float_storage(DType dtype) {
 }
 
 bool library_float(DType dtype) { return dtype == DType::f32 || dtype == DType::f16; }
+
+std::string one_bits_glsl(DType dtype) {
+  const Array one = Array::full(dtype, {}, 1.0);
+  uint64_t bits = 0;
+  std::memcpy(&bits, one.raw_data(), dtype_size(dtype));
+  const std::string raw = raw_element_type(dtype_size(dtype));
+  if (dtype_size(dtype) == 8) return fmt::format("uvec2({:#x}u, {:#x}u)", bits & 0xffffffffu, bits >> 32);
+  return fmt::format("{}({:#x}u)", raw, bits);
+}
 
 bool library_index(DType dtype) { return dtype == DType::i32 || dtype == DType::i64; }
 

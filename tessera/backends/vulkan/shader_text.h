@@ -28,6 +28,9 @@ FloatStorage float_storage(DType dtype);
 /// Whether a library shader takes values of this dtype (f32; f16, which supports() allows only where
 /// the device has 16-bit storage).
 bool library_float(DType dtype);
+/// The bits of 1 in `dtype` as a GLSL literal of its raw element type (raw_element_type).
+std::string one_bits_glsl(DType dtype);
+
 /// Whether indices of this dtype can be read (i32, i64).
 bool library_index(DType dtype);
 

@@ -17,6 +17,7 @@ namespace tessera::backends::vulkan {
   X(vkEnumeratePhysicalDevices)                \
   X(vkGetPhysicalDeviceProperties)             \
   X(vkGetPhysicalDeviceFeatures2)              \
+  X(vkGetPhysicalDeviceProperties2)            \
   X(vkGetPhysicalDeviceMemoryProperties)       \
   X(vkGetPhysicalDeviceQueueFamilyProperties)  \
   X(vkCreateDevice)                            \

@@ -138,15 +138,18 @@ class VulkanBackend final : public Backend {
     lowering.steps = &steps;
     lowering.kernels = &kernels;
     common::LowerOptions options;
-    // The product shader has no fused tails yet: epilogues, transposed products and quantized
-    // re-layouts are left to the generated kernels or the CPU. (In-place results were off here while
-    // the training steps drifted by ~1e-3; that was the CPU plan cache handing a split segment the
-    // scalars of another graph, fixed in the cache.)
+    // The product shader has no fused tails yet: only the quantized matvec adds a bias and a residual
+    // as it stores (a decode step's residual adds would be dispatches of their own); transposed
+    // products and quantized re-layouts are left to the generated kernels or the CPU. (In-place
+    // results were off here while the training steps drifted by ~1e-3; that was the CPU plan cache
+    // handing a split segment the scalars of another graph, fixed in the cache.)
     options.half_types = ctx.features().storage16;
     options.fusion = common::FusionSet::all()
-                         .without(common::Fusion::epilogue)
                          .without(common::Fusion::transposed_product)
                          .without(common::Fusion::relayout);
+    options.epilogue_limits.products = false;
+    options.epilogue_limits.convolutions = false;
+    options.epilogue_limits.quantized_products = true;
     set_lowering_context(&ctx);
     std::shared_ptr<const common::Program> program;
     try {

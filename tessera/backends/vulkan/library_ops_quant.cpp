@@ -1,0 +1,243 @@
+// quantized_matmul and dequantize on the Vulkan backend, reading the GGUF rows where they lie
+// (quant_shader.h). A product of up to kMaxMatvecRows activation rows (decode, short prefills) is one
+// matvec dispatch that reads the weight once; longer products decode the weight transposed into f32
+// scratch and multiply with the tiled matmul shader (matmul_shader.h). f32 activations only (those of
+// the LLM graphs); other dtypes and formats go to the CPU.
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "tessera/backends/vulkan/context.h"
+#include "tessera/backends/vulkan/library_ops.h"
+#include "tessera/backends/vulkan/matmul_shader.h"
+#include "tessera/backends/vulkan/quant_shader.h"
+#include "tessera/backends/vulkan/shader_step.h"
+#include "tessera/backends/vulkan/steps.h"
+#include "tessera/backends/vulkan/vulkan_backend.h"
+#include "tessera/quant/ggml_type.h"
+
+namespace tessera::backends::vulkan {
+
+namespace {
+
+using common::Lowering;
+using common::Operand;
+using quant::GgmlType;
+
+struct QuantOperands {
+  GgmlType type = GgmlType::f32;
+  int64_t k = 0, n = 0, m = 0, row_bytes = 0;
+};
+
+// The block type and row length of the node's u8 operand, if the shaders decode them.
+bool parse(const ir::Node& node, QuantOperands& q) {
+  try {
+    q.type = quant::parse_type(node.attrs().get_string("type"));
+  } catch (const Error&) {
+    return false;
+  }
+  const ir::Value& w = node.input(node.op_name() == "dequantize" ? 0 : 1);
+  if (w.dtype() != DType::u8 || w.rank() < 1) return false;
+  q.row_bytes = w.shape().back();
+  const quant::TypeTraits& t = quant::type_traits(q.type);
+  if (q.row_bytes <= 0 || q.row_bytes % t.type_size != 0) return false;
+  q.k = q.row_bytes / t.type_size * t.block_size;
+  return vulkan_decodes(q.type, q.k) && fits_int_indexing(node);
+}
+
+// The bytes of a binding the shaders read as 32-bit words: whole words, else the device's bounds
+// checks would hide the last row's last bytes. The extra bytes exist (device blocks are rounded up to a
+// granule; inside the arena they belong to a neighbour and are only read).
+uint64_t word_bytes(int64_t bytes) { return (static_cast<uint64_t>(bytes) + 3) / 4 * 4; }
+
+// Whether `bytes` fit one binding of the device (maxStorageBufferRange).
+bool bindable(int64_t bytes) {
+  const Context* ctx = vulkan_context();
+  return ctx != nullptr && word_bytes(bytes) <= ctx->properties().limits.maxStorageBufferRange;
+}
+
+bool claim_quantized_matmul(const ir::Node& node) {
+  QuantOperands q;
+  if (node.inputs().size() != 2 || node.input(0).dtype() != DType::f32 || node.input(1).rank() != 2) return false;
+  if (!parse(node, q) || node.output_types()[0].numel() == 0) return false;
+  const int64_t n = node.input(1).shape()[0], m = node.input(0).type().numel() / q.k;
+  // A long product decodes the whole weight to f32 scratch, indexed with 32-bit ints.
+  if (m > kMaxMatvecRows && (n * q.k >= INT32_MAX || !bindable(n * q.k * 4))) return false;
+  return bindable(node.input(1).type().numel());
+}
+
+bool claim_dequantize(const ir::Node& node) {
+  QuantOperands q;
+  return node.inputs().size() == 1 && parse(node, q) && node.output_types()[0].numel() > 0 &&
+         bindable(node.input(0).type().numel());
+}
+
+// The value packed at a 4-byte boundary (the shaders read the blocks as words): a copy when it is a
+// view at an unaligned offset.
+int32_t word_aligned(Lowering& L, int32_t id, DType dt) {
+  const int32_t p = L.packed(id);
+  if (L.operand(p).byte_offset % 4 == 0) return p;
+  const int32_t t = L.temporary(dt, L.info(p).layout.shape);
+  const common::CopyPlan plan = common::CopyPlan::make(L.info(p).layout, L.info(t).layout, dtype_size(dt));
+  L.emit(L.steps().copy(plan, Operand{L.info(p).buffer, 0}, Operand{L.info(t).buffer, 0}, "quant operand alignment"),
+         {p}, {t});
+  return t;
+}
+
+// Whether matvecs reduce with subgroup operations: where the device has them in compute shaders, no
+// wider than a weight row's lanes, unless TESSERA_VULKAN_SUBGROUPS=0 (the shared-memory path, which
+// the tests also run on devices that have subgroups).
+bool use_subgroups(const Context& ctx) {
+  const char* env = std::getenv("TESSERA_VULKAN_SUBGROUPS");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  const Features& f = ctx.features();
+  return f.subgroup_arithmetic && f.subgroup_size > 0 && f.subgroup_size <= static_cast<uint32_t>(kMatvecLanes);
+}
+
+// The dispatch that decodes n rows of the weight into f32 at `y` ([n, k], or [k, n] when transposed).
+ShaderDispatch dequantize_dispatch(Context& ctx, const QuantOperands& q, Operand w, Operand y, bool transposed) {
+  ShaderDispatch d;
+  d.pipeline = ctx.pipelines().pipeline(quant_dequantize_glsl(q.type, q.k, transposed), 2,
+                                        fmt::format("dequantize_{}{}", quant::type_name(q.type), transposed ? "_t" : ""));
+  d.bindings = {{w, word_bytes(q.n * q.row_bytes), false, 4},
+                {y, static_cast<uint64_t>(q.n * q.k) * 4, true, 4}};
+  d.push = {static_cast<uint32_t>(q.n), static_cast<uint32_t>(q.k), static_cast<uint32_t>(q.row_bytes)};
+  d.shift_word = kDequantizeShiftWord;
+  d.groups = {library_groups(q.n * (q.k / decode_group(q.type, q.k))), 1, 1};
+  return d;
+}
+
+// The bias and residual bindings of a fused tail, in the order the shaders declare them.
+std::vector<ShaderBinding> tail_bindings(const Lowering& L, const QuantOperands& q, int32_t bias, int32_t residual) {
+  std::vector<ShaderBinding> b;
+  if (bias >= 0) b.push_back({L.operand(bias), static_cast<uint64_t>(q.n) * 4, false, 4});
+  if (residual >= 0) b.push_back({L.operand(residual), static_cast<uint64_t>(q.m * q.n) * 4, false, 4});
+  return b;
+}
+
+// y += bias (over rows of n), then y += residual: the tail of a long product, after the tiled shader.
+std::string product_tail_glsl(const MatvecTail& tail) {
+  std::string decl, body;
+  int binding = 1;
+  if (tail.bias) {
+    decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrBias {{ float bias[]; }};\n", binding);
+    body += fmt::format("    v += bias[shift[{}] + i % n];\n", binding++);
+  }
+  if (tail.residual) {
+    decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrResidual {{ float residual[]; }};\n", binding);
+    body += fmt::format("    v += residual[shift[{}] + i];\n", binding++);
+  }
+  return fmt::format(R"(#version 450
+// The fused adds of a quantized product's tail.
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) buffer TsrY {{ float y[]; }};
+{decl}layout(push_constant) uniform TsrShape {{ uint n; uint total; uint shift[{bindings}]; }};
+void main() {{
+  for (uint i = gl_GlobalInvocationID.x; i < total; i += gl_NumWorkGroups.x * 256u) {{
+    float v = y[shift[0] + i];
+{body}    y[shift[0] + i] = v;
+  }}
+}}
+)",
+                     fmt::arg("decl", decl), fmt::arg("body", body), fmt::arg("bindings", binding));
+}
+
+bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
+  QuantOperands q;
+  if (!claim_quantized_matmul(*node) || !parse(*node, q)) return false;
+  q.n = node->input(1).shape()[0];
+  q.m = node->input(0).type().numel() / q.k;
+  const int32_t x = L.packed(L.value(node->input(0)));
+  const int32_t w = word_aligned(L, L.value(node->input(1)), DType::u8);
+  // A fused tail (common/epilogues.h with quantized_products): + bias [n], then + a residual.
+  const common::Epilogue* epi = L.epilogue(*node);
+  std::vector<int32_t> reads = {x, w};
+  int32_t bias = -1, residual = -1;
+  MatvecTail tail;
+  if (epi != nullptr && epi->bias.defined()) {
+    bias = L.packed(L.value(epi->bias));
+    reads.push_back(bias);
+    tail.bias = true;
+  }
+  if (epi != nullptr && epi->residual.defined()) {
+    residual = L.packed(L.value(epi->residual));
+    reads.push_back(residual);
+    tail.residual = true;
+  }
+  const int32_t y = L.produce(epi != nullptr ? epi->result : ir::Value(node, 0));
+  Context& ctx = lowering_context();
+  const std::string what = fmt::format("{} quantized_matmul {}x{}x{}{}{}", quant::type_name(q.type), q.m, q.n, q.k,
+                                       tail.bias ? " +bias" : "", tail.residual ? " +residual" : "");
+  if (q.m <= kMaxMatvecRows) {
+    const bool subgroups = use_subgroups(ctx);
+    ShaderDispatch d;
+    d.pipeline = ctx.pipelines().pipeline(
+        quant_matvec_glsl(q.type, q.k, static_cast<int>(q.m), subgroups, tail), 3 + tail.bindings(),
+        fmt::format("quant_matvec_{}_r{}{}{}{}", quant::type_name(q.type), q.m, subgroups ? "_subgroups" : "",
+                    tail.bias ? "_bias" : "", tail.residual ? "_residual" : ""));
+    d.bindings = {{L.operand(w), word_bytes(q.n * q.row_bytes), false, 4},
+                  {L.operand(x), static_cast<uint64_t>(q.m * q.k) * 4, false, 4},
+                  {L.operand(y), static_cast<uint64_t>(q.m * q.n) * 4, true, 4}};
+    for (const ShaderBinding& b : tail_bindings(L, q, bias, residual)) d.bindings.push_back(b);
+    d.push = {static_cast<uint32_t>(q.n), static_cast<uint32_t>(q.k), static_cast<uint32_t>(q.row_bytes)};
+    d.shift_word = kMatvecShiftWord;
+    d.groups = {library_groups(q.n, kMatvecRowsPerGroup), 1, 1};
+    L.emit(std::make_unique<ShaderStep>(std::vector<ShaderDispatch>{std::move(d)},
+                                        what + (subgroups ? " (matvec, subgroup sums)" : " (matvec)")),
+           reads, {y});
+    return true;
+  }
+  // The weight decoded as the matmul shader's right operand [k, n], then y = x @ it.
+  const int32_t scratch = L.scratch(q.n * q.k * 4);
+  std::vector<ShaderDispatch> dispatches;
+  dispatches.push_back(dequantize_dispatch(ctx, q, L.operand(w), Operand{scratch, 0}, /*transposed=*/true));
+  const int block = matmul_block(q.m, q.n);
+  const int64_t tile = matmul_tile(block);
+  ShaderDispatch product;
+  product.pipeline = ctx.pipelines().pipeline(matmul_glsl(DType::f32, block), 3, fmt::format("matmul_f32_r{}", block));
+  product.bindings = {{L.operand(x), static_cast<uint64_t>(q.m * q.k) * 4, false, 4},
+                      {Operand{scratch, 0}, static_cast<uint64_t>(q.n * q.k) * 4, false, 4},
+                      {L.operand(y), static_cast<uint64_t>(q.m * q.n) * 4, true, 4}};
+  product.push = {static_cast<uint32_t>(q.m), static_cast<uint32_t>(q.n), static_cast<uint32_t>(q.k), 0, 0};
+  product.shift_word = kMatmulShiftWord;
+  product.groups = {static_cast<uint32_t>((q.n + tile - 1) / tile), static_cast<uint32_t>((q.m + tile - 1) / tile), 1};
+  dispatches.push_back(std::move(product));
+  if (tail.bindings() > 0) {
+    ShaderDispatch adds;
+    adds.pipeline = ctx.pipelines().pipeline(product_tail_glsl(tail), 1 + tail.bindings(),
+                                             fmt::format("quant_tail{}{}", tail.bias ? "_bias" : "",
+                                                         tail.residual ? "_residual" : ""));
+    adds.bindings = {{L.operand(y), static_cast<uint64_t>(q.m * q.n) * 4, true, 4}};
+    for (const ShaderBinding& b : tail_bindings(L, q, bias, residual)) adds.bindings.push_back(b);
+    adds.push = {static_cast<uint32_t>(q.n), static_cast<uint32_t>(q.m * q.n)};
+    adds.shift_word = 2;
+    adds.groups = {library_groups(q.m * q.n), 1, 1};
+    dispatches.push_back(std::move(adds));
+  }
+  L.emit(std::make_unique<ShaderStep>(std::move(dispatches), what + " (decoded, tiled product)"), reads, {y},
+         {scratch});
+  return true;
+}
+
+bool lower_dequantize(Lowering& L, const ir::NodePtr& node) {
+  QuantOperands q;
+  if (!claim_dequantize(*node) || !parse(*node, q)) return false;
+  q.n = node->input(0).type().numel() / q.row_bytes;
+  const int32_t w = word_aligned(L, L.value(node->input(0)), DType::u8);
+  const int32_t y = L.produce(ir::Value(node, 0));
+  L.emit(std::make_unique<ShaderStep>(
+             std::vector<ShaderDispatch>{dequantize_dispatch(lowering_context(), q, L.operand(w), L.operand(y), false)},
+             fmt::format("dequantize {} rows of {} {}", q.n, q.k, quant::type_name(q.type))),
+         {w}, {y});
+  return true;
+}
+
+}  // namespace
+
+void register_quant_lowerings(common::LoweringTable& table) {
+  table["quantized_matmul"] = {lower_quantized_matmul, claim_quantized_matmul, true};
+  table["dequantize"] = {lower_dequantize, claim_dequantize, true};
+}
+
+}  // namespace tessera::backends::vulkan

@@ -1,0 +1,48 @@
+#pragma once
+// GLSL that reads GGUF weight rows where they lie (the u8 blocks of quantized_matmul and dequantize),
+// bound as 32-bit words so that no 8-bit storage is needed: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K,
+// Q6_K, and f32/f16/bf16 rows. Two shaders per type: a matvec of a few activation rows against every
+// weight row (decode), and decoding rows to f32 (embedding lookups; the weight of a longer product,
+// written transposed for the tiled matmul shader).
+#include <cstdint>
+#include <string>
+
+#include "tessera/quant/ggml_type.h"
+
+namespace tessera::backends::vulkan {
+
+/// Most activation rows one matvec dispatch takes; longer products decode the weight and go through
+/// the tiled matmul shader.
+inline constexpr int kMaxMatvecRows = 8;
+/// Invocations that share one weight row of a matvec, and weight rows per workgroup.
+inline constexpr int kMatvecLanes = 32;
+inline constexpr int kMatvecRowsPerGroup = 4;
+
+/// Whether the shaders decode rows of `k` values of `type` (block types: any whole number of blocks;
+/// f16/bf16 rows: an even k; f32: any k).
+bool vulkan_decodes(quant::GgmlType type, int64_t k);
+/// Values each shader invocation decodes at once (a block's 32, or a run of a float row).
+int decode_group(quant::GgmlType type, int64_t k);
+
+/// The adds a matvec fuses as it stores (common/epilogues: + bias [n], then + a residual laid out as y).
+struct MatvecTail {
+  bool bias = false, residual = false;
+  int bindings() const { return (bias ? 1 : 0) + (residual ? 1 : 0); }
+};
+
+/// y[r, j] = sum_c x[r, c] * w[j, c] (+ bias[j]) (+ residual[r, j]) for r < rows (1..kMaxMatvecRows):
+/// bindings w (words), x, y (f32), then the bias and the residual where `tail` has them; push words
+/// n, k, row_bytes, then the binding shifts. kMatvecRowsPerGroup weight rows per workgroup of
+/// kMatvecLanes each, reduced with subgroupAdd where `subgroups` (the device has subgroup arithmetic in
+/// compute shaders and subgroups no wider than a row's lanes), else in shared memory.
+std::string quant_matvec_glsl(quant::GgmlType type, int64_t k, int rows, bool subgroups, const MatvecTail& tail = {});
+/// The push word where the matvec's binding shifts begin.
+inline constexpr int kMatvecShiftWord = 3;
+
+/// y = the rows of w decoded to f32, bit for bit the reference's values: bindings w (words), y; push
+/// words rows, k, row_bytes, then the two binding shifts. `transposed` writes value c of row r at
+/// y[c * rows + r] (the [k, n] operand of the matmul shader) instead of y[r * k + c].
+std::string quant_dequantize_glsl(quant::GgmlType type, int64_t k, bool transposed);
+inline constexpr int kDequantizeShiftWord = 3;
+
+}  // namespace tessera::backends::vulkan
