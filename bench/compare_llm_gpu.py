@@ -194,15 +194,18 @@ def main():
         results.setdefault(name, {})["tessera"] = r
         log(f"{name}: Tessera {r.get('decode_tokens_per_s', r.get('error'))}")
     # A cold compile: an empty kernel cache (NVRTC runs for every kernel). With a one-token prompt the
-    # first step compiles the decode graph itself (m = 1): compile = first token - load.
-    with tempfile.TemporaryDirectory() as cold_cache:
-        env = dict(os.environ, TESSERA_CACHE_DIR=cold_cache)
-        cold = tessera_bench(args.tessera, paths["llama1b-bf16"], 1, 2, 1, args.device, env)
-        if "first_token_s" in cold:
-            cold["decode_compile_s"] = cold["first_token_s"] - cold["load_s"]
-        results["llama1b-bf16"]["tessera_cold"] = cold
-    results["llama1b-bf16"]["tessera_prefill_2048"] = tessera_bench(args.tessera, paths["llama1b-bf16"], 2048, 2,
-                                                                     args.repeat, args.device)
+    # first step compiles the decode graph itself (m = 1): compile = first token - load. On the bf16
+    # 1B model, or the first 1B model of --types when bf16 is not among them.
+    llama = "llama1b-bf16" if "llama1b-bf16" in paths else next((n for n in paths if n.startswith("llama1b")), None)
+    if llama is not None:
+        with tempfile.TemporaryDirectory() as cold_cache:
+            env = dict(os.environ, TESSERA_CACHE_DIR=cold_cache)
+            cold = tessera_bench(args.tessera, paths[llama], 1, 2, 1, args.device, env)
+            if "first_token_s" in cold:
+                cold["decode_compile_s"] = cold["first_token_s"] - cold["load_s"]
+            results[llama]["tessera_cold"] = cold
+        results[llama]["tessera_prefill_2048"] = tessera_bench(args.tessera, paths[llama], 2048, 2, args.repeat,
+                                                               args.device)
     if not args.skip_torch:
         run_torch(args, results)
 
@@ -221,17 +224,18 @@ def main():
             tgt = f">= {target:.0f}: {'met' if ours >= target else 'NOT met'}"
             verdicts.append((f"{name} decode >= {target:.0f} tok/s", ours >= target, f"{ours:.0f}"))
         print(f"{name:<16}{fmt_rate(ours):>10}{fmt_rate(eager):>13}{fmt_rate(comp):>15}{ratio}  {tgt}")
-    bf16 = results["llama1b-bf16"]["tessera"].get("decode_tokens_per_s")
+    bf16 = results.get("llama1b-bf16", {}).get("tessera", {}).get("decode_tokens_per_s")
     q4 = results.get("llama1b-q4_0", {}).get("tessera", {}).get("decode_tokens_per_s")
     if bf16 and q4:
         verdicts.append(("Q4_0 decode >= 1.5x Tessera bf16", q4 >= 1.5 * bf16, f"{q4 / bf16:.2f}x"))
-    pre = results["llama1b-bf16"]["tessera_prefill_2048"]
-    peak = results["llama1b-bf16"].get("cublas_gemm_flops_per_s")
-    flops = results["llama1b-bf16"].get("block_gemm_flops_2048")
+    big = results.get(llama, {}) if llama is not None else {}
+    pre = big.get("tessera_prefill_2048", {})
+    peak = big.get("cublas_gemm_flops_per_s")
+    flops = big.get("block_gemm_flops_2048")
     if pre.get("prefill_tokens_per_s"):
         secs = 2048 / pre["prefill_tokens_per_s"]
-        line = f"\nPrefill 2048 tokens, bf16: Tessera {secs * 1e3:.1f} ms"
-        tp = results["llama1b-bf16"].get("torch_prefill_2048_s")
+        line = f"\nPrefill 2048 tokens, {llama}: Tessera {secs * 1e3:.1f} ms"
+        tp = big.get("torch_prefill_2048_s")
         if tp:
             line += f", PyTorch eager {tp * 1e3:.1f} ms ({tp / secs:.2f}x)"
         if peak and flops:
@@ -240,9 +244,9 @@ def main():
                     f"{peak / 1e12:.0f} TFLOP/s on them"
             verdicts.append(("prefill 2048 >= 60% of cuBLAS GEMM rate", eff >= 0.6, f"{eff * 100:.0f}%"))
         print(line)
-    cold = results["llama1b-bf16"].get("tessera_cold", {})
+    cold = big.get("tessera_cold", {})
     if cold.get("decode_compile_s") is not None:
-        comp_first = results["llama1b-bf16"].get("torch_compile", {}).get("first_call_s")
+        comp_first = big.get("torch_compile", {}).get("first_call_s")
         print(f"Cold compile of the decode graph (empty kernel cache): Tessera {cold['decode_compile_s']:.2f} s"
               + (f"; torch.compile first generate() {comp_first:.1f} s" if comp_first else ""))
         verdicts.append(("cold decode-graph compile <= 1 s", cold["decode_compile_s"] <= 1.0,
