@@ -60,7 +60,7 @@ TEST(CudaDevice, DeviceArraysRefuseHostElementAccess) {
 }
 
 TEST(CudaCompiler, RejectedSourceIsSavedAndTheLogShown) {
-  const std::string dir = testing::TempDir() + "/tessera-cuda-cache";
+  const std::string dir = ::testing::TempDir() + "/tessera-cuda-cache";
   setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
   NvrtcCompiler compiler(gpu().compute_capability());
   try {
@@ -79,7 +79,7 @@ TEST(CudaCompiler, RejectedSourceIsSavedAndTheLogShown) {
 }
 
 TEST(CudaCompiler, SecondCompilerLoadsFromTheDiskCache) {
-  const std::string dir = testing::TempDir() + "/tessera-cuda-cache-hits";
+  const std::string dir = ::testing::TempDir() + "/tessera-cuda-cache-hits";
   std::filesystem::remove_all(dir);
   setenv("TESSERA_CACHE_DIR", dir.c_str(), 1);
   const std::string src = "extern \"C\" __global__ void k(float* x) { TSR_GRID_PROLOGUE(); x[threadIdx.x] += 1.0f; }";

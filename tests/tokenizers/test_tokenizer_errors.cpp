@@ -85,7 +85,7 @@ TEST(TokenizerErrors, InvalidUtf8Input) {
                                 std::string("x\xED\xA0\x80"), std::string("\xF4\x90\x80\x80")}) {
     for (const Tokenizer* tok : {&spm, &bpe}) {
       const std::string msg = error_of([&] { tok->encode(bad); });
-      EXPECT_THAT(msg, HasSubstr("invalid UTF-8 at byte offset")) << testing::PrintToString(bad);
+      EXPECT_THAT(msg, HasSubstr("invalid UTF-8 at byte offset")) << ::testing::PrintToString(bad);
     }
   }
   EXPECT_THAT(error_of([&] { spm.encode("ab\xC3"); }), HasSubstr("offset 2"));

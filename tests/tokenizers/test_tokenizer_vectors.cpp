@@ -26,7 +26,7 @@ TEST_P(VectorTest, EncodesEveryVectorAndDecodesItBack) {
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
     const auto ids = tok.encode(c.text, {.add_special = false, .parse_special = false});
-    EXPECT_EQ(ids, c.ids) << "case " << i << " " << testing::PrintToString(c.text) << "\n got:     " << ids_text(ids)
+    EXPECT_EQ(ids, c.ids) << "case " << i << " " << ::testing::PrintToString(c.text) << "\n got:     " << ids_text(ids)
                           << "\n expected:" << ids_text(c.ids);
     encoded += ids == c.ids;
     const std::string back = tok.decode(c.ids, {.clean_spaces = false});
