@@ -37,4 +37,19 @@ void register_optim_lowerings(LoweringTable& table);
 // scalars. Backend-neutral: the Vulkan backend groups its updates by it too.
 std::string adam_group_key(const ir::Node& node);
 
+// One update's operands in a group, and the group's lr and step scalars with everything it reads and
+// writes: each output may be written over its own input (the kernels read an element before writing it).
+struct AdamTensorOperands {
+  int64_t n = 0;
+  Operand p, g, m, v, p_out, m_out, v_out;
+};
+struct AdamGroupOperands {
+  int32_t lr = -1, step = -1;
+  std::vector<int32_t> reads, writes;
+  std::vector<AdamTensorOperands> tensors;
+};
+// Binds a group's operands (packed inputs, produced outputs, in-place permissions). Backend-neutral:
+// the CPU and CUDA lowerings of the group share it.
+AdamGroupOperands bind_adam_group(Lowering& L, const std::vector<ir::NodePtr>& nodes);
+
 }  // namespace tessera::backends::cpu

@@ -11,14 +11,10 @@
 namespace tessera::backends::cpu {
 namespace {
 
-struct AdamOperands {
-  int64_t n = 0;
-  Operand p, g, m, v, p_out, m_out, v_out;
-};
 
 class AdamGroupStep final : public Step {
  public:
-  AdamGroupStep(kernels::AdamHyper hyper, Operand lr, Operand step, std::vector<AdamOperands> tensors)
+  AdamGroupStep(kernels::AdamHyper hyper, Operand lr, Operand step, std::vector<AdamTensorOperands> tensors)
       : hyper_(hyper), lr_(lr), step_(step), tensors_(std::move(tensors)) {}
 
   void run(const RunContext& ctx) const override {
@@ -30,7 +26,7 @@ class AdamGroupStep final : public Step {
     h.step = static_cast<int64_t>(step);
     auto* list = reinterpret_cast<kernels::AdamTensor*>(ctx.step_scratch);
     for (size_t i = 0; i < tensors_.size(); ++i) {
-      const AdamOperands& o = tensors_[i];
+      const AdamTensorOperands& o = tensors_[i];
       list[i] = {o.n,
                  ctx.ptr<const float>(o.p),
                  ctx.ptr<const float>(o.g),
@@ -45,14 +41,14 @@ class AdamGroupStep final : public Step {
   StepKind kind() const override { return StepKind::library; }
   std::string describe() const override {
     int64_t total = 0;
-    for (const AdamOperands& o : tensors_) total += o.n;
+    for (const AdamTensorOperands& o : tensors_) total += o.n;
     return fmt::format("{} x{} tensors, {} elements", hyper_.decoupled ? "adamw" : "adam", tensors_.size(), total);
   }
 
  private:
   kernels::AdamHyper hyper_;
   Operand lr_, step_;
-  std::vector<AdamOperands> tensors_;
+  std::vector<AdamTensorOperands> tensors_;
 };
 
 bool claim_adam_update(const ir::Node& node) {
@@ -67,43 +63,41 @@ void lower_adam_group(Lowering& L, const std::vector<ir::NodePtr>& nodes) {
   h.eps = first.attrs().get_float("eps");
   h.weight_decay = first.attrs().get_float("weight_decay");
   h.decoupled = first.attrs().get_bool("decoupled");
-  const int32_t lr = L.packed(L.value(first.input(4))), step = L.packed(L.value(first.input(5)));
-  std::vector<int32_t> reads = {lr, step}, writes;
-  std::vector<AdamOperands> tensors;
+  AdamGroupOperands group = bind_adam_group(L, nodes);
+  L.need_step_scratch(static_cast<int64_t>(group.tensors.size() * sizeof(kernels::AdamTensor)));
+  L.emit(std::make_unique<AdamGroupStep>(h, L.operand(group.lr), L.operand(group.step), std::move(group.tensors)),
+         group.reads, group.writes);
+}
+
+}  // namespace
+
+AdamGroupOperands bind_adam_group(Lowering& L, const std::vector<ir::NodePtr>& nodes) {
+  AdamGroupOperands group;
+  group.lr = L.packed(L.value(nodes.front()->input(4)));
+  group.step = L.packed(L.value(nodes.front()->input(5)));
+  group.reads = {group.lr, group.step};
   std::vector<std::pair<int32_t, int32_t>> in_place;
   for (const ir::NodePtr& node : nodes) {
-    AdamOperands o;
-    o.n = node->input(0).type().numel();
-    int32_t in[4];
+    int32_t in[4], out[3];
     for (size_t i = 0; i < 4; ++i) {
       in[i] = L.packed(L.value(node->input(i)));
-      reads.push_back(in[i]);
+      group.reads.push_back(in[i]);
     }
-    int32_t out[3];
     for (int i = 0; i < 3; ++i) {
       out[i] = L.produce(ir::Value(node, i));
-      writes.push_back(out[i]);
+      group.writes.push_back(out[i]);
     }
     in_place.push_back({out[0], in[0]});
     in_place.push_back({out[1], in[2]});
     in_place.push_back({out[2], in[3]});
-    o.p = L.operand(in[0]);
-    o.g = L.operand(in[1]);
-    o.m = L.operand(in[2]);
-    o.v = L.operand(in[3]);
-    o.p_out = L.operand(out[0]);
-    o.m_out = L.operand(out[1]);
-    o.v_out = L.operand(out[2]);
-    tensors.push_back(o);
+    group.tensors.push_back({node->input(0).type().numel(), L.operand(in[0]), L.operand(in[1]), L.operand(in[2]),
+                             L.operand(in[3]), L.operand(out[0]), L.operand(out[1]), L.operand(out[2])});
   }
-  // The kernel reads each element before writing it, so an update may overwrite its own input, as
+  // The kernels read each element before writing it, so an update may overwrite its own input, as
   // long as nothing else in the pass reads that memory.
-  for (const auto& [written, read] : in_place) L.allow_in_place(written, read, reads);
-  L.need_step_scratch(static_cast<int64_t>(tensors.size() * sizeof(kernels::AdamTensor)));
-  L.emit(std::make_unique<AdamGroupStep>(h, L.operand(lr), L.operand(step), std::move(tensors)), reads, writes);
+  for (const auto& [written, read] : in_place) L.allow_in_place(written, read, group.reads);
+  return group;
 }
-
-}  // namespace
 
 std::string adam_group_key(const ir::Node& node) {
   const ir::Attrs& a = node.attrs();

@@ -89,14 +89,10 @@ extern "C" __global__ void __launch_bounds__(256) tsr_adam(TsrAdamList list, con
 }
 )CUDA";
 
-struct AdamOperands {
-  int64_t n = 0;
-  Operand p, g, m, v, p_out, m_out, v_out;
-};
 
 class AdamGroupStep final : public common::Step {
  public:
-  AdamGroupStep(std::shared_ptr<KernelModule> module, Operand lr, Operand step, std::vector<AdamOperands> tensors,
+  AdamGroupStep(std::shared_ptr<KernelModule> module, Operand lr, Operand step, std::vector<cpu::AdamTensorOperands> tensors,
                 std::string what)
       : module_(std::move(module)),
         kernel_(module_->kernel("tsr_adam")),
@@ -114,7 +110,7 @@ class AdamGroupStep final : public common::Step {
       long long blocks = 0;
       const size_t to = std::min(tensors_.size(), from + kTensorsPerLaunch);
       for (size_t i = from; i < to; ++i) {
-        const AdamOperands& o = tensors_[i];
+        const cpu::AdamTensorOperands& o = tensors_[i];
         list.t[i - from] = {ctx.ptr<const float>(o.p),     ctx.ptr<const float>(o.g),     ctx.ptr<const float>(o.m),
                             ctx.ptr<const float>(o.v),     ctx.ptr<float>(o.p_out),       ctx.ptr<float>(o.m_out),
                             ctx.ptr<float>(o.v_out),       static_cast<long long>(o.n), blocks};
@@ -133,7 +129,7 @@ class AdamGroupStep final : public common::Step {
   std::shared_ptr<KernelModule> module_;
   cudaKernel_t kernel_;
   Operand lr_, step_;
-  std::vector<AdamOperands> tensors_;
+  std::vector<cpu::AdamTensorOperands> tensors_;
   std::string what_;
 };
 
@@ -161,41 +157,13 @@ void lower_adam_group(Lowering& L, const std::vector<ir::NodePtr>& nodes) {
                   "#define DECOUPLED_DECAY {}\n",
                   kStatusAdamStep, literal(a.get_float("beta1")), literal(a.get_float("beta2")), literal(a.get_float("eps")),
                   literal(wd), !decoupled && wd != 0.0 ? 1 : 0, decoupled && wd != 0.0 ? 1 : 0);
-  const int32_t lr = L.packed(L.value(nodes.front()->input(4))), step = L.packed(L.value(nodes.front()->input(5)));
-  std::vector<int32_t> reads = {lr, step}, writes;
-  std::vector<std::pair<int32_t, int32_t>> in_place;
-  std::vector<AdamOperands> tensors;
+  cpu::AdamGroupOperands group = cpu::bind_adam_group(L, nodes);
   int64_t total = 0;
-  for (const ir::NodePtr& node : nodes) {
-    AdamOperands o;
-    o.n = node->input(0).type().numel();
-    int32_t in[4], out[3];
-    for (size_t i = 0; i < 4; ++i) {
-      in[i] = L.packed(L.value(node->input(i)));
-      reads.push_back(in[i]);
-    }
-    for (int i = 0; i < 3; ++i) {
-      out[i] = L.produce(ir::Value(node, i));
-      writes.push_back(out[i]);
-    }
-    in_place.push_back({out[0], in[0]});
-    in_place.push_back({out[1], in[2]});
-    in_place.push_back({out[2], in[3]});
-    o.p = L.operand(in[0]);
-    o.g = L.operand(in[1]);
-    o.m = L.operand(in[2]);
-    o.v = L.operand(in[3]);
-    o.p_out = L.operand(out[0]);
-    o.m_out = L.operand(out[1]);
-    o.v_out = L.operand(out[2]);
-    tensors.push_back(o);
-    total += o.n;
-  }
-  for (const auto& [written, read] : in_place) L.allow_in_place(written, read, reads);
+  for (const cpu::AdamTensorOperands& o : group.tensors) total += o.n;
   const std::string what = fmt::format("{} x{} tensors, {} elements", decoupled ? "adamw" : "adam", nodes.size(), total);
-  L.emit(std::make_unique<AdamGroupStep>(ctx.compiler().module(defines + kAdamSource, what + " kernel"), L.operand(lr),
-                                         L.operand(step), std::move(tensors), what),
-         reads, writes);
+  L.emit(std::make_unique<AdamGroupStep>(ctx.compiler().module(defines + kAdamSource, what + " kernel"),
+                                         L.operand(group.lr), L.operand(group.step), std::move(group.tensors), what),
+         group.reads, group.writes);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "tessera/backends/common/quant_operands.h"
 #include "tessera/backends/vulkan/context.h"
 #include "tessera/backends/vulkan/library_ops.h"
 #include "tessera/backends/vulkan/matmul_shader.h"
@@ -24,25 +25,10 @@ namespace {
 using common::Lowering;
 using common::Operand;
 using quant::GgmlType;
+using common::QuantOperands;
 
-struct QuantOperands {
-  GgmlType type = GgmlType::f32;
-  int64_t k = 0, n = 0, m = 0, row_bytes = 0;
-};
-
-// The block type and row length of the node's u8 operand, if the shaders decode them.
 bool parse(const ir::Node& node, QuantOperands& q) {
-  try {
-    q.type = quant::parse_type(node.attrs().get_string("type"));
-  } catch (const Error&) {
-    return false;
-  }
-  const ir::Value& w = node.input(node.op_name() == "dequantize" ? 0 : 1);
-  if (w.dtype() != DType::u8 || w.rank() < 1) return false;
-  q.row_bytes = w.shape().back();
-  const quant::TypeTraits& t = quant::type_traits(q.type);
-  if (q.row_bytes <= 0 || q.row_bytes % t.type_size != 0) return false;
-  q.k = q.row_bytes / t.type_size * t.block_size;
+  if (!common::parse_quant_operands(node, q)) return false;
   return vulkan_decodes(q.type, q.k) && fits_int_indexing(node);
 }
 
