@@ -83,42 +83,25 @@ bool claim_pick(const ir::Node& node) {
   return node.op_name() != "embedding" || x.rank() == 2;
 }
 
-bool lower_gather(Lowering& L, const ir::NodePtr& node) {
+// gather and index_select pick along `axis` of x; the result's coordinate set serves x off the axis.
+// gather's index has the result's shape (read at the same coordinates); index_select's is a vector
+// read at the axis coordinate.
+bool lower_pick_along_axis(Lowering& L, const ir::NodePtr& node) {
   if (!claim_pick(*node)) return false;
+  const bool gather = node->op_name() == "gather";
   const int32_t x = L.value(node->input(0)), idx = L.value(node->input(1));
   const ir::Value out(node, 0);
   const int32_t y = L.produce(out);
   const Layout& lx = L.info(x).layout;
   const Layout& li = L.info(idx).layout;
-  const int64_t axis = normalize_axis(node->attrs().get_int("axis"), node->input(0).rank(), "gather");
-  const auto a = static_cast<size_t>(axis);
-  // The result has the index's shape, which lies inside x's off the axis: one coordinate set for all.
-  PickShader p;
-  p.shape = out.shape();
-  p.element_bytes = dtype_size(out.dtype());
-  p.index_dtype = node->input(1).dtype();
-  p.index_offset = offset_glsl(li.offset, p.shape, li.strides);
-  p.x_offset = offset_glsl(lx.offset, p.shape, lx.strides, axis);
-  p.axis_stride = lx.strides[a];
-  p.axis_size = lx.shape[a];
-  emit_pick(L, *node, p, x, idx, y);
-  return true;
-}
-
-bool lower_index_select(Lowering& L, const ir::NodePtr& node) {
-  if (!claim_pick(*node)) return false;
-  const int32_t x = L.value(node->input(0)), idx = L.value(node->input(1));
-  const ir::Value out(node, 0);
-  const int32_t y = L.produce(out);
-  const Layout& lx = L.info(x).layout;
-  const Layout& li = L.info(idx).layout;
-  const int64_t axis = normalize_axis(node->attrs().get_int("axis"), node->input(0).rank(), "index_select");
+  const int64_t axis = normalize_axis(node->attrs().get_int("axis"), node->input(0).rank(), node->op_name().c_str());
   const auto a = static_cast<size_t>(axis);
   PickShader p;
   p.shape = out.shape();
   p.element_bytes = dtype_size(out.dtype());
   p.index_dtype = node->input(1).dtype();
-  p.index_offset = fmt::format("{} + c{} * {}", li.offset, axis, li.strides[0]);
+  p.index_offset = gather ? offset_glsl(li.offset, p.shape, li.strides)
+                          : fmt::format("{} + c{} * {}", li.offset, axis, li.strides[0]);
   p.x_offset = offset_glsl(lx.offset, p.shape, lx.strides, axis);
   p.axis_stride = lx.strides[a];
   p.axis_size = lx.shape[a];
@@ -204,8 +187,8 @@ bool lower_one_hot(Lowering& L, const ir::NodePtr& node) {
 }  // namespace
 
 void register_index_lowerings(common::LoweringTable& table) {
-  table["gather"] = {lower_gather, claim_pick, true};
-  table["index_select"] = {lower_index_select, claim_pick, true};
+  table["gather"] = {lower_pick_along_axis, claim_pick, true};
+  table["index_select"] = {lower_pick_along_axis, claim_pick, true};
   table["embedding"] = {lower_embedding, claim_pick, true};
   table["one_hot"] = {lower_one_hot, claim_one_hot, true};
 }
