@@ -106,13 +106,16 @@ std::atomic<int>& tf32_slot() {
   return slot;
 }
 
-class GemmStep final : public common::Step {
+// A product step over a plan made at compile time: cuBLASLt's (GemmPlan) or the SIMT kernel's (SimtGemm),
+// which run with the same pointers. `fixed_a`: A is that device memory (a vector of ones for sums)
+// instead of an operand. `bias` and `residual` are read when the plan's shape has them.
+template <class Plan>
+class ProductStep final : public common::Step {
  public:
-  // `fixed_a`: A is that device memory (a vector of ones for sums) instead of an operand. `bias` and
-  // `residual` are read when the plan has them.
-  GemmStep(std::unique_ptr<GemmPlan> plan, Operand a, Operand b, Operand d, const void* fixed_a = nullptr,
-           Operand bias = {}, Operand residual = {})
-      : plan_(std::move(plan)), a_(a), b_(b), d_(d), bias_(bias), residual_(residual), fixed_a_(fixed_a) {}
+  ProductStep(std::unique_ptr<Plan> plan, std::string prefix, Operand a, Operand b, Operand d,
+              const void* fixed_a = nullptr, Operand bias = {}, Operand residual = {})
+      : plan_(std::move(plan)), prefix_(std::move(prefix)), a_(a), b_(b), d_(d), bias_(bias), residual_(residual),
+        fixed_a_(fixed_a) {}
   void run(const common::RunContext& ctx) const override {
     const void* a = fixed_a_ != nullptr ? fixed_a_ : ctx.ptr<const std::byte>(a_);
     const void* bias = plan_->shape().bias ? ctx.ptr<const std::byte>(bias_) : nullptr;
@@ -120,34 +123,13 @@ class GemmStep final : public common::Step {
     plan_->run(a, ctx.ptr<const std::byte>(b_), bias, residual, ctx.ptr<std::byte>(d_), stream_of(ctx));
   }
   common::StepKind kind() const override { return common::StepKind::library; }
-  std::string describe() const override { return "cublasLt " + plan_->describe(); }
+  std::string describe() const override { return prefix_ + plan_->describe(); }
 
  private:
-  std::unique_ptr<GemmPlan> plan_;
+  std::unique_ptr<Plan> plan_;
+  std::string prefix_;
   Operand a_, b_, d_, bias_, residual_;
   const void* fixed_a_;
-};
-
-// A product through the SIMT kernel (simt_gemm.h), with the operands GemmStep reads.
-class SimtGemmStep final : public common::Step {
- public:
-  SimtGemmStep(std::unique_ptr<SimtGemm> gemm, Operand a, Operand b, Operand d, Operand bias, Operand residual,
-               bool has_bias, bool has_residual)
-      : gemm_(std::move(gemm)), a_(a), b_(b), d_(d), bias_(bias), residual_(residual), has_bias_(has_bias),
-        has_residual_(has_residual) {}
-  void run(const common::RunContext& ctx) const override {
-    const void* bias = has_bias_ ? ctx.ptr<const std::byte>(bias_) : nullptr;
-    const void* residual = has_residual_ ? ctx.ptr<const std::byte>(residual_) : nullptr;
-    gemm_->run(ctx.ptr<const std::byte>(a_), ctx.ptr<const std::byte>(b_), bias, residual, ctx.ptr<std::byte>(d_),
-               stream_of(ctx));
-  }
-  common::StepKind kind() const override { return common::StepKind::library; }
-  std::string describe() const override { return gemm_->describe(); }
-
- private:
-  std::unique_ptr<SimtGemm> gemm_;
-  Operand a_, b_, d_, bias_, residual_;
-  bool has_bias_, has_residual_;
 };
 
 bool claim_matmul(const ir::Node& node) { return cuda_matmul_supported(node); }
@@ -199,7 +181,8 @@ bool lower_leading_sum(Lowering& L, const ir::NodePtr& node) {
   s.align_d = alignment({od.byte_offset, s.ldd * es});
   Context& ctx = lowering_context();
   auto plan = std::make_unique<GemmPlan>(ctx.blas(), s, ctx.workspace(), ctx.workspace_bytes());
-  L.emit(std::make_unique<GemmStep>(std::move(plan), Operand{}, ox, od, ctx.ones(dt, m)), {x}, {d});
+  L.emit(std::make_unique<ProductStep<GemmPlan>>(std::move(plan), "cublasLt ", Operand{}, ox, od, ctx.ones(dt, m)),
+         {x}, {d});
   return true;
 }
 
@@ -275,13 +258,14 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   Context& ctx = lowering_context();
   const Operand obias = bias >= 0 ? L.operand(bias) : Operand{}, ores = residual >= 0 ? L.operand(residual) : Operand{};
   if (simt_gemm_suits(s, ctx.multiprocessors())) {
-    L.emit(std::make_unique<SimtGemmStep>(std::make_unique<SimtGemm>(ctx, s), oa, ob, od, obias, ores, s.bias,
-                                          s.residual),
+    L.emit(std::make_unique<ProductStep<SimtGemm>>(std::make_unique<SimtGemm>(ctx, s), "", oa, ob, od, nullptr, obias,
+                                                   ores),
            reads, {d});
     return true;
   }
   auto plan = std::make_unique<GemmPlan>(ctx.blas(), s, ctx.workspace(), ctx.workspace_bytes());
-  L.emit(std::make_unique<GemmStep>(std::move(plan), oa, ob, od, nullptr, obias, ores), reads, {d});
+  L.emit(std::make_unique<ProductStep<GemmPlan>>(std::move(plan), "cublasLt ", oa, ob, od, nullptr, obias, ores),
+         reads, {d});
   return true;
 }
 

@@ -28,7 +28,7 @@ class SimtGemm {
   // D = op(A) op(B) (+ bias) (+ C) (activation); the pointers as GemmPlan::run takes them.
   void run(const void* a, const void* b, const void* bias, const void* c, void* d, cudaStream_t stream) const;
   std::string describe() const;
-  int splits() const { return splits_; }
+  const GemmShape& shape() const { return shape_; }
 
  private:
   GemmShape shape_;
