@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,matvec,ab]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,matvec,matvecbench,ab]
 #   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
@@ -161,6 +161,11 @@ if want matvec; then
       python3 -c 'import json,sys; print(json.load(sys.stdin)["decode_tokens_per_s"])' 2>&1 | tail -n 1)
     echo "matvec $m without PDL: decode $rate tok/s" | tee -a "$out/matvec_sweep.txt"
   done
+fi
+if want matvecbench; then
+  # Launch designs for 16-bit decode matvecs, outside the backend (bench/cuda/matvec_variants.cu).
+  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 -std=c++20 bench/cuda/matvec_variants.cu -o /tmp/matvec_variants 2>&1 | tail -n 5
+  timeout 180 /tmp/matvec_variants 2>&1 | tee "$out/matvec_variants.txt"
 fi
 if want ab; then
   # The same workloads under alternative settings, interleaved so that drift hits each alike.

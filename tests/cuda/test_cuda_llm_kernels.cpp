@@ -146,6 +146,42 @@ TEST(CudaLlmKernels, KvCacheAttentionMatchesTheReference) {
   }
 }
 
+TEST(CudaLlmKernels, PrefillAttentionOnTheTensorCoresMatchesTheReference) {
+  // 64 queries or more run the flash kernel: Q and the softmax weights are rounded to f16 for the
+  // products, so the tolerance is f16's; every case still checks masking, GQA and the tails.
+  std::vector<AttentionCase> cases;
+  auto causal = [](int64_t m, int64_t hq, int64_t hk, int64_t d, int64_t rows, DType cache, int64_t first) {
+    AttentionCase c{m, hq, hk, d, d, rows, cache, DType::i64, {}};
+    for (int64_t i = 0; i < m; ++i) c.positions.push_back(first + i);
+    return c;
+  };
+  cases.push_back(causal(64, 4, 1, 64, 64, DType::f16, 0));     // one tile of queries and keys, 4 heads a group
+  cases.push_back(causal(200, 8, 2, 64, 400, DType::f16, 150));  // a query tail, keys past the prompt's start
+  cases.push_back(causal(130, 4, 4, 128, 300, DType::f32, 0));   // head size 128 (32-key tiles), f32 cache
+  cases.push_back(causal(96, 2, 1, 32, 97, DType::f16, 1));      // the last row of the cache is read
+  AttentionCase scattered{70, 4, 2, 64, 64, 90, DType::f32, DType::i32, {}};  // positions in any order
+  for (int64_t i = 0; i < scattered.m; ++i) scattered.positions.push_back((i * 37) % 90);
+  cases.push_back(scattered);
+  for (const AttentionCase& c : cases) {
+    SCOPED_TRACE(fmt::format("m={} hq={} hk={} d={} rows={}", c.m, c.hq, c.hk, c.d, c.rows));
+    const Array q = random_array({c.m, c.hq, c.d}, 41, -1, 1, DType::f32);
+    const Array k = random_array({c.rows, c.hk, c.d}, 42, -1, 1, DType::f32).astype(c.cache);
+    const Array v = random_array({c.rows, c.hk, c.dv}, 43, -1, 1, DType::f32).astype(c.cache);
+    const Array pos = Array::from_vector(c.positions, {c.m}).astype(c.pos);
+    const ir::Graph g = trace(
+        [](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+          return {ops::kv_cache_attention(a[0], a[1], a[2], a[3])};
+        },
+        {{DType::f32, q.shape()}, {c.cache, k.shape()}, {c.cache, v.shape()}, {c.pos, pos.shape()}});
+    const auto exe = cuda().compile(g);
+    EXPECT_NE(program_text(whole_on_gpu(*exe)).find("tensor cores"), std::string::npos)
+        << program_text(whole_on_gpu(*exe));
+    const auto got = exe->run({q, k, v, pos});
+    const auto want = backends::reference_backend().compile(g)->run({q, k, v, pos});
+    expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), 4e-3, 4e-3);
+  }
+}
+
 TEST(CudaLlmKernels, APositionOutsideTheCacheIsReportedAtTheNextRun) {
   const ir::Graph g = trace(
       [](const std::vector<Tensor>& a) -> std::vector<Tensor> {

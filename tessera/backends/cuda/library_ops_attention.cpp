@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/cuda/cuda_check.h"
+#include "tessera/backends/cuda/flash_attention.h"
 #include "tessera/backends/cuda/launch.h"
 #include "tessera/backends/cuda/steps.h"
 
@@ -232,16 +233,16 @@ bool claim_kv_attention(const ir::Node& node) {
 
 class KvAttentionStep final : public common::Step {
  public:
-  KvAttentionStep(std::shared_ptr<KernelModule> module, std::vector<Operand> operands, int m, int hq, int hk,
-                  int heads, int queries, int64_t rows, float scale, std::string what)
+  KvAttentionStep(std::shared_ptr<KernelModule> module, const char* kernel, dim3 grid, dim3 block,
+                  std::vector<Operand> operands, int m, int hq, int hk, int64_t rows, float scale, std::string what)
       : module_(std::move(module)),
-        kernel_(module_->kernel("tsr_kv_attention")),
+        kernel_(module_->kernel(kernel)),
+        grid_(grid),
+        block_(block),
         operands_(std::move(operands)),
         m_(m),
         hq_(hq),
         hk_(hk),
-        heads_(heads),
-        queries_(queries),
         rows_(rows),
         scale_(scale),
         what_(std::move(what)) {}
@@ -253,9 +254,8 @@ class KvAttentionStep final : public common::Step {
     long long rows = rows_;
     float scale = scale_;
     void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &flag, &m, &hq, &hk, &rows, &scale};
-    const int tiles = (m_ + queries_ - 1) / queries_;
-    launch_kernel(reinterpret_cast<const void*>(kernel_), dim3(static_cast<unsigned>(tiles * (hq_ / heads_))),
-                           dim3(kThreads), params, 0, stream_of(ctx), "cudaLaunchKernel (kv_cache_attention)");
+    launch_kernel(reinterpret_cast<const void*>(kernel_), grid_, block_, params, 0, stream_of(ctx),
+                  "cudaLaunchKernel (kv_cache_attention)");
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override { return "cuda " + what_; }
@@ -263,8 +263,9 @@ class KvAttentionStep final : public common::Step {
  private:
   std::shared_ptr<KernelModule> module_;
   cudaKernel_t kernel_;
+  dim3 grid_, block_;
   std::vector<Operand> operands_;
-  int m_, hq_, hk_, heads_, queries_;
+  int m_, hq_, hk_;
   int64_t rows_;
   float scale_;
   std::string what_;
@@ -279,26 +280,40 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   const double attr = node->attrs().get_float("scale");
   const double scale = attr > 0 ? attr : 1.0 / std::sqrt(static_cast<double>(qs[2]));
   const bool f16 = node->input(1).dtype() == DType::f16;
-  const int heads = heads_per_block(qs[1] / ks[1], vs[2]);
-  const int queries = queries_per_block(qs[0], heads, vs[2]);
   // 16-byte key loads need rows that start at 16-byte boundaries: D a multiple of 8 and aligned bases.
   bool vector_rows = qs[2] % 8 == 0;
   for (int32_t id : ids) vector_rows = vector_rows && L.operand(id).byte_offset % 16 == 0;
-  const std::string src =
-      fmt::format("#define THREADS {}\n#define HEADS {}\n#define QT {}\n#define VEC {}\n#define D {}\n#define DV {}\n"
-                  "#define KV_T {}\n#define POS_T {}\n",
-                  kThreads, heads, queries, vector_rows ? 1 : 0, qs[2], vs[2], f16 ? "__half" : "float",
-                  node->input(3).dtype() == DType::i32 ? "int" : "long long") +
-      kSource;
+  const DType pos = node->input(3).dtype();
   Context& ctx = lowering_context();
   std::vector<Operand> operands;
   for (int32_t id : ids) operands.push_back(L.operand(id));
   operands.push_back(L.operand(out));
-  L.emit(std::make_unique<KvAttentionStep>(ctx.compiler().module(src, "kv_cache_attention kernel"),
-                                           std::move(operands), static_cast<int>(qs[0]), static_cast<int>(qs[1]),
-                                           static_cast<int>(ks[1]), heads, queries, ks[0], static_cast<float>(scale),
-                                           fmt::format("kv_cache_attention {} over {}", ir::type_str(node->input(0).type()),
-                                                       ir::type_str(node->input(1).type()))),
+  const int m = static_cast<int>(qs[0]), hq = static_cast<int>(qs[1]), hk = static_cast<int>(ks[1]);
+  const std::string types =
+      fmt::format("{} over {}", ir::type_str(node->input(0).type()), ir::type_str(node->input(1).type()));
+  if (flash_attention_fits(*node, ctx.device().compute_capability())) {
+    const dim3 grid(static_cast<unsigned>((m + kFlashQueries - 1) / kFlashQueries), static_cast<unsigned>(hq));
+    L.emit(std::make_unique<KvAttentionStep>(
+               ctx.compiler().module(flash_attention_source(qs[2], vs[2], node->input(1).dtype(), pos, vector_rows),
+                                     "kv_cache_attention tensor-core kernel"),
+               "tsr_flash_attention", grid, dim3(kFlashThreads), std::move(operands), m, hq, hk, ks[0],
+               static_cast<float>(scale), "kv_cache_attention (tensor cores) " + types),
+           ids, {out});
+    return true;
+  }
+  const int heads = heads_per_block(qs[1] / ks[1], vs[2]);
+  const int queries = queries_per_block(qs[0], heads, vs[2]);
+  const std::string src =
+      fmt::format("#define THREADS {}\n#define HEADS {}\n#define QT {}\n#define VEC {}\n#define D {}\n#define DV {}\n"
+                  "#define KV_T {}\n#define POS_T {}\n",
+                  kThreads, heads, queries, vector_rows ? 1 : 0, qs[2], vs[2], f16 ? "__half" : "float",
+                  pos == DType::i32 ? "int" : "long long") +
+      kSource;
+  const int tiles = (m + queries - 1) / queries;
+  L.emit(std::make_unique<KvAttentionStep>(ctx.compiler().module(src, "kv_cache_attention kernel"), "tsr_kv_attention",
+                                           dim3(static_cast<unsigned>(tiles * (hq / heads))), dim3(kThreads),
+                                           std::move(operands), m, hq, hk, ks[0], static_cast<float>(scale),
+                                           "kv_cache_attention " + types),
          ids, {out});
   return true;
 }

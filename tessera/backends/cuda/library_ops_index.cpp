@@ -242,8 +242,10 @@ extern "C" __global__ void tsr_index_copy(const UNIT* __restrict__ src, const PO
     const long long e = t % slice, rest = t / slice, i = rest % m, o = rest / m;
     const long long r = (long long)idx[i];
     if (r < 0 || r >= size) { *error = 1; continue; }
-    if (e == 0 && o == 0) {
-      for (long long j = 0; j < i; ++j) if ((long long)idx[j] == r) *error = 1;
+    // The slice's units share the search for an earlier equal index (unit e compares indices e, e +
+    // slice, ...): one thread scanning all of them made a 2,048-row prefill's cache write O(m^2) long.
+    if (o == 0) {
+      for (long long j = e; j < i; j += slice) if ((long long)idx[j] == r) *error = 1;
     }
     out[(o * size + r) * slice + e] = src[(o * m + i) * slice + e];
   }

@@ -1,0 +1,225 @@
+#include "tessera/backends/cuda/flash_attention.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace tessera::backends::cuda {
+
+namespace {
+
+// A block takes 64 consecutive queries of one query head (16 rows per warp) and walks the cache rows
+// of its KV group in tiles of KT keys, up to the block's last position. Each tile is staged in shared
+// memory as f16 (rows padded by 8 halves so the fragment loads of a quad's 8 rows hit 32 banks);
+// S = Q K^T and O += P V are m16n8k16 products. The scores' accumulator fragment is, value for
+// value, the A fragment of the next product (rows g and g + 8, keys 2t and 2t + 1 of each 8), so P
+// goes from S to the tensor cores without shared memory. Scores are in base 2 (Q is scaled by
+// log2 e) so the softmax uses ex2. A key past a query's position is -inf; a query whose position is
+// outside the cache raises the error flag and gets zeros.
+constexpr const char* kSource = R"CUDA(
+#include <cuda_fp16.h>
+typedef unsigned int u32;
+#define DP (D + 8)
+#define DVP (DV + 8)
+#define NEG_INF (-__int_as_float(0x7f800000))
+__device__ __forceinline__ void mma16816(float* c, const u32* a, u32 b0, u32 b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ u32 pack(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  return *(const u32*)&h;
+}
+__device__ __forceinline__ u32 pack(__half lo, __half hi) {
+  return (u32)__half_as_ushort(lo) | ((u32)__half_as_ushort(hi) << 16);
+}
+// Rows t0 .. t0 + KT - 1 of one KV head into shared memory as f16 (rows past the cache are zeros).
+template <int W, int WP>
+__device__ __forceinline__ void stage(const KV_T* __restrict__ src, __half* dst, long long t0, long long rows, int hk,
+                                      int g) {
+#if VEC && KV_HALF
+  constexpr int per_row = W / 8;  // 16-byte pieces
+  for (int c = threadIdx.x; c < KT * per_row; c += THREADS) {
+    const int r = c / per_row, piece = c % per_row;
+    uint4 raw = make_uint4(0, 0, 0, 0);
+    if (t0 + r < rows) raw = __ldg((const uint4*)(src + ((t0 + r) * hk + g) * W) + piece);
+    *(uint4*)(dst + r * WP + piece * 8) = raw;
+  }
+#else
+  for (int c = threadIdx.x; c < KT * W; c += THREADS) {
+    const int r = c / W, col = c % W;
+    float value = 0.0f;
+    if (t0 + r < rows) value = (float)src[((t0 + r) * hk + g) * W + col];
+    dst[r * WP + col] = __float2half_rn(value);
+  }
+#endif
+}
+extern "C" __global__ void __launch_bounds__(THREADS) tsr_flash_attention(const float* __restrict__ q,
+    const KV_T* __restrict__ k, const KV_T* __restrict__ v, const POS_T* __restrict__ pos, float* __restrict__ out,
+    int* error, int m, int hq, int hk, long long rows, float scale) {
+  TSR_GRID_PROLOGUE();
+  __shared__ __align__(16) __half qs[QUERIES * DP];
+  __shared__ __align__(16) __half ks[KT * DP];
+  __shared__ __align__(16) __half vs[KT * DVP];
+  __shared__ long long last[QUERIES];  // the last cache row each query reads; -1: none
+  const int h = blockIdx.y, i0 = blockIdx.x * QUERIES, g = h / (hq / hk);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  if (tid < QUERIES) {
+    long long p = -1;
+    if (i0 + tid < m) {
+      const long long at = (long long)pos[i0 + tid];
+      if (at >= 0 && at < rows) p = at;
+      else *error = 1;
+    }
+    last[tid] = p;
+  }
+  const float q_scale = scale * 1.4426950408889634f;
+  for (int c = tid; c < QUERIES * D; c += THREADS) {
+    const int r = c / D, col = c % D;
+    const float value = i0 + r < m ? q[((long long)(i0 + r) * hq + h) * D + col] * q_scale : 0.0f;
+    qs[r * DP + col] = __float2half_rn(value);
+  }
+  __syncthreads();
+  long long block_last = -1, warp_last = -1;
+  for (int r = 0; r < QUERIES; ++r) {
+    block_last = max(block_last, last[r]);
+    if (r / 16 == warp) warp_last = max(warp_last, last[r]);
+  }
+  const int row0 = warp * 16 + gq;
+  const long long last0 = last[row0], last1 = last[row0 + 8];
+  u32 qa[D / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const __half* r0 = qs + row0 * DP + kk * 16 + 2 * tq;
+    qa[kk][0] = *(const u32*)r0;
+    qa[kk][1] = *(const u32*)(r0 + 8 * DP);
+    qa[kk][2] = *(const u32*)(r0 + 8);
+    qa[kk][3] = *(const u32*)(r0 + 8 * DP + 8);
+  }
+  float o[DV / 8][4];
+#pragma unroll
+  for (int j = 0; j < DV / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+  float run_max[2] = {NEG_INF, NEG_INF}, run_sum[2] = {0.0f, 0.0f};
+  for (long long t0 = 0; t0 <= block_last; t0 += KT) {
+    __syncthreads();  // the previous tile's rows are no longer read
+    stage<D, DP>(k, ks, t0, rows, hk, g);
+    stage<DV, DVP>(v, vs, t0, rows, hk, g);
+    __syncthreads();
+    if (t0 > warp_last) continue;  // every query of this warp is done (causal prefill)
+    float s[KT / 8][4];
+#pragma unroll
+    for (int j = 0; j < KT / 8; ++j) {
+      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+      const __half* kr = ks + (j * 8 + gq) * DP + 2 * tq;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) mma16816(s[j], qa[kk], *(const u32*)(kr + kk * 16), *(const u32*)(kr + kk * 16 + 8));
+    }
+    float mx0 = run_max[0], mx1 = run_max[1];
+#pragma unroll
+    for (int j = 0; j < KT / 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const long long key = t0 + j * 8 + 2 * tq + e;
+        if (key > last0) s[j][e] = NEG_INF;
+        if (key > last1) s[j][2 + e] = NEG_INF;
+        mx0 = fmaxf(mx0, s[j][e]);
+        mx1 = fmaxf(mx1, s[j][2 + e]);
+      }
+    }
+#pragma unroll
+    for (int o2 = 1; o2 < 4; o2 <<= 1) {
+      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, o2));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, o2));
+    }
+    // A row with no key yet keeps -inf; subtracting 0 then keeps its weights 0 instead of NaN.
+    const float sub0 = mx0 == NEG_INF ? 0.0f : mx0, sub1 = mx1 == NEG_INF ? 0.0f : mx1;
+    const float corr0 = ex2(run_max[0] - sub0), corr1 = ex2(run_max[1] - sub1);
+    run_max[0] = mx0;
+    run_max[1] = mx1;
+    run_sum[0] *= corr0;
+    run_sum[1] *= corr1;
+#pragma unroll
+    for (int j = 0; j < DV / 8; ++j) {
+      o[j][0] *= corr0;
+      o[j][1] *= corr0;
+      o[j][2] *= corr1;
+      o[j][3] *= corr1;
+    }
+    u32 pa[KT / 16][4];
+#pragma unroll
+    for (int j = 0; j < KT / 8; ++j) {
+      const float p0 = ex2(s[j][0] - sub0), p1 = ex2(s[j][1] - sub0);
+      const float p2 = ex2(s[j][2] - sub1), p3 = ex2(s[j][3] - sub1);
+      run_sum[0] += p0 + p1;
+      run_sum[1] += p2 + p3;
+      pa[j / 2][(j % 2) * 2] = pack(p0, p1);
+      pa[j / 2][(j % 2) * 2 + 1] = pack(p2, p3);
+    }
+#pragma unroll
+    for (int j = 0; j < DV / 8; ++j) {
+      const __half* vb = vs + 2 * tq * DVP + j * 8 + gq;
+#pragma unroll
+      for (int kk = 0; kk < KT / 16; ++kk) {
+        const __half* b = vb + kk * 16 * DVP;
+        mma16816(o[j], pa[kk], pack(b[0], b[DVP]), pack(b[8 * DVP], b[9 * DVP]));
+      }
+    }
+  }
+#pragma unroll
+  for (int o2 = 1; o2 < 4; o2 <<= 1) {
+    run_sum[0] += __shfl_xor_sync(0xffffffffu, run_sum[0], o2);
+    run_sum[1] += __shfl_xor_sync(0xffffffffu, run_sum[1], o2);
+  }
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int i = i0 + row0 + 8 * half;
+    if (i >= m) continue;
+    const bool valid = (half == 0 ? last0 : last1) >= 0;
+    const float inv = valid ? 1.0f / run_sum[half] : 0.0f;
+    float* dst = out + ((long long)i * hq + h) * DV + 2 * tq;
+#pragma unroll
+    for (int j = 0; j < DV / 8; ++j) {
+      dst[j * 8] = o[j][2 * half] * inv;
+      dst[j * 8 + 1] = o[j][2 * half + 1] * inv;
+    }
+  }
+}
+)CUDA";
+
+// Keys per tile: 64 while the three f16 tiles fit the 48 KiB of static shared memory, else 32.
+int keys_per_tile(int64_t d, int64_t dv) {
+  const int64_t bytes = 2 * (kFlashQueries * (d + 8) + 64 * (d + 8) + 64 * (dv + 8));
+  return bytes + kFlashQueries * 8 <= 48 * 1024 ? 64 : 32;
+}
+
+}  // namespace
+
+bool flash_attention_fits(const ir::Node& node, int compute_capability) {
+  const char* env = std::getenv("TESSERA_CUDA_FLASH_ATTENTION");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  const int64_t min_queries = env != nullptr && std::strcmp(env, "1") == 0 ? 1 : kFlashQueries;
+  if (compute_capability < 80) return false;  // m16n8k16 f16 products
+  const Shape &q = node.input(0).shape(), &k = node.input(1).shape(), &v = node.input(2).shape();
+  const int64_t d = q[2], dv = v[2];
+  return q[0] >= min_queries && k[1] > 0 && q[1] % k[1] == 0 && d % 16 == 0 && dv % 16 == 0 && d <= 128 &&
+         dv <= 128;
+}
+
+std::string flash_attention_source(int64_t d, int64_t dv, DType cache, DType pos, bool vector_rows) {
+  const bool half = cache == DType::f16;
+  return fmt::format(
+             "#define THREADS {}\n#define QUERIES {}\n#define KT {}\n#define D {}\n#define DV {}\n#define KV_T {}\n"
+             "#define KV_HALF {}\n#define VEC {}\n#define POS_T {}\n",
+             kFlashThreads, kFlashQueries, keys_per_tile(d, dv), d, dv, half ? "__half" : "float", half ? 1 : 0,
+             vector_rows ? 1 : 0, pos == DType::i32 ? "int" : "long long") +
+         kSource;
+}
+
+}  // namespace tessera::backends::cuda
