@@ -66,25 +66,29 @@ std::optional<std::vector<Affine>> delinearize(const Affine& linear, const Shape
   if (linear.constant < 0 || linear.constant >= numel) return std::nullopt;
   // The constant splits into digits like any offset.
   for (size_t k = 0; k < shape.size(); ++k) dims[k].constant = (linear.constant / strides[k]) % shape[k];
-  // Each moving term must fall into one digit: coef = m * stride[k] with 1 <= m < shape[k].
+  // Each moving term must fall into one digit: |coef| = m * stride[k] with 1 <= m < shape[k] (a
+  // negative one walks that digit down: a flipped axis read through a reshape).
   for (size_t d = 0; d < rank; ++d) {
     const int64_t a = linear.coef[d];
     if (domain[d] <= 1 || a == 0) continue;
-    if (a < 0) return std::nullopt;
+    const int64_t magnitude = a < 0 ? -a : a;
     bool placed = false;
     for (size_t k = 0; k < shape.size() && !placed; ++k) {
-      if (shape[k] >= 2 && a % strides[k] == 0 && a / strides[k] < shape[k]) {
+      if (shape[k] >= 2 && magnitude % strides[k] == 0 && magnitude / strides[k] < shape[k]) {
         dims[k].coef[d] = a / strides[k];
         placed = true;
       }
     }
     if (!placed) return std::nullopt;
   }
-  // No digit may overflow into the next one over the whole domain.
+  // No digit may leave its range (borrow from or carry into the next) over the whole domain.
   for (size_t k = 0; k < shape.size(); ++k) {
-    int64_t hi = dims[k].constant;
-    for (size_t d = 0; d < rank; ++d) hi += dims[k].coef[d] * (domain[d] - 1);
-    if (hi >= shape[k]) return std::nullopt;
+    int64_t lo = dims[k].constant, hi = dims[k].constant;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t step = dims[k].coef[d] * (domain[d] - 1);
+      (step < 0 ? lo : hi) += step;
+    }
+    if (lo < 0 || hi >= shape[k]) return std::nullopt;
   }
   return dims;
 }

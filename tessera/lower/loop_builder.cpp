@@ -285,10 +285,22 @@ Kernel build_loop_kernel(const Cluster& cluster, const std::string& name) {
   }
   int64_t most = -1;
   for (const ir::Value& v : cluster.outputs) most = std::max(most, v.type().numel());
+  // Candidate domains: the largest outputs' shapes, then the shapes of inner nodes with as many
+  // elements, finer ones first: a cluster that ends in a reshape merging axes (RoPE's pairs folded
+  // back into heads) is computed over the unmerged axes, and the merge becomes the store's index.
+  std::vector<Shape> domains;
+  auto consider = [&](const Shape& shape) {
+    if (shape_numel(shape) == most && std::find(domains.begin(), domains.end(), shape) == domains.end()) {
+      domains.push_back(shape);
+    }
+  };
+  for (size_t i = cluster.outputs.size(); i-- > 0;) consider(cluster.outputs[i].shape());
+  const size_t from_outputs = domains.size();
+  for (const auto& n : cluster.nodes) consider(n->output_types()[0].shape);
+  std::stable_sort(domains.begin() + static_cast<std::ptrdiff_t>(from_outputs), domains.end(),
+                   [](const Shape& a, const Shape& b) { return a.size() > b.size(); });
   std::optional<Error> first_error;
-  for (size_t i = cluster.outputs.size(); i-- > 0;) {
-    const Shape& domain = cluster.outputs[i].shape();
-    if (cluster.outputs[i].type().numel() != most) continue;
+  for (const Shape& domain : domains) {
     try {
       Kernel k = KernelBuilder(cluster, domain, std::vector<bool>(domain.size(), false)).build();
       k.name = name;

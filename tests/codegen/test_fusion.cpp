@@ -266,3 +266,23 @@ TEST(Fusion, LongChainsAreCutIntoBoundedKernels) {
   }
   EXPECT_EQ(total, 3000u);
 }
+
+TEST(Fusion, RotaryPairsOfAStackedProjectionAreOneCluster) {
+  // Llama's RoPE on the q/k part of a stacked q/k/v product (a slice whose rows lie apart): the pairs,
+  // their flipped copy, both products and the reshape folding pairs back into heads are one kernel,
+  // computed over the unmerged pair axes (the flip reads through two reshapes with a negative step),
+  // instead of one kernel that copies the pairs out for a second.
+  const int64_t n = 4, heads = 5, d = 8;
+  const MultiFn rope = [&](const std::vector<Tensor>& in) {
+    const Tensor x = ops::reshape(ops::slice(in[0], 1, 0, heads * d), {n, heads, d});
+    const Tensor pairs = ops::reshape(x, {n, heads, d / 2, 2});
+    const Tensor cos = ops::reshape(in[1], {n, 1, d / 2, 1});
+    const Tensor sin = ops::reshape(in[2], {n, 1, d / 2, 2});
+    return std::vector<Tensor>{ops::reshape(pairs * cos + ops::flip(pairs, {3}) * sin, {n, heads, d})};
+  };
+  const auto clusters = clusters_of(trace(rope, {f32({n, (heads + 2) * d}), f32({n, d / 2}), f32({n, d})}));
+  ASSERT_EQ(clusters.size(), 1u);
+  EXPECT_EQ(clusters[0].outputs.size(), 1u);
+  check_against_reference(rope, {random_of(DType::f32, {n, (heads + 2) * d}, 1), random_of(DType::f32, {n, d / 2}, 2),
+                                 random_of(DType::f32, {n, d}, 3)});
+}

@@ -182,6 +182,33 @@ TEST(CudaLlmKernels, PrefillAttentionOnTheTensorCoresMatchesTheReference) {
   }
 }
 
+TEST(CudaLlmKernels, AttentionReadsQueriesWhoseRowsLieApart) {
+  // The query heads of a stacked q/k projection: a slice whose rows are hq + hk heads apart. Both
+  // kernels read it in place (no materialising copy in the program) and give the reference's values.
+  const int64_t hq = 4, hk = 2, d = 64, rows = 160;
+  for (int64_t m : {3, 128}) {
+    SCOPED_TRACE(m);
+    const ir::Graph g = trace(
+        [&](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+          return {ops::kv_cache_attention(ops::slice(a[0], 1, 0, hq), a[1], a[2], a[3])};
+        },
+        {{DType::f32, {m, hq + hk, d}}, {DType::f16, {rows, hk, d}}, {DType::f16, {rows, hk, d}}, {DType::i64, {m}}});
+    std::vector<int64_t> positions;
+    for (int64_t i = 0; i < m; ++i) positions.push_back(rows - m + i);
+    const std::vector<Array> in = {random_array({m, hq + hk, d}, 51, -1, 1, DType::f32),
+                                   random_array({rows, hk, d}, 52, -1, 1, DType::f32).astype(DType::f16),
+                                   random_array({rows, hk, d}, 53, -1, 1, DType::f32).astype(DType::f16),
+                                   Array::from_vector(positions, {m})};
+    const auto exe = cuda().compile(g);
+    const std::string program = program_text(whole_on_gpu(*exe));
+    EXPECT_EQ(program.find("materialise"), std::string::npos) << program;
+    const auto got = exe->run(in);
+    const auto want = backends::reference_backend().compile(g)->run(in);
+    const double tol = m >= 64 ? 4e-3 : 1e-4;
+    expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), tol, tol);
+  }
+}
+
 TEST(CudaLlmKernels, APositionOutsideTheCacheIsReportedAtTheNextRun) {
   const ir::Graph g = trace(
       [](const std::vector<Tensor>& a) -> std::vector<Tensor> {

@@ -37,8 +37,13 @@ __device__ __forceinline__ u32 pack(float lo, float hi) {
   const __half2 h = __floats2half2_rn(lo, hi);
   return *(const u32*)&h;
 }
-__device__ __forceinline__ u32 pack(__half lo, __half hi) {
-  return (u32)__half_as_ushort(lo) | ((u32)__half_as_ushort(hi) << 16);
+// Four 8x8 f16 tiles of shared memory, transposed: lane l names row l % 8 of tile l / 8, and gets
+// two values of each tile's column l / 4 (the B fragment of a row-major [key][channel] tile).
+__device__ __forceinline__ void ldmatrix_x4_trans(u32* r, const __half* row) {
+  const unsigned address = (unsigned)__cvta_generic_to_shared(row);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
 }
 // Rows t0 .. t0 + KT - 1 of one KV head into shared memory as f16 (rows past the cache are zeros).
 template <int W, int WP>
@@ -63,13 +68,14 @@ __device__ __forceinline__ void stage(const KV_T* __restrict__ src, __half* dst,
 }
 extern "C" __global__ void __launch_bounds__(THREADS) tsr_flash_attention(const float* __restrict__ q,
     const KV_T* __restrict__ k, const KV_T* __restrict__ v, const POS_T* __restrict__ pos, float* __restrict__ out,
-    int* error, int m, int hq, int hk, long long rows, float scale) {
+    int* error, int m, int hq, int hk, long long rows, float scale, long long q_stride) {
   TSR_GRID_PROLOGUE();
   __shared__ __align__(16) __half qs[QUERIES * DP];
   __shared__ __align__(16) __half ks[KT * DP];
   __shared__ __align__(16) __half vs[KT * DVP];
   __shared__ long long last[QUERIES];  // the last cache row each query reads; -1: none
-  const int h = blockIdx.y, i0 = blockIdx.x * QUERIES, g = h / (hq / hk);
+  // The last queries read the most rows (causal prefill): their tiles start first.
+  const int h = blockIdx.y, i0 = (gridDim.x - 1 - blockIdx.x) * QUERIES, g = h / (hq / hk);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   if (tid < QUERIES) {
     long long p = -1;
@@ -83,7 +89,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_flash_attention(const 
   const float q_scale = scale * 1.4426950408889634f;
   for (int c = tid; c < QUERIES * D; c += THREADS) {
     const int r = c / D, col = c % D;
-    const float value = i0 + r < m ? q[((long long)(i0 + r) * hq + h) * D + col] * q_scale : 0.0f;
+    const float value = i0 + r < m ? q[(long long)(i0 + r) * q_stride + (long long)h * D + col] * q_scale : 0.0f;
     qs[r * DP + col] = __float2half_rn(value);
   }
   __syncthreads();
@@ -162,13 +168,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_flash_attention(const 
       pa[j / 2][(j % 2) * 2] = pack(p0, p1);
       pa[j / 2][(j % 2) * 2 + 1] = pack(p2, p3);
     }
+    // Tiles of lane l: keys kk * 16 + (l / 8 % 2) * 8 + l % 8, channels (j + l / 16) * 8 .. + 7.
+    const __half* vrow = vs + (((lane >> 3) & 1) * 8 + (lane & 7)) * DVP + (lane >> 4) * 8;
 #pragma unroll
-    for (int j = 0; j < DV / 8; ++j) {
-      const __half* vb = vs + 2 * tq * DVP + j * 8 + gq;
+    for (int j = 0; j < DV / 8; j += 2) {
 #pragma unroll
       for (int kk = 0; kk < KT / 16; ++kk) {
-        const __half* b = vb + kk * 16 * DVP;
-        mma16816(o[j], pa[kk], pack(b[0], b[DVP]), pack(b[8 * DVP], b[9 * DVP]));
+        u32 b[4];
+        ldmatrix_x4_trans(b, vrow + kk * 16 * DVP + j * 8);
+        mma16816(o[j], pa[kk], b[0], b[1]);
+        mma16816(o[j + 1], pa[kk], b[2], b[3]);
       }
     }
   }

@@ -90,7 +90,7 @@ __device__ __forceinline__ void scores(const float (*qs)[D], const KV_T* __restr
 }
 extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const float* __restrict__ q,
     const KV_T* __restrict__ k, const KV_T* __restrict__ v, const POS_T* __restrict__ pos, float* __restrict__ out,
-    int* error, int m, int hq, int hk, long long rows, float scale) {
+    int* error, int m, int hq, int hk, long long rows, float scale, long long q_stride) {
   TSR_GRID_PROLOGUE();
   const int groups_per_query = hq / HEADS;
   const int i0 = (blockIdx.x / groups_per_query) * QT, h0 = (blockIdx.x % groups_per_query) * HEADS;
@@ -113,7 +113,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const flo
   }
   for (int c = tid; c < NH * D; c += THREADS) {
     const int j = c / D, t = j / HEADS, h = j % HEADS;
-    qs[j][c % D] = i0 + t < m ? q[((long long)(i0 + t) * hq + h0 + h) * D + c % D] * scale : 0.0f;
+    qs[j][c % D] = i0 + t < m ? q[(long long)(i0 + t) * q_stride + (long long)(h0 + h) * D + c % D] * scale : 0.0f;
   }
   __syncthreads();
   float acc[NH][PER_LANE];
@@ -234,7 +234,8 @@ bool claim_kv_attention(const ir::Node& node) {
 class KvAttentionStep final : public common::Step {
  public:
   KvAttentionStep(std::shared_ptr<KernelModule> module, const char* kernel, dim3 grid, dim3 block,
-                  std::vector<Operand> operands, int m, int hq, int hk, int64_t rows, float scale, std::string what)
+                  std::vector<Operand> operands, int m, int hq, int hk, int64_t rows, float scale, int64_t q_stride,
+                  std::string what)
       : module_(std::move(module)),
         kernel_(module_->kernel(kernel)),
         grid_(grid),
@@ -245,6 +246,7 @@ class KvAttentionStep final : public common::Step {
         hk_(hk),
         rows_(rows),
         scale_(scale),
+        q_stride_(q_stride),
         what_(std::move(what)) {}
   void run(const common::RunContext& ctx) const override {
     void* ptrs[5];
@@ -253,7 +255,8 @@ class KvAttentionStep final : public common::Step {
     int m = m_, hq = hq_, hk = hk_;
     long long rows = rows_;
     float scale = scale_;
-    void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &flag, &m, &hq, &hk, &rows, &scale};
+    long long q_stride = q_stride_;
+    void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &flag, &m, &hq, &hk, &rows, &scale, &q_stride};
     launch_kernel(reinterpret_cast<const void*>(kernel_), grid_, block_, params, 0, stream_of(ctx),
                   "cudaLaunchKernel (kv_cache_attention)");
   }
@@ -268,14 +271,23 @@ class KvAttentionStep final : public common::Step {
   int m_, hq_, hk_;
   int64_t rows_;
   float scale_;
+  int64_t q_stride_;  // elements from one query's row to the next
   std::string what_;
 };
 
 bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   if (!claim_kv_attention(*node)) return false;
   const Shape &qs = node->input(0).shape(), &ks = node->input(1).shape(), &vs = node->input(2).shape();
+  // Queries may be a view whose rows lie apart (the query heads of a stacked q/k projection): the
+  // kernels take the row stride instead of a packed copy when each row's heads are contiguous.
   std::vector<int32_t> ids;
-  for (size_t i = 0; i < 4; ++i) ids.push_back(L.packed(L.value(node->input(i))));
+  const int32_t q_value = L.value(node->input(0));
+  const common::Layout& q_layout = L.info(q_value).layout;
+  const bool strided_rows = qs[0] > 1 && (qs[1] == 1 || q_layout.strides[1] == qs[2]) &&
+                            (qs[2] == 1 || q_layout.strides[2] == 1) && q_layout.strides[0] >= qs[1] * qs[2];
+  ids.push_back(strided_rows ? q_value : L.packed(q_value));
+  const int64_t q_stride = strided_rows ? q_layout.strides[0] : qs[1] * qs[2];
+  for (size_t i = 1; i < 4; ++i) ids.push_back(L.packed(L.value(node->input(i))));
   const int32_t out = L.produce(ir::Value(node, 0));
   const double attr = node->attrs().get_float("scale");
   const double scale = attr > 0 ? attr : 1.0 / std::sqrt(static_cast<double>(qs[2]));
@@ -297,7 +309,7 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
                ctx.compiler().module(flash_attention_source(qs[2], vs[2], node->input(1).dtype(), pos, vector_rows),
                                      "kv_cache_attention tensor-core kernel"),
                "tsr_flash_attention", grid, dim3(kFlashThreads), std::move(operands), m, hq, hk, ks[0],
-               static_cast<float>(scale), "kv_cache_attention (tensor cores) " + types),
+               static_cast<float>(scale), q_stride, "kv_cache_attention (tensor cores) " + types),
            ids, {out});
     return true;
   }
@@ -313,7 +325,7 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   L.emit(std::make_unique<KvAttentionStep>(ctx.compiler().module(src, "kv_cache_attention kernel"), "tsr_kv_attention",
                                            dim3(static_cast<unsigned>(tiles * (hq / heads))), dim3(kThreads),
                                            std::move(operands), m, hq, hk, ks[0], static_cast<float>(scale),
-                                           "kv_cache_attention " + types),
+                                           q_stride, "kv_cache_attention " + types),
          ids, {out});
   return true;
 }

@@ -1,7 +1,9 @@
 #include "tessera/backends/cuda/loop_kernels.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -108,7 +110,11 @@ std::vector<std::shared_ptr<const LoopKernel>> compile_loop_kernels(const std::v
                                                                     NvrtcCompiler& compiler, int multiprocessors) {
   std::vector<std::shared_ptr<const LoopKernel>> out;
   if (kernels.empty()) return out;
-  std::shared_ptr<KernelModule> module = compiler.module(loop_kernels_source(kernels), "generated kernels");
+  const std::string source = loop_kernels_source(kernels);
+  // As on the CPU backend (cpu/jit.cpp): the generated module on stderr, for reading what fusion made.
+  const char* dump = std::getenv("TESSERA_DUMP_KERNELS");
+  if (dump != nullptr && std::string(dump) == "1") std::fprintf(stderr, "// ---- tessera cuda kernels ----\n%s\n", source.c_str());
+  std::shared_ptr<KernelModule> module = compiler.module(source, "generated kernels");
   for (size_t i = 0; i < kernels.size(); ++i) {
     out.push_back(std::make_shared<LoopKernel>(module, module->kernel(entry_symbol(i)), kernels[i].name,
                                                static_cast<int>(kernels[i].input_types.size()),
