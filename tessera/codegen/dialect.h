@@ -48,6 +48,10 @@ struct Dialect {
   std::string bool_buffer_type;   // element type of bool buffers (bytes holding 0 or 1)
   std::string index_type;         // loop variables and offsets
   int index_bits = 64;            // 32: the emitter refuses kernels whose offsets do not fit
+  // Unsigned type the index decomposition divides in when the domain has fewer than 2^31 elements
+  // ("": index_type): a GPU's 64-bit division is a long subroutine, and a kernel of many axes
+  // divides several times per element.
+  std::string narrow_division_type;
   bool functional_casts = false;  // "T(x)" (GLSL) rather than "(T)x"
   bool strict_types = false;      // no implicit conversions: bool values are cast to the bool buffer type on store
   std::string and_op, or_op;      // logical and/or of two bools

@@ -222,6 +222,7 @@ Dialect make_cuda() {
   d.helper_qualifier = "__device__ __forceinline__";
   d.shared_body_qualifier = "__device__ __noinline__";
   d.restrict_qualifier = "";  // not __restrict__: in-place kernels alias an output with an input
+  d.narrow_division_type = "uint32_t";
   d.inner_loop_pragma = "";
   d.simd_reduction_pragma = "";
   d.thread_index = "((int64_t)blockIdx.x * blockDim.x + threadIdx.x)";

@@ -320,10 +320,13 @@ class KernelWriter {
       line(fmt::format("const {} {} = {};", idx(), var(dims[0]), src));
       return;
     }
-    line(fmt::format("{} rem = {};", idx(), src));
+    const bool narrow = !d_.narrow_division_type.empty() && shape_numel(k_.domain) <= int64_t{0x7fffffff};
+    const std::string& div = narrow ? d_.narrow_division_type : idx();
+    line(narrow ? fmt::format("{} rem = ({}){};", div, div, src) : fmt::format("{} rem = {};", div, src));
     for (size_t i = dims.size(); i-- > 1;) {
-      line(fmt::format("const {} {} = rem % {};", idx(), var(dims[i]), extent(dims[i])));
-      line(fmt::format("rem /= {};", extent(dims[i])));
+      const std::string e = narrow ? fmt::format("({}){}", div, extent(dims[i])) : extent(dims[i]);
+      line(fmt::format("const {} {} = rem % {};", idx(), var(dims[i]), e));
+      line(fmt::format("rem /= {};", e));
     }
     line(fmt::format("const {} {} = rem;", idx(), var(dims[0])));
   }

@@ -11,9 +11,9 @@ extern "C" __global__ void tsr_kernel_0(const void* const* in_, void* const* out
   const float* in1 = (const float*)in_[1];
   float* out0 = (float*)out_[0];
   for (int64_t u = begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); u < end; u += ((int64_t)gridDim.x * blockDim.x)) {
-    int64_t rem = u;
-    const int64_t j = rem % 5;
-    rem /= 5;
+    uint32_t rem = (uint32_t)u;
+    const int64_t j = rem % (uint32_t)5;
+    rem /= (uint32_t)5;
     const int64_t i0 = rem;
     const float v0 = in0[i0];
     const float v1 = in1[j];

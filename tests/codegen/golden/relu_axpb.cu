@@ -20,9 +20,9 @@ extern "C" __global__ void tsr_kernel_0(const void* const* in_, void* const* out
       for (int q = 0; q < 2; ++q) {
         const int64_t u = u0 + q * ((int64_t)gridDim.x * blockDim.x) * 4;
         if (u < end) {
-          int64_t rem = u;
-          const int64_t j = rem % 8;
-          rem /= 8;
+          uint32_t rem = (uint32_t)u;
+          const int64_t j = rem % (uint32_t)8;
+          rem /= (uint32_t)8;
           const int64_t i0 = rem;
           L0[q] = *(const tsr_vec<float, 4>*)(in0 + (i0 * 8 + j));
           L3[q] = *(const tsr_vec<float, 4>*)(in2 + (j));
@@ -32,9 +32,9 @@ extern "C" __global__ void tsr_kernel_0(const void* const* in_, void* const* out
       for (int q = 0; q < 2; ++q) {
         const int64_t u = u0 + q * ((int64_t)gridDim.x * blockDim.x) * 4;
         if (u < end) {
-          int64_t rem = u;
-          const int64_t j = rem % 8;
-          rem /= 8;
+          uint32_t rem = (uint32_t)u;
+          const int64_t j = rem % (uint32_t)8;
+          rem /= (uint32_t)8;
           const int64_t i0 = rem;
           tsr_vec<float, 4> S0;
           const float v0_0 = L0[q].v[0];
@@ -72,9 +72,9 @@ extern "C" __global__ void tsr_kernel_0(const void* const* in_, void* const* out
   }
   else {
     for (int64_t u = begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); u < end; u += ((int64_t)gridDim.x * blockDim.x)) {
-      int64_t rem = u;
-      const int64_t j = rem % 8;
-      rem /= 8;
+      uint32_t rem = (uint32_t)u;
+      const int64_t j = rem % (uint32_t)8;
+      rem /= (uint32_t)8;
       const int64_t i0 = rem;
       const float v0 = in0[i0 * 8 + j];
       const float v2 = v0 * 2.0f;
