@@ -115,6 +115,30 @@ struct AttentionCase {
   std::vector<int64_t> positions;
 };
 
+// Runs each case on CUDA and on the reference backend: the program must hold a step whose description
+// contains `step`, and the outputs agree within `tol`.
+void check_attention_cases(const std::vector<AttentionCase>& cases, const std::string& step, double tol,
+                           uint64_t seed) {
+  for (const AttentionCase& c : cases) {
+    SCOPED_TRACE(fmt::format("m={} hq={} hk={} d={} dv={} rows={}", c.m, c.hq, c.hk, c.d, c.dv, c.rows));
+    const Array q = random_array({c.m, c.hq, c.d}, seed, -1, 1, DType::f32);
+    const Array k = random_array({c.rows, c.hk, c.d}, seed + 1, -1, 1, DType::f32).astype(c.cache);
+    const Array v = random_array({c.rows, c.hk, c.dv}, seed + 2, -1, 1, DType::f32).astype(c.cache);
+    const Array pos = Array::from_vector(c.positions, {c.m}).astype(c.pos);
+    const ir::Graph g = trace(
+        [](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+          return {ops::kv_cache_attention(a[0], a[1], a[2], a[3])};
+        },
+        {{DType::f32, q.shape()}, {c.cache, k.shape()}, {c.cache, v.shape()}, {c.pos, pos.shape()}});
+    const auto exe = cuda().compile(g);
+    const std::string program = program_text(whole_on_gpu(*exe));
+    EXPECT_NE(program.find(step), std::string::npos) << program;
+    const auto got = exe->run({q, k, v, pos});
+    const auto want = backends::reference_backend().compile(g)->run({q, k, v, pos});
+    expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), tol, tol);
+  }
+}
+
 TEST(CudaLlmKernels, KvCacheAttentionMatchesTheReference) {
   std::vector<AttentionCase> cases = {
       {1, 8, 2, 64, 64, 1600, DType::f16, DType::i64, {1500}},           // decode: two chunks of rows
@@ -127,23 +151,7 @@ TEST(CudaLlmKernels, KvCacheAttentionMatchesTheReference) {
   AttentionCase prefill{37, 8, 2, 64, 64, 300, DType::f16, DType::i64, {}};  // 9 tiles of 4 queries and a tail
   for (int64_t i = 0; i < prefill.m; ++i) prefill.positions.push_back(100 + i);
   cases.push_back(prefill);
-  for (const AttentionCase& c : cases) {
-    SCOPED_TRACE(fmt::format("m={} hq={} hk={} d={} dv={} rows={}", c.m, c.hq, c.hk, c.d, c.dv, c.rows));
-    const Array q = random_array({c.m, c.hq, c.d}, 31, -1, 1, DType::f32);
-    const Array k = random_array({c.rows, c.hk, c.d}, 32, -1, 1, DType::f32).astype(c.cache);
-    const Array v = random_array({c.rows, c.hk, c.dv}, 33, -1, 1, DType::f32).astype(c.cache);
-    const Array pos = Array::from_vector(c.positions, {c.m}).astype(c.pos);
-    const ir::Graph g = trace(
-        [](const std::vector<Tensor>& a) -> std::vector<Tensor> {
-          return {ops::kv_cache_attention(a[0], a[1], a[2], a[3])};
-        },
-        {{DType::f32, q.shape()}, {c.cache, k.shape()}, {c.cache, v.shape()}, {c.pos, pos.shape()}});
-    const auto exe = cuda().compile(g);
-    EXPECT_NE(program_text(whole_on_gpu(*exe)).find("kv_cache_attention"), std::string::npos);
-    const auto got = exe->run({q, k, v, pos});
-    const auto want = backends::reference_backend().compile(g)->run({q, k, v, pos});
-    expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), 1e-4, 1e-4);
-  }
+  check_attention_cases(cases, "kv_cache_attention", 1e-4, 31);
 }
 
 TEST(CudaLlmKernels, PrefillAttentionOnTheTensorCoresMatchesTheReference) {
@@ -162,24 +170,7 @@ TEST(CudaLlmKernels, PrefillAttentionOnTheTensorCoresMatchesTheReference) {
   AttentionCase scattered{70, 4, 2, 64, 64, 90, DType::f32, DType::i32, {}};  // positions in any order
   for (int64_t i = 0; i < scattered.m; ++i) scattered.positions.push_back((i * 37) % 90);
   cases.push_back(scattered);
-  for (const AttentionCase& c : cases) {
-    SCOPED_TRACE(fmt::format("m={} hq={} hk={} d={} rows={}", c.m, c.hq, c.hk, c.d, c.rows));
-    const Array q = random_array({c.m, c.hq, c.d}, 41, -1, 1, DType::f32);
-    const Array k = random_array({c.rows, c.hk, c.d}, 42, -1, 1, DType::f32).astype(c.cache);
-    const Array v = random_array({c.rows, c.hk, c.dv}, 43, -1, 1, DType::f32).astype(c.cache);
-    const Array pos = Array::from_vector(c.positions, {c.m}).astype(c.pos);
-    const ir::Graph g = trace(
-        [](const std::vector<Tensor>& a) -> std::vector<Tensor> {
-          return {ops::kv_cache_attention(a[0], a[1], a[2], a[3])};
-        },
-        {{DType::f32, q.shape()}, {c.cache, k.shape()}, {c.cache, v.shape()}, {c.pos, pos.shape()}});
-    const auto exe = cuda().compile(g);
-    EXPECT_NE(program_text(whole_on_gpu(*exe)).find("tensor cores"), std::string::npos)
-        << program_text(whole_on_gpu(*exe));
-    const auto got = exe->run({q, k, v, pos});
-    const auto want = backends::reference_backend().compile(g)->run({q, k, v, pos});
-    expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), 4e-3, 4e-3);
-  }
+  check_attention_cases(cases, "tensor cores", 4e-3, 41);
 }
 
 TEST(CudaLlmKernels, AttentionReadsQueriesWhoseRowsLieApart) {
