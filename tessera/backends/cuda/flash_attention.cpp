@@ -17,7 +17,7 @@ namespace {
 // goes from S to the tensor cores without shared memory. Scores are in base 2 (Q is scaled by
 // log2 e) so the softmax uses ex2. A key past a query's position is -inf; a query whose position is
 // outside the cache raises the error flag and gets zeros.
-constexpr const char* kSource = R"CUDA(
+constexpr const char* kFlashAttentionSource = R"CUDA(
 #include <cuda_fp16.h>
 typedef unsigned int u32;
 #define DP (D + 8)
@@ -228,7 +228,7 @@ std::string flash_attention_source(int64_t d, int64_t dv, DType cache, DType pos
              "#define KV_HALF {}\n#define VEC {}\n#define POS_T {}\n",
              kFlashThreads, kFlashQueries, keys_per_tile(d, dv), d, dv, half ? "__half" : "float", half ? 1 : 0,
              vector_rows ? 1 : 0, pos == DType::i32 ? "int" : "long long") +
-         kSource;
+         kFlashAttentionSource;
 }
 
 }  // namespace tessera::backends::cuda
