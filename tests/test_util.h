@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -71,5 +72,28 @@ inline Array random_array(const Shape& shape, uint64_t seed, double lo = -1.0, d
     auto gc_result = ::tessera::testing::check_gradients(fn, inputs __VA_OPT__(, ) __VA_ARGS__); \
     EXPECT_TRUE(gc_result.ok) << gc_result.message;                                          \
   } while (0)
+
+// Scoped environment variable (restored on destruction).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      ::setenv(name_, old_.c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
 
 }  // namespace tessera::test

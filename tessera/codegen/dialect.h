@@ -98,6 +98,12 @@ struct Dialect {
   std::string shuffle_xor;       // "{v}" exchanged with the lane whose index differs by "{m}" (32-bit or wider types)
   std::string barrier;           // a statement
   std::string shared_decl;       // "{type} {name}[{size}]" in block-shared memory
+  // Lanes combine through a tree in shared memory, a barrier per level, instead of shuffles (GLSL,
+  // whose subgroups have no fixed width). warp_size is then the block, so the loops over outputs step
+  // whole blocks and every thread reaches the barriers; the tree's slots are declared at module scope.
+  bool lanes_through_shared = false;
+  std::string nan_flag_merge = "{a} |= {b};";  // a reduction's NaN flag {a} takes in another, {b}
+  std::string nan_flag_type = "int";           // shared slots of NaN flags
   // Splitting one output over several blocks (empty scratch_binding: never). Each block leaves its
   // partial result in a scratch buffer the launcher passes after the outputs; the block that counts
   // last (atomic_increment of a per-output counter, after memory_fence) combines the partials in
@@ -144,7 +150,7 @@ struct ThreadMapping {
 
 const Dialect& c_dialect();     // C11 for the system compiler (gcc/clang)
 const Dialect& cuda_dialect();  // CUDA C++ for NVRTC; emitted as text only for now (compile-checked in tests)
-// GLSL 450 compute shaders for a Vulkan backend (a skeleton: emitted and golden-tested, not run yet).
+// GLSL 450 compute shaders, run by the Vulkan backend (backends/vulkan/loop_kernels).
 // Indices are 32-bit ints: 64-bit integers are an optional Vulkan feature (shaderInt64) and storage
 // buffers rarely exceed 2^31 elements; the emitter refuses larger kernels. One kernel per module.
 const Dialect& glsl_dialect();

@@ -1,4 +1,4 @@
-// The GLSL 450 compute table, for the Vulkan backend to come. Each kernel is a shader module whose
+// The GLSL 450 compute table of the Vulkan backend. Each kernel is a shader module whose
 // buffers are std430 storage blocks at bindings 0.. (inputs, then outputs), whose range [begin, end)
 // comes in push constants, and whose invocations stride over the range as CUDA threads do.
 // Optional device features are enabled per module, only for the types a kernel touches: 8- and
@@ -171,6 +171,19 @@ Dialect make_glsl() {
 
   d.thread_index = "int(gl_GlobalInvocationID.x)";
   d.thread_count = "int(gl_NumWorkGroups.x * gl_WorkGroupSize.x)";
+  // Reductions with many elements per output spread them over a group of invocations (the decision
+  // of codegen/thread_mapping, as on CUDA) that meet in a shared-memory tree: subgroups have no fixed
+  // width, so the workgroup plays the warp. The tree's order is fixed, so results are deterministic.
+  d.warp_size = 256;
+  d.block_size = 256;
+  d.lanes_through_shared = true;
+  d.local_index = "int(gl_LocalInvocationID.x)";
+  d.block_index = "int(gl_WorkGroupID.x)";
+  d.block_count = "int(gl_NumWorkGroups.x)";
+  d.barrier = "barrier();";
+  d.shared_decl = "shared {type} {name}[{size}]";
+  d.nan_flag_merge = "{a} = {a} || {b};";
+  d.nan_flag_type = "bool";
   return d;
 }
 

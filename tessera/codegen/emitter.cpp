@@ -168,6 +168,7 @@ class KernelWriter {
     if (d_.bindings_at_module_scope) {
       for (const BufferBinding& b : bindings) line(d_.bind_buffer(d_, b));
     }
+    if (tree_lanes()) declare_tree_slots();
     if (params_) {
       line(fmt::format("{0} void {1}(const void* const* in_, void* const* out_, {2} begin, {2} end, const {2}* P) {{",
                        d_.shared_body_qualifier, symbol_, d_.index_type));
@@ -799,7 +800,9 @@ class KernelWriter {
           break;
         }
       }
-      if (tracks_nan(r)) line(fmt::format("{} |= {};", nan_flag(r), flag(r)));
+      if (tracks_nan(r)) {
+        line(fmt::format(fmt::runtime(d_.nan_flag_merge), fmt::arg("a", nan_flag(r)), fmt::arg("b", flag(r))));
+      }
     }
   }
 
@@ -810,8 +813,64 @@ class KernelWriter {
     return narrow(t) ? cast_to(d_.type(t), e, d_) : e;
   }
 
-  // A butterfly over groups of `lanes` aligned lanes: afterwards each lane holds its group's result.
+  // Whether this kernel's lanes combine through the shared-memory tree.
+  bool tree_lanes() const { return d_.lanes_through_shared && mapping_.group > 1; }
+
+  // The tree's type for an accumulator of type t: bytes travel as int (as through shuffles).
+  std::string slot_type(ScalarType t) const {
+    return t == ScalarType::i8 || t == ScalarType::u8 ? d_.type(ScalarType::i32) : d_.type(t);
+  }
+
+  // One slot per thread of the block for each accumulator (and NaN flag), at module scope.
+  void declare_tree_slots() {
+    for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      line(fmt::format(fmt::runtime(d_.shared_decl), fmt::arg("type", slot_type(k_.reductions[r].acc_type)),
+                       fmt::arg("name", fmt::format("tsr_tree{}", r)), fmt::arg("size", d_.block_size)) + ";");
+      if (tracks_nan(r)) {
+        line(fmt::format(fmt::runtime(d_.shared_decl), fmt::arg("type", d_.nan_flag_type),
+                         fmt::arg("name", fmt::format("tsr_treen{}", r)), fmt::arg("size", d_.block_size)) + ";");
+      }
+    }
+  }
+
+  // Groups of `lanes` aligned threads through shared memory: at each level the lower half of a group
+  // takes in the slot `m` above it (the butterfly's order, fixed whatever the device). Afterwards the
+  // group's first thread holds its result. Every thread of the block must get here.
+  void combine_lanes_in_tree(int lanes) {
+    const std::string li = fmt::format("tsr_li{}", tree_level_++);
+    line(fmt::format("const {} {} = {};", idx(), li, d_.local_index));
+    line(d_.barrier);  // the slots' previous readers are done
+    auto store = [&] {
+      for (size_t r = 0; r < k_.reductions.size(); ++r) {
+        const ScalarType t = k_.reductions[r].acc_type;
+        const std::string v = slot_type(t) == d_.type(t) ? acc(r) : cast_to(slot_type(t), acc(r), d_);
+        line(fmt::format("tsr_tree{}[{}] = {};", r, li, v));
+        if (tracks_nan(r)) line(fmt::format("tsr_treen{}[{}] = {};", r, li, nan_flag(r)));
+      }
+    };
+    store();
+    for (int m = lanes / 2; m >= 1; m /= 2) {
+      line(d_.barrier);
+      open(fmt::format("if ({} % {} < {})", li, lanes, m));
+      combine(
+          [&](size_t r) {
+            const ScalarType t = k_.reductions[r].acc_type;
+            const std::string slot = fmt::format("tsr_tree{}[{} + {}]", r, li, m);
+            return slot_type(t) == d_.type(t) ? slot : cast_to(d_.type(t), slot, d_);
+          },
+          [&](size_t r) { return fmt::format("tsr_treen{}[{} + {}]", r, li, m); });
+      if (m > 1) store();
+      close();
+    }
+  }
+
+  // A butterfly over groups of `lanes` aligned lanes: afterwards each lane holds its group's result
+  // (through shared memory: the group's first lane).
   void combine_lanes(int lanes) {
+    if (d_.lanes_through_shared) {
+      combine_lanes_in_tree(lanes);
+      return;
+    }
     for (int m = lanes / 2; m >= 1; m /= 2) {
       combine([&](size_t r) { return shuffled(k_.reductions[r].acc_type, acc(r), m); },
               [&](size_t r) { return fmt::format(fmt::runtime(d_.shuffle_xor), fmt::arg("v", nan_flag(r)), fmt::arg("m", m)); });
@@ -851,6 +910,10 @@ class KernelWriter {
   // The block-wide combine of reduction_per_block: afterwards thread 0 holds the block's result.
   void combine_block(int warps) {
     const int w = d_.warp_size;
+    if (warps == 1) {  // the block is one warp (a shared-memory tree)
+      combine_lanes(w);
+      return;
+    }
     combine_lanes(w);
     open(fmt::format("if (tsr_l % {} == 0)", w));
     for (size_t r = 0; r < k_.reductions.size(); ++r) {
@@ -944,7 +1007,7 @@ class KernelWriter {
   // One block per output: lanes combine within each warp, warps through shared memory.
   void reduction_per_block() {
     const int bs = d_.block_size, warps = bs / d_.warp_size;
-    declare_block_shared(warps);
+    if (warps > 1) declare_block_shared(warps);
     line(fmt::format("const {} tsr_l = {};", idx(), d_.local_index));
     open(fmt::format("for ({0} o = begin + {1}; o < end; o += {2})", idx(), d_.block_index, d_.block_count));
     decompose("o", dims_where(false));
@@ -954,7 +1017,8 @@ class KernelWriter {
     open("if (tsr_l == 0)");
     epilogue_part();
     close();
-    line(d_.barrier);  // the shared slots are rewritten for the next output
+    // The shared slots are rewritten for the next output (a tree waits before it writes them).
+    if (!tree_lanes()) line(d_.barrier);
     close();
   }
 
@@ -1042,6 +1106,7 @@ class KernelWriter {
   int64_t block_ = 0;           // elements per streamed block; 0: the kernel writes directly
   std::string out_;
   int indent_ = 0;
+  int tree_level_ = 0;  // names of combine_lanes_in_tree's local index, one per use
 };
 
 }  // namespace

@@ -20,29 +20,6 @@ namespace tessera::test {
 // The kernel cache directory every test of this binary uses (created once, under /tmp).
 const std::string& test_cache_dir();
 
-// Scoped environment variable (restored on destruction).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      ::setenv(name_, old_.c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
-
 inline ir::Graph trace_fn(const MultiFn& fn, const std::vector<ir::TensorType>& types) {
   return trace(fn, types);
 }

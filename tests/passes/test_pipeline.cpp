@@ -9,29 +9,6 @@ using namespace tessera::test;
 
 namespace {
 
-// Sets an environment variable for the scope of one test.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old) old_ = old;
-    had_ = old != nullptr;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
-
 ir::Graph small_graph() {
   return trace_graph1([](const std::vector<Tensor>& x) { return ops::log(1.0 + x[0] * 1.0) + ops::exp(x[0]); },
                       {f32({3})});

@@ -14,6 +14,7 @@
 #include "tessera/ops/nn.h"
 #include "tessera/ops/ops.h"
 #include "tessera/ops/quant.h"
+#include "vulkan/quant_test_util.h"
 #include "vulkan/vulkan_test_util.h"
 
 namespace tessera::test {
@@ -28,28 +29,6 @@ constexpr QuantCase kDecodedTypes[] = {{"q4_0", 96},  {"q4_1", 64},  {"q5_0", 16
                                        {"q8_0", 224}, {"q4_k", 512}, {"q5_k", 256}, {"q6_k", 512},
                                        {"f16", 40},   {"bf16", 14},  {"f32", 37}};
 
-// Sets TESSERA_VULKAN_SUBGROUPS for one scope (the matvec's reduction is chosen when a graph compiles).
-struct SubgroupSwitch {
-  explicit SubgroupSwitch(bool on) {
-    if (on) {
-      unsetenv("TESSERA_VULKAN_SUBGROUPS");
-    } else {
-      setenv("TESSERA_VULKAN_SUBGROUPS", "0", 1);
-    }
-  }
-  ~SubgroupSwitch() { unsetenv("TESSERA_VULKAN_SUBGROUPS"); }
-};
-
-// Weights [n, k] of `type` as u8 rows, from values of a few sizes (so that blocks use their scales).
-Array quantized_weights(int64_t n, int64_t k, const std::string& type, uint64_t seed) {
-  return ops::quantize_array(random_array({n, k}, seed, -1.5, 1.5, DType::f32), type);
-}
-
-ir::Graph product_graph(int64_t m, int64_t k, const Array& w, const std::string& type) {
-  auto f = [type](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::quantized_matmul(a[0], a[1], type)}; };
-  return trace(f, {{DType::f32, {m, k}}, {DType::u8, w.shape()}});
-}
-
 TEST(VulkanLlmOps, QuantizedMatvecMatchesTheReferenceForEveryDecodedType) {
   const bool has_subgroups = backends::vulkan::vulkan_context()->features().subgroup_arithmetic;
   for (const QuantCase& c : kDecodedTypes) {
@@ -59,7 +38,8 @@ TEST(VulkanLlmOps, QuantizedMatvecMatchesTheReferenceForEveryDecodedType) {
     for (bool subgroups : {true, false}) {
       if (subgroups && !has_subgroups) continue;
       SCOPED_TRACE(subgroups ? "subgroup sums" : "shared-memory sums");
-      const SubgroupSwitch sw(subgroups);
+      // The matvec's reduction is chosen when a graph compiles.
+      const ScopedEnv sw("TESSERA_VULKAN_SUBGROUPS", subgroups ? "1" : "0");
       for (int64_t m : {1, 3, 8}) {
         SCOPED_TRACE("rows " + std::to_string(m));
         expect_vulkan_matches(product_graph(m, c.k, w, c.type), {random_array({m, c.k}, 5 + m, -1, 1, DType::f32), w},

@@ -11,6 +11,7 @@
 #include "tessera/backends/vulkan/copy_shader.h"
 #include "tessera/backends/vulkan/matmul_shader.h"
 #include "tessera/backends/vulkan/pipelines.h"
+#include "tessera/backends/vulkan/quant_matvec_wide.h"
 #include "tessera/backends/vulkan/vulkan_backend.h"
 #include "tessera/core/error.h"
 #include "test_util.h"
@@ -105,6 +106,18 @@ TEST(VulkanShaders, HandWrittenShadersCompile) {
   EXPECT_FALSE(pipelines().spirv(backends::vulkan::matmul_coopmat_glsl(), "matmul_f16_coopmat").empty());
   for (uint32_t es : {1u, 2u, 4u, 8u}) EXPECT_FALSE(pipelines().spirv(backends::vulkan::strided_copy_glsl(es), "copy").empty());
   EXPECT_THROW(backends::vulkan::strided_copy_glsl(3), Error);
+  // The wide matvec as GPUs get it (unrolled; lavapipe runs it rolled), with and without shuffles.
+  using backends::vulkan::WideMatvecShape;
+  for (auto type : {quant::GgmlType::q4_0, quant::GgmlType::q4_1, quant::GgmlType::q8_0, quant::GgmlType::q4_k,
+                    quant::GgmlType::q5_k}) {
+    for (int rows : {1, 8}) {
+      for (bool shuffle : {true, false}) {
+        WideMatvecShape shape = backends::vulkan::wide_matvec_shape(type, 2048, rows);
+        EXPECT_FALSE(pipelines().spirv(backends::vulkan::quant_matvec_wide_glsl(type, 2048, rows, shape, shuffle, {true, true}),
+                                       "quant_matvec_wide").empty());
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -165,6 +165,9 @@ std::string Context::init() {
   features_.subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
                                   (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
                                   (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0;
+  features_.subgroup_shuffle = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
+                               (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) != 0 &&
+                               (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0;
 
   // Cooperative matrices (tensor cores): the extension, the 16x16x16 f16 configuration, and the
   // features its shaders need. TESSERA_VULKAN_COOPMAT=0 leaves them off (for measuring them).

@@ -25,6 +25,8 @@ struct Features {
   // device's subgroup width (0 when unknown).
   bool subgroup_arithmetic = false;
   uint32_t subgroup_size = 0;
+  // subgroupShuffleXor in compute shaders (the wide quantized matvec's butterfly over a row's lanes).
+  bool subgroup_shuffle = false;
   // VK_NV_cooperative_matrix with 16x16x16 f16 x f16 -> f32 products per subgroup of 32 (tensor cores
   // on NVIDIA GPUs), shaderFloat16 and the Vulkan memory model its SPIR-V declares: f16 matmuls
   // through matmul_coopmat_glsl.

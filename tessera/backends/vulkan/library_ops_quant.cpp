@@ -12,6 +12,7 @@
 #include "tessera/backends/vulkan/context.h"
 #include "tessera/backends/vulkan/library_ops.h"
 #include "tessera/backends/vulkan/matmul_shader.h"
+#include "tessera/backends/vulkan/quant_matvec_wide.h"
 #include "tessera/backends/vulkan/quant_shader.h"
 #include "tessera/backends/vulkan/shader_step.h"
 #include "tessera/backends/vulkan/steps.h"
@@ -79,6 +80,51 @@ bool use_subgroups(const Context& ctx) {
   if (env != nullptr && std::strcmp(env, "0") == 0) return false;
   const Features& f = ctx.features();
   return f.subgroup_arithmetic && f.subgroup_size > 0 && f.subgroup_size <= static_cast<uint32_t>(kMatvecLanes);
+}
+
+// Whether a matvec of these rows takes the wide shader (quant_matvec_wide.h), unless
+// TESSERA_VULKAN_MATVEC=old (the shader that reads a block per invocation step, for measuring both).
+bool use_wide_matvec(const QuantOperands& q) {
+  const char* env = std::getenv("TESSERA_VULKAN_MATVEC");
+  if (env != nullptr && std::strcmp(env, "old") == 0) return false;
+  return wide_matvec_takes(q.type, q.k);
+}
+
+// The wide matvec's lanes meet through subgroupShuffleXor where the device has it (and
+// TESSERA_VULKAN_SUBGROUPS is not 0), else in shared memory.
+bool use_shuffles(const Context& ctx) {
+  const char* env = std::getenv("TESSERA_VULKAN_SUBGROUPS");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return false;
+  return ctx.features().subgroup_shuffle;
+}
+
+// The matvec dispatch of up to kMaxMatvecRows activation rows: w, x, y, then the tail's bindings.
+ShaderDispatch matvec_dispatch(Context& ctx, const QuantOperands& q, const MatvecTail& tail, std::string& how) {
+  ShaderDispatch d;
+  const std::string suffix = fmt::format("{}{}", tail.bias ? "_bias" : "", tail.residual ? "_residual" : "");
+  const int rows = static_cast<int>(q.m);
+  if (use_wide_matvec(q)) {
+    WideMatvecShape shape = wide_matvec_shape(q.type, q.k, rows);
+    shape.unroll = ctx.properties().deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    const bool shuffles = use_shuffles(ctx);
+    d.pipeline = ctx.pipelines().pipeline(
+        quant_matvec_wide_glsl(q.type, q.k, rows, shape, shuffles, tail), 3 + tail.bindings(),
+        fmt::format("quant_matvec_wide_{}_r{}_l{}_b{}{}{}{}", quant::type_name(q.type), q.m, shape.lanes,
+                    shape.row_block, shuffles ? "_shuffles" : "", shape.unroll ? "" : "_rolled", suffix));
+    d.groups = {library_groups(q.n, shape.rows_per_workgroup()), 1, 1};
+    how = fmt::format("wide matvec, {} lanes a row, {} rows an invocation{}", shape.lanes, shape.row_block,
+                      shuffles ? ", shuffled sums" : "");
+  } else {
+    const bool subgroups = use_subgroups(ctx);
+    d.pipeline = ctx.pipelines().pipeline(
+        quant_matvec_glsl(q.type, q.k, rows, subgroups, tail), 3 + tail.bindings(),
+        fmt::format("quant_matvec_{}_r{}{}{}", quant::type_name(q.type), q.m, subgroups ? "_subgroups" : "", suffix));
+    d.groups = {library_groups(q.n, kMatvecRowsPerGroup), 1, 1};
+    how = subgroups ? "matvec, subgroup sums" : "matvec";
+  }
+  d.push = {static_cast<uint32_t>(q.n), static_cast<uint32_t>(q.k), static_cast<uint32_t>(q.row_bytes)};
+  d.shift_word = kMatvecShiftWord;
+  return d;
 }
 
 // The dispatch that decodes n rows of the weight into f32 at `y` ([n, k], or [k, n] when transposed).
@@ -156,22 +202,14 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   const std::string what = fmt::format("{} quantized_matmul {}x{}x{}{}{}", quant::type_name(q.type), q.m, q.n, q.k,
                                        tail.bias ? " +bias" : "", tail.residual ? " +residual" : "");
   if (q.m <= kMaxMatvecRows) {
-    const bool subgroups = use_subgroups(ctx);
-    ShaderDispatch d;
-    d.pipeline = ctx.pipelines().pipeline(
-        quant_matvec_glsl(q.type, q.k, static_cast<int>(q.m), subgroups, tail), 3 + tail.bindings(),
-        fmt::format("quant_matvec_{}_r{}{}{}{}", quant::type_name(q.type), q.m, subgroups ? "_subgroups" : "",
-                    tail.bias ? "_bias" : "", tail.residual ? "_residual" : ""));
+    std::string how;
+    ShaderDispatch d = matvec_dispatch(ctx, q, tail, how);
     d.bindings = {{L.operand(w), word_bytes(q.n * q.row_bytes), false, 4},
                   {L.operand(x), static_cast<uint64_t>(q.m * q.k) * 4, false, 4},
                   {L.operand(y), static_cast<uint64_t>(q.m * q.n) * 4, true, 4}};
     for (const ShaderBinding& b : tail_bindings(L, q, bias, residual)) d.bindings.push_back(b);
-    d.push = {static_cast<uint32_t>(q.n), static_cast<uint32_t>(q.k), static_cast<uint32_t>(q.row_bytes)};
-    d.shift_word = kMatvecShiftWord;
-    d.groups = {library_groups(q.n, kMatvecRowsPerGroup), 1, 1};
-    L.emit(std::make_unique<ShaderStep>(std::vector<ShaderDispatch>{std::move(d)},
-                                        what + (subgroups ? " (matvec, subgroup sums)" : " (matvec)")),
-           reads, {y});
+    L.emit(std::make_unique<ShaderStep>(std::vector<ShaderDispatch>{std::move(d)}, what + " (" + how + ")"), reads,
+           {y});
     return true;
   }
   // The weight decoded as the matmul shader's right operand [k, n], then y = x @ it.

@@ -1,32 +1,42 @@
 #include "tessera/backends/vulkan/loop_kernels.h"
 
 #include <cctype>
+#include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 
 #include "tessera/codegen/dialect.h"
 #include "tessera/codegen/emitter.h"
+#include "tessera/codegen/thread_mapping.h"
 #include "tessera/core/error.h"
 
 namespace tessera::backends::vulkan {
 
 namespace {
 
-// The GLSL table with the shifts in its push constants (tsr_shift[k] for binding k).
+// The GLSL table with the shifts in its push constants (tsr_shift[k] for binding k); `cooperative`
+// false: every reduction output is one invocation's.
+codegen::Dialect make_shader_dialect(bool cooperative) {
+  codegen::Dialect g = codegen::glsl_dialect();
+  g.kernel_signature = [](const codegen::Dialect& d, const std::string& symbol) {
+    return fmt::format(
+        "// {}: the module's entry point\n"
+        "layout(local_size_x = {}) in;\n"
+        "layout(push_constant) uniform TsrRange {{ int begin; int end; int tsr_shift[{}]; }};\n"
+        "void main()",
+        symbol, d.block_size, kMaxShaderBuffers);
+  };
+  if (!cooperative) g.warp_size = 0;
+  return g;
+}
+
+// Reductions with few outputs over long rows spread each output over a workgroup (or a group of its
+// invocations) meeting in shared memory, unless TESSERA_VULKAN_BLOCK_REDUCE=0 (for measuring both).
 const codegen::Dialect& shader_dialect() {
-  static const codegen::Dialect d = [] {
-    codegen::Dialect g = codegen::glsl_dialect();
-    g.kernel_signature = [](const codegen::Dialect&, const std::string& symbol) {
-      return fmt::format(
-          "// {}: the module's entry point\n"
-          "layout(local_size_x = 256) in;\n"
-          "layout(push_constant) uniform TsrRange {{ int begin; int end; int tsr_shift[{}]; }};\n"
-          "void main()",
-          symbol, kMaxShaderBuffers);
-    };
-    return g;
-  }();
-  return d;
+  static const codegen::Dialect cooperative = make_shader_dialect(true), alone = make_shader_dialect(false);
+  const char* env = std::getenv("TESSERA_VULKAN_BLOCK_REDUCE");
+  return env != nullptr && std::strcmp(env, "0") == 0 ? alone : cooperative;
 }
 
 bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
@@ -52,6 +62,11 @@ std::string shift_accesses(const std::string& src, const std::string& name, int 
 }
 
 }  // namespace
+
+int loop_kernel_threads_per_unit(const lower::Kernel& kernel) {
+  const codegen::ThreadMapping m = codegen::thread_mapping(kernel, shader_dialect());
+  return m.group * m.split;
+}
 
 std::string loop_kernel_glsl(const lower::Kernel& kernel) {
   const size_t ni = kernel.input_types.size(), no = kernel.output_types.size();

@@ -20,12 +20,17 @@ inline constexpr int kMaxShaderBuffers = static_cast<int>(kPushBytes / 4) - 2;
 /// The GLSL of one loop kernel as the backend runs it (also for tests and dumps).
 std::string loop_kernel_glsl(const lower::Kernel& kernel);
 
+/// Invocations that share one range unit of the kernel (a reduction's output: a workgroup or a group
+/// of its invocations, codegen/thread_mapping; else 1), for sizing the dispatch.
+int loop_kernel_threads_per_unit(const lower::Kernel& kernel);
+
 /// One compiled loop kernel.
 struct LoopShader {
   std::shared_ptr<const Pipeline> pipeline;
   std::string name;
   std::vector<uint32_t> input_sizes, output_sizes;  // element bytes per buffer
   int64_t range = 0;
+  int threads_per_unit = 1;  // loop_kernel_threads_per_unit
 };
 
 }  // namespace tessera::backends::vulkan

@@ -273,8 +273,7 @@ bool vulkan_decodes(GgmlType type, int64_t k) {
   return k % decode_group(type, k) == 0;
 }
 
-// The tail the matvec adds as it stores: + bias[j], then + the residual (the graph's order of the adds).
-std::string tail_glsl(const MatvecTail& tail) {
+std::string matvec_tail_glsl(const MatvecTail& tail) {
   std::string s;
   int binding = 3;
   std::string body = "float finish(float v, uint r, uint j) {\n";
@@ -343,7 +342,7 @@ void main() {{
                      fmt::arg("size", kMatvecLanes * kMatvecRowsPerGroup), fmt::arg("prelude", kPrelude),
                      fmt::arg("decode", checked_decode(type, k)), fmt::arg("index", index),
                      fmt::arg("reduction", reduction), fmt::arg("bindings", 3 + tail.bindings()),
-                     fmt::arg("tail", tail_glsl(tail)));
+                     fmt::arg("tail", matvec_tail_glsl(tail)));
 }
 
 std::string quant_dequantize_glsl(GgmlType type, int64_t k, bool transposed) {

@@ -30,6 +30,11 @@ struct MatvecTail {
   int bindings() const { return (bias ? 1 : 0) + (residual ? 1 : 0); }
 };
 
+/// `float finish(float v, uint r, uint j)`: the tail a matvec adds as it stores, + bias[j] then +
+/// residual[r * n + j] (the graph's order of the adds), with the bindings from 3 on that it reads
+/// (their shifts in shift[3..]).
+std::string matvec_tail_glsl(const MatvecTail& tail);
+
 /// y[r, j] = sum_c x[r, c] * w[j, c] (+ bias[j]) (+ residual[r, j]) for r < rows (1..kMaxMatvecRows):
 /// bindings w (words), x, y (f32), then the bias and the residual where `tail` has them; push words
 /// n, k, row_bytes, then the binding shifts. kMatvecRowsPerGroup weight rows per workgroup of

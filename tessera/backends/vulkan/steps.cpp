@@ -31,12 +31,15 @@ class KernelStep final : public common::Step {
       buffers.push_back({ctx.ptr<const std::byte>(outputs_[i]), output_bytes_[i], true, shader_->output_sizes[i]});
     }
     std::vector<uint32_t> push = {0u, static_cast<uint32_t>(shader_->range)};
-    recorder_of(ctx).dispatch(*shader_->pipeline, buffers, std::move(push), 2, groups_for(shader_->range));
+    recorder_of(ctx).dispatch(*shader_->pipeline, buffers, std::move(push), 2,
+                              groups_for(shader_->range * shader_->threads_per_unit));
   }
   common::StepKind kind() const override { return common::StepKind::kernel; }
   std::string describe() const override {
-    return fmt::format("vulkan kernel {} ({} in, {} out, {} units)", shader_->name, inputs_.size(), outputs_.size(),
-                       shader_->range);
+    return fmt::format("vulkan kernel {} ({} in, {} out, {} units{})", shader_->name, inputs_.size(), outputs_.size(),
+                       shader_->range,
+                       shader_->threads_per_unit > 1 ? fmt::format(", {} invocations a unit", shader_->threads_per_unit)
+                                                     : "");
   }
 
  private:
@@ -149,6 +152,7 @@ std::unique_ptr<common::CompiledClusters> VulkanKernelCompiler::compile(const st
     auto shader = std::make_shared<LoopShader>();
     shader->name = kernel.name;
     shader->range = kernel.range();
+    shader->threads_per_unit = loop_kernel_threads_per_unit(kernel);
     for (const ir::Value& v : clusters[c].inputs) shader->input_sizes.push_back(element_bytes(v.dtype()));
     for (const ir::Value& v : clusters[c].outputs) shader->output_sizes.push_back(element_bytes(v.dtype()));
     const int bindings = static_cast<int>(kernel.input_types.size() + kernel.output_types.size());

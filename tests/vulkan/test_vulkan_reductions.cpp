@@ -1,0 +1,102 @@
+// Generated reductions on Vulkan against the reference backend: few outputs over long rows take a
+// workgroup each, medium rows a group of a workgroup's invocations, short rows one invocation
+// (codegen/thread_mapping), all meeting in a shared-memory tree; sums, means, max/min with NaN, and
+// products, over f32 and f16; RMSNorm as the decode graph has it; the same bits run after run, and
+// the values of TESSERA_VULKAN_BLOCK_REDUCE=0 (one invocation per output).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "tessera/backends/vulkan/context.h"
+#include "tessera/ops/nn.h"
+#include "tessera/ops/ops.h"
+#include "tessera/ops/reduce.h"
+#include "vulkan/vulkan_test_util.h"
+
+namespace tessera::test {
+namespace {
+
+// The kernel steps' descriptions of g compiled for Vulkan.
+std::string kernel_steps(const ir::Graph& g) {
+  const auto exe = vulkan_under_test().compile(g);
+  const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
+  if (vk == nullptr) return "(not one Vulkan executable)";
+  std::string steps;
+  for (const auto& step : vk->program().steps) steps += step->describe() + "\n";
+  return steps;
+}
+
+ir::Graph row_reductions(const Shape& shape, DType dt) {
+  auto f = [](const std::vector<Tensor>& a) {
+    const Tensor x = ops::cast(a[0], DType::f32);
+    return std::vector<Tensor>{ops::sum(x * x, {-1}), ops::mean(x, {-1}, true) + 1.0, ops::max(x, {-1}),
+                               ops::min(x, {-1})};
+  };
+  return trace(f, {{dt, shape}});
+}
+
+struct Extent {
+  Shape shape;
+  const char* threads;  // what the kernel steps say about invocations a unit ("" for one)
+};
+
+TEST(VulkanReductions, EveryExtentMatchesTheReference) {
+  // 1 x 2048 and 3 x 5000: a workgroup per output; 7 x 100: 16 invocations an output; 600 x 4096:
+  // more than 512 outputs, 256 invocations (a workgroup) each through the lane groups; 5000 x 8: one.
+  const Extent extents[] = {{{1, 2048}, "256 invocations a unit"}, {{3, 5000}, "256 invocations a unit"},
+                            {{7, 100}, "16 invocations a unit"},   {{600, 4096}, "256 invocations a unit"},
+                            {{5000, 8}, ""}};
+  for (const Extent& e : extents) {
+    for (DType dt : {DType::f32, DType::f16}) {
+      if (dt == DType::f16 && !backends::vulkan::vulkan_context()->features().storage16) continue;
+      SCOPED_TRACE(shape_str(e.shape) + " " + dtype_name(dt));
+      const ir::Graph g = row_reductions(e.shape, dt);
+      const std::string steps = kernel_steps(g);
+      if (*e.threads != 0) {
+        EXPECT_NE(steps.find(e.threads), std::string::npos) << steps;
+      } else {
+        EXPECT_EQ(steps.find("invocations a unit"), std::string::npos) << steps;
+      }
+      expect_vulkan_matches(g, {random_array(e.shape, 3, -2, 2, dt)}, 1e-5);
+    }
+  }
+}
+
+TEST(VulkanReductions, NanWinsMaxAndMinInEveryLaneAndProductsMatch) {
+  // A NaN in the first, a middle and the last element of rows reduced by a workgroup and by lanes.
+  for (const Shape& shape : {Shape{2, 3000}, Shape{3, 200}}) {
+    SCOPED_TRACE(shape_str(shape));
+    std::vector<float> v = random_array(shape, 4, 0.9, 1.1, DType::f32).to_vector<float>();
+    const int64_t cols = shape[1];
+    v[0] = std::numeric_limits<float>::quiet_NaN();
+    v[static_cast<size_t>(cols + cols / 2)] = std::numeric_limits<float>::quiet_NaN();
+    if (shape[0] > 2) v[static_cast<size_t>(3 * cols - 1)] = std::numeric_limits<float>::quiet_NaN();
+    auto f = [](const std::vector<Tensor>& a) {
+      return std::vector<Tensor>{ops::max(a[0], {1}), ops::min(a[0], {1}), ops::prod(a[0], {1})};
+    };
+    expect_vulkan_matches(trace(f, {{DType::f32, shape}}), {Array::from_vector<float>(v, shape)}, 1e-5);
+  }
+}
+
+TEST(VulkanReductions, RmsNormOfOneTokenTakesAWorkgroupAndRepeatsItsBits) {
+  auto f = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::rms_norm(a[0], {2048}, a[1])}; };
+  const ir::Graph g = trace(f, {{DType::f32, {1, 2048}}, {DType::f32, {2048}}});
+  EXPECT_NE(kernel_steps(g).find("256 invocations a unit"), std::string::npos) << kernel_steps(g);
+  const std::vector<Array> in = {random_array({1, 2048}, 5, -3, 3, DType::f32), random_array({2048}, 6, 0.5, 1.5, DType::f32)};
+  const std::vector<float> first = expect_vulkan_matches(g, in, 1e-5)[0].to_vector<float>();
+  const auto exe = vulkan_under_test().compile(g);
+  for (int run = 0; run < 3; ++run) {
+    EXPECT_EQ(exe->run(in)[0].to(host_device()).to_vector<float>(), first) << "run " << run;
+  }
+}
+
+TEST(VulkanReductions, OneInvocationPerOutputWhenSwitchedOff) {
+  const ScopedEnv off("TESSERA_VULKAN_BLOCK_REDUCE", "0");
+  const ir::Graph g = row_reductions({2, 4096}, DType::f32);
+  EXPECT_EQ(kernel_steps(g).find("invocations a unit"), std::string::npos) << kernel_steps(g);
+  expect_vulkan_matches(g, {random_array({2, 4096}, 7, -2, 2, DType::f32)}, 1e-5);
+}
+
+}  // namespace
+}  // namespace tessera::test
