@@ -7,6 +7,7 @@
 #include "tessera/kernels/cpu/activation.h"
 #include "tessera/kernels/cpu/conv_direct.h"
 #include "tessera/kernels/cpu/conv_internal.h"
+#include "tessera/kernels/cpu/conv_winograd.h"
 
 namespace tessera::kernels {
 
@@ -82,7 +83,8 @@ int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadP
   (void)pool;  // the workspaces do not depend on the threads
   if (is_depthwise(g)) return 0;
   const int64_t direct = direct_tiles_may_apply(g) ? direct_tiles_workspace_bytes(g, weights_packed) : 0;
-  return std::max(direct, implicit_gemm_workspace_bytes(g, weights_packed));
+  const int64_t winograd = winograd_may_apply(g) ? winograd_workspace_bytes(g, weights_packed) : 0;
+  return std::max({direct, winograd, implicit_gemm_workspace_bytes(g, weights_packed)});
 }
 
 bool conv2d_takes_packed_weights(const Conv2dGeometry& g) {
@@ -91,12 +93,17 @@ bool conv2d_takes_packed_weights(const Conv2dGeometry& g) {
 
 int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g) {
   const int64_t direct = direct_tiles_may_apply(g) ? direct_tiles_packed_floats(g) : 0;
-  return std::max(direct, implicit_gemm_packed_floats(g));
+  const int64_t winograd = winograd_may_apply(g) ? winograd_packed_floats(g) : 0;
+  return std::max({direct, winograd, implicit_gemm_packed_floats(g)});
 }
 
-void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool) {
+void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool,
+                         ConvAlgorithm algorithm) {
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
-  if (direct_tiles_apply(g)) {
+  const bool automatic = algorithm == ConvAlgorithm::automatic;
+  if ((automatic && winograd_apply(g)) || (algorithm == ConvAlgorithm::winograd && winograd_can_run(g))) {
+    winograd_pack_weights(g, w, packed, tp);
+  } else if (direct_tiles_apply(g) && algorithm != ConvAlgorithm::implicit_gemm) {
     direct_tiles_pack_weights(g, w, packed, tp);
   } else {
     implicit_gemm_pack_weights(g, w, packed, tp);
@@ -121,8 +128,13 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
   const int64_t plane = out_plane(g);
   if (g.batch == 0 || plane == 0) return;
+  if (algorithm == ConvAlgorithm::winograd && !winograd_can_run(g)) algorithm = ConvAlgorithm::automatic;
   if (algorithm == ConvAlgorithm::automatic && is_depthwise(g)) {
     conv2d_depthwise_forward(g, x, w, bias, y, epilogue, tp);
+    return;
+  }
+  if ((algorithm == ConvAlgorithm::automatic && winograd_apply(g)) || algorithm == ConvAlgorithm::winograd) {
+    winograd_forward(g, x, w, packed_weights, bias, y, workspace, epilogue, tp);
     return;
   }
   const bool direct_tiles = direct_tiles_apply(g);
