@@ -40,7 +40,8 @@ Conv2dGeometry make_conv2d_geometry(int64_t batch, int64_t in_channels, int64_t 
 void check_conv2d_geometry(const Conv2dGeometry& g, const char* what);
 
 // How the forward pass is computed. `automatic`: depthwise convolutions accumulate each plane directly;
-// with AVX-512, KxK and strided ones of one group (K >= 64) run as `direct_tiles` (register tiles of
+// with AVX-512, 3x3 stride-1 ones of one group with enough channels and tiles run as `winograd`, the
+// other ones of one group with K >= 64 (pointwise included) as `direct_tiles` (register tiles of
 // pixels x 32 output channels, each tap's input broadcast from the image); the others run as an
 // `implicit_gemm` (the im2col matrix gathered panel by panel into the register tiles' layout, never
 // stored whole). `im2col_gemm` (the whole im2col matrix, then SGEMM) and `direct` (plain loops) are

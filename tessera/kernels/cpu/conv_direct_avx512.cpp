@@ -56,7 +56,10 @@ int64_t padded_input_floats(const Conv2dGeometry& g) {
 
 bool direct_tiles_apply(const Conv2dGeometry& g) {
   // Short products (a 3-channel 3x3 stem: K = 27) spend more on turning each tile around than on it.
-  return TESSERA_X86_KERNELS && use_avx512() && g.groups == 1 && !is_pointwise(g) && col_rows(g) >= 64;
+  // Pointwise ones too: measured on MobileNetV2's (batch 1, one thread), 1x1 products of 64 input
+  // channels and more run 1.05-1.4x faster here than by the implicit GEMM (no panel copies, and no
+  // padded columns on 14x14 and 7x7 planes); those of 16-32 channels run 0.75-0.9x as fast.
+  return TESSERA_X86_KERNELS && use_avx512() && g.groups == 1 && col_rows(g) >= 64;
 }
 
 int64_t direct_tiles_packed_floats(const Conv2dGeometry& g) {

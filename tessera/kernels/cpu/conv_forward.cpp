@@ -76,7 +76,7 @@ void direct_image_group(const Conv2dGeometry& g, const float* x, const float* w,
 // Whether direct tiles could run g on some CPU: its workspace and packed weights are planned for them
 // too, as AVX-512 may be switched on or off between planning and running.
 bool direct_tiles_may_apply(const Conv2dGeometry& g) {
-  return g.groups == 1 && !is_pointwise(g);
+  return g.groups == 1;
 }
 
 int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool, bool weights_packed) {
