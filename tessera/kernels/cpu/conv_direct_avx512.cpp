@@ -56,9 +56,11 @@ int64_t padded_input_floats(const Conv2dGeometry& g) {
 
 bool direct_tiles_apply(const Conv2dGeometry& g) {
   // Short products (a 3-channel 3x3 stem: K = 27) spend more on turning each tile around than on it.
-  // Pointwise ones too: measured on MobileNetV2's (batch 1, one thread), 1x1 products of 64 input
-  // channels and more run 1.05-1.4x faster here than by the implicit GEMM (no panel copies, and no
-  // padded columns on 14x14 and 7x7 planes); those of 16-32 channels run 0.75-0.9x as fast.
+  // Pointwise ones too where they win (MobileNetV2's, one thread, against the implicit GEMM): those
+  // that reduce 64+ channels run 1.05-1.4x faster at batch 1 and 16 (no panel copies, no padded
+  // columns on 14x14 and 7x7 planes), those that expand them only over few columns (1.05-1.3x at
+  // batch 1; 0.85-0.95x at batch 16); from 16-32 channels they run 0.75-0.9x as fast.
+  if (is_pointwise(g) && g.in_channels < g.out_channels && g.batch * g.out_h * g.out_w > 1024) return false;
   return TESSERA_X86_KERNELS && use_avx512() && g.groups == 1 && col_rows(g) >= 64;
 }
 
