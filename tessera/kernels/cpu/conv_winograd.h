@@ -29,7 +29,24 @@ void winograd_pack_weights(const Conv2dGeometry& g, const float* w, float* dst, 
 bool winograd_packed_for(const Conv2dGeometry& g, const float* packed);
 constexpr int64_t kWinogradHeaderFloats = 16;
 
-// The weights' transform when not packed beforehand (the per-thread tiles live in thread scratch).
+// How the tiles are cut into chunks: whole rows of 2x2 output tiles (across images), as many as keep a
+// chunk's transformed input (16 positions x in_channels x tiles) within about 2 MiB.
+struct WinogradChunks {
+  int64_t tiles_h, tiles_w, segments;  // tiles per plane, and 16-tile segments per tile row
+  int64_t tile_rows, rows_per_chunk, count;  // tile rows of the batch, per chunk, and chunks
+  // A full chunk's layout: each position and channel a line of `stride` floats (room for the last
+  // segment's whole vector); positions `pitch` floats apart, a cache line more than their lines (at a
+  // multiple of 4 KiB the 16 positions' lines of one tile would share a cache set).
+  int64_t stride, pitch;
+  int64_t floats() const { return 16 * pitch + 16; }  // one chunk's transformed input, with slack
+};
+WinogradChunks winograd_chunks(const Conv2dGeometry& g);
+// Up to this many chunks are transformed once into the workspace, shared by all threads (one image
+// of a small plane: the threads split its output channels); more, each task transforms its own.
+constexpr int64_t kWinogradSharedChunks = 8;
+
+// The weights' transform when not packed beforehand, and the shared chunks (the per-thread tiles
+// live in thread scratch).
 int64_t winograd_workspace_bytes(const Conv2dGeometry& g, bool weights_packed);
 void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* packed_weights,
                       const float* bias, float* y, void* workspace, const ConvEpilogue& epilogue,

@@ -40,25 +40,30 @@ struct Plan {
   float* y;
   ConvEpilogue epilogue;
   bool fused;  // both activations run in registers
-  int64_t tiles_h, tiles_w, segments;  // tiles per plane, and 16-tile segments per tile row
-  int64_t tile_rows, rows_per_chunk;   // tile rows of the whole batch, and per chunk
-  int64_t blocks;                      // blocks of kWinogradRows output channels
+  WinogradChunks chunks;
+  int64_t blocks;  // blocks of kWinogradRows output channels
+  int64_t tiles_h, tiles_w, segments;  // (from chunks)
 };
 
-// A chunk's tile rows [r0, r1) in the scratch layout: row k's tiles from k * tiles_w, each position
-// and channel a line of `stride` floats (room for the last segment's full vector), `columns` of them
-// (a multiple of 16) multiplied.
+// Chunk `index`: tile rows [r0, r1), row k's tiles from k * tiles_w, `columns` of them (a multiple of
+// 16) multiplied; lines and positions laid out as a full chunk's (WinogradChunks).
 struct Chunk {
-  int64_t r0, r1, tiles, columns, stride;
+  int64_t r0, r1, tiles, columns, stride, pitch;
 };
+
+// Floats from one position to the next in M, for `rows` rows of output channels (as Chunk::pitch).
+int64_t product_pitch(const Chunk& c, int64_t rows) {
+  return rows * c.columns + 16;
+}
 
 Chunk chunk_of(const Plan& p, int64_t index) {
   Chunk c;
-  c.r0 = index * p.rows_per_chunk;
-  c.r1 = std::min(p.tile_rows, c.r0 + p.rows_per_chunk);
+  c.r0 = index * p.chunks.rows_per_chunk;
+  c.r1 = std::min(p.chunks.tile_rows, c.r0 + p.chunks.rows_per_chunk);
   c.tiles = (c.r1 - c.r0) * p.tiles_w;
   c.columns = (c.tiles + 15) / 16 * 16;
-  c.stride = std::max(c.columns, ((c.r1 - c.r0 - 1) * p.tiles_w + 16 * p.segments + 15) / 16 * 16);
+  c.stride = p.chunks.stride;
+  c.pitch = p.chunks.pitch;
   return c;
 }
 
@@ -70,16 +75,30 @@ inline __mmask16 lanes(int64_t lo, int64_t hi) {
   return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
-// V[pos][ci][t] = (B^T d B)[pos] for the chunk's tiles; lanes past the chunk's tiles are zero.
-__attribute__((target("avx512f"))) void transform_input(const Plan& p, const Chunk& c, float* v) {
+// V[pos][ci][t] = (B^T d B)[pos] for the chunk's tiles and input channels [ci0, ci1); lanes past the
+// chunk's tiles are zero.
+__attribute__((target("avx512f"))) void transform_input(const Plan& p, const Chunk& c, int64_t ci0, int64_t ci1,
+                                                        float* v) {
   const Conv2dGeometry& g = *p.g;
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   const __m512i next = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
   const __m512i next_odd = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17);
-  const int64_t plane = g.in_h * g.in_w, line = g.in_channels * c.stride;
+  const int64_t plane = g.in_h * g.in_w, line = c.pitch;
   const __mmask16 tail = c.tiles % 16 == 0 ? 0 : lanes(c.tiles % 16, 16);
-  for (int64_t ci = 0; ci < g.in_channels; ++ci) {
+  for (int64_t ci = ci0; ci < ci1; ++ci) {
+    // The rows this chunk reads of the plane two channels on, fetched while this one is transformed:
+    // a chunk reads a few rows of each plane, too short a run for the hardware's prefetcher.
+    if (ci + 2 < ci1) {
+      for (int64_t r = c.r0; r < c.r1; ++r) {
+        const int64_t n = r / p.tiles_h, th = r % p.tiles_h;
+        const int64_t first = std::max<int64_t>(0, r == c.r0 ? 2 * th - g.pad_h : 2 * th - g.pad_h + 2);
+        const int64_t last = std::min<int64_t>(g.in_h, 2 * th - g.pad_h + 4);
+        const char* base = reinterpret_cast<const char*>(p.x + (n * g.in_channels + ci + 2) * plane);
+        for (int64_t ih = first; ih < last; ++ih)
+          for (int64_t b = 0; b < 4 * g.in_w + 64; b += 64) _mm_prefetch(base + 4 * ih * g.in_w + b, _MM_HINT_T0);
+      }
+    }
     for (int64_t r = c.r0; r < c.r1; ++r) {
       const int64_t n = r / p.tiles_h, th = r % p.tiles_h;
       const float* x = p.x + (n * g.in_channels + ci) * plane;
@@ -162,7 +181,7 @@ __attribute__((target("avx512f"))) void transform_output(const Plan& p, const Ch
   const __m512i lo_lanes = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i hi_lanes = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
   const Activation first = p.fused ? p.epilogue.activation : Activation::none;
-  const int64_t plane = g.out_h * g.out_w, position = rows * c.columns;
+  const int64_t plane = g.out_h * g.out_w, position = product_pitch(c, rows);
   for (int64_t k = 0; k < count; ++k) {
     const int64_t co = co0 + k;
     const __m512 bias = _mm512_set1_ps(p.bias != nullptr ? p.bias[co] : 0.0f);
@@ -222,17 +241,13 @@ __attribute__((target("avx512f"))) void transform_output(const Plan& p, const Ch
   }
 }
 
-// One task: chunk `index`, output-channel blocks [b0, b1).
-void run_task(const Plan& p, int64_t index, int64_t b0, int64_t b1) {
+// Output-channel blocks [b0, b1) of chunk c from its transformed input v.
+void products_and_output(const Plan& p, const Chunk& c, const float* v, int64_t b0, int64_t b1) {
   const Conv2dGeometry& g = *p.g;
-  const Chunk c = chunk_of(p, index);
   const int64_t cin = g.in_channels, block_floats = cin * kWinogradRows;
   // Slack past the end: the output transform reads whole vectors from the last line.
-  float* v = runtime::thread_scratch_of<float>(runtime::ScratchSlot::winograd_inputs,
-                                               static_cast<size_t>(16 * cin * c.stride + 16));
   float* m = runtime::thread_scratch_of<float>(runtime::ScratchSlot::winograd_products,
-                                               static_cast<size_t>(16 * kMaxGroupRows * c.columns + 2 * c.stride));
-  transform_input(p, c, v);
+                                               static_cast<size_t>(16 * product_pitch(c, kMaxGroupRows) + 2 * c.stride));
   const int64_t vectors = c.columns / 16;
   // One column vector: up to three weight blocks a product (24 accumulators); more: one block.
   const int64_t group = vectors == 1 ? 3 : 1;
@@ -240,8 +255,8 @@ void run_task(const Plan& p, int64_t index, int64_t b0, int64_t b1) {
     const int64_t nb = std::min(group, b1 - b), rows = nb * kWinogradRows;
     for (int pos = 0; pos < 16; ++pos) {
       const float* u = p.u + (pos * p.blocks + b) * block_floats;
-      const float* vp = v + pos * cin * c.stride;
-      float* mp = m + pos * rows * c.columns;
+      const float* vp = v + pos * c.pitch;
+      float* mp = m + pos * product_pitch(c, rows);
       if (vectors == 1) {
         const ProductFn fn = nb == 1 ? product<1, 1> : nb == 2 ? product<2, 1> : product<3, 1>;
         fn(u, block_floats, vp, c.stride, cin, mp, c.columns);
@@ -273,31 +288,51 @@ void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, c
     winograd_pack_weights(g, w, ws.floats(), pool);
     packed = ws.floats();
   }
+  const float* u = packed + kWinogradHeaderFloats;
+  float* shared = ws.floats() + (given ? 0 : padded_floats(winograd_packed_floats(g)));
   Plan p{};
   p.g = &g;
   p.x = x;
-  p.u = packed + kWinogradHeaderFloats;
+  p.u = u;
   p.bias = bias;
   p.y = y;
   p.epilogue = epilogue;
   p.fused = activation_in_registers(epilogue.activation) && activation_in_registers(epilogue.post_activation);
-  p.tiles_h = (g.out_h + 1) / 2;
-  p.tiles_w = (g.out_w + 1) / 2;
-  p.segments = (p.tiles_w + 15) / 16;
-  p.tile_rows = g.batch * p.tiles_h;
+  p.chunks = winograd_chunks(g);
+  p.tiles_h = p.chunks.tiles_h;
+  p.tiles_w = p.chunks.tiles_w;
+  p.segments = p.chunks.segments;
   p.blocks = (g.out_channels + kWinogradRows - 1) / kWinogradRows;
-  // A chunk's transformed input (16 positions x channels x tiles) stays within about 512 KiB of L2.
-  const int64_t chunk_tiles = std::clamp<int64_t>(8192 / g.in_channels, 16, 128);
-  p.rows_per_chunk = std::max<int64_t>(1, chunk_tiles / p.tiles_w);
-  const int64_t chunks = (p.tile_rows + p.rows_per_chunk - 1) / p.rows_per_chunk;
-  // Few chunks (one image, small planes): split the output channels too, each part transforming the
-  // chunk's input again (2 / out_channels of its work), so every thread has tasks to claim.
-  const int64_t target = pool.size() == 1 ? 1 : 4 * pool.size();
-  const int64_t parts = std::clamp<int64_t>((target + chunks - 1) / chunks, 1, std::max<int64_t>(1, p.blocks / 3));
-  pool.parallel_tasks(chunks * parts, [&](int64_t t0, int64_t t1) {
+  const int64_t chunks = p.chunks.count, threads = pool.size();
+  if (threads > 1 && chunks < 4 * threads && chunks <= kWinogradSharedChunks) {
+    // Too few chunks to go round (one image, small planes): transform them once, their channels split
+    // over the threads, then split the output channels too.
+    const int64_t in_parts = std::max<int64_t>(1, std::min<int64_t>(g.in_channels / 16, (2 * threads + chunks - 1) / chunks));
+    pool.parallel_tasks(chunks * in_parts, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t index = t / in_parts, part = t % in_parts;
+        transform_input(p, chunk_of(p, index), g.in_channels * part / in_parts, g.in_channels * (part + 1) / in_parts,
+                        shared + index * padded_floats(p.chunks.floats()));
+      }
+    });
+    const int64_t parts = std::clamp<int64_t>((4 * threads + chunks - 1) / chunks, 1, std::max<int64_t>(1, p.blocks / 3));
+    pool.parallel_tasks(chunks * parts, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t index = t / parts, part = t % parts;
+        products_and_output(p, chunk_of(p, index), shared + index * padded_floats(p.chunks.floats()),
+                            p.blocks * part / parts, p.blocks * (part + 1) / parts);
+      }
+    });
+    return;
+  }
+  // Each task transforms its chunk into its thread's scratch (sized to stay in L2), then multiplies.
+  pool.parallel_tasks(chunks, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t index = t / parts, part = t % parts;
-      run_task(p, index, p.blocks * part / parts, p.blocks * (part + 1) / parts);
+      const Chunk c = chunk_of(p, t);
+      float* v = runtime::thread_scratch_of<float>(runtime::ScratchSlot::winograd_inputs,
+                                                   static_cast<size_t>(p.chunks.floats()));
+      transform_input(p, c, 0, g.in_channels, v);
+      products_and_output(p, c, v, 0, p.blocks);
     }
   });
 }
