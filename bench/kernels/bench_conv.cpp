@@ -4,6 +4,7 @@
 //        bench_conv --models [reps] [batch]   the forward layers of ResNet-18 and MobileNetV2 (batch 1
 //            by default): the automatic choice (weights packed once, as for constant weights) beside
 //            the whole-im2col GEMM. TESSERA_BENCH_CLOCK=cpu TESSERA_BENCH_STAT=min on a shared machine.
+//        bench_conv --pointwise [reps] [batch]   MobileNetV2's 1x1 layers by each algorithm.
 //        bench_conv --winograd [reps] [batch] [channels]   ResNet-18's 3x3 stride-1 layers (or the one of
 //            `channels`) by direct tiles and by Winograd.
 #include <cstdio>
@@ -211,9 +212,30 @@ int bench_winograd(int reps, int64_t batch, int64_t only_channels) {
   return 0;
 }
 
+// MobileNetV2's pointwise layers by the implicit GEMM, direct tiles and pixel-vector rows.
+int bench_pointwise(int reps, int64_t batch) {
+  std::printf("threads=%d batch=%lld\n", runtime::default_pool().size(), static_cast<long long>(batch));
+  const int64_t shapes[][3] = {{32, 16, 112}, {16, 96, 112}, {96, 24, 56}, {24, 144, 56}, {144, 24, 56},
+                               {32, 192, 28}, {192, 32, 28}, {64, 384, 14}, {384, 64, 14}, {96, 576, 14},
+                               {576, 96, 14}, {160, 960, 7},  {960, 160, 7}, {320, 1280, 7}};
+  for (const auto& s : shapes) {
+    const Conv2dGeometry g = make_conv2d_geometry(batch, s[0], s[2], s[2], s[1], 1, 1);
+    const double gemm = time_algorithm(g, ConvAlgorithm::implicit_gemm, reps);
+    const double tiles = time_algorithm(g, ConvAlgorithm::direct_tiles, reps);
+    const double rows = time_algorithm(g, ConvAlgorithm::pointwise_rows, reps);
+    std::printf("%4lld->%-4lld %3lldx%-3lld implicit gemm %8.3f ms  direct tiles %8.3f ms  pixel rows %8.3f ms\n",
+                static_cast<long long>(s[0]), static_cast<long long>(s[1]), static_cast<long long>(s[2]),
+                static_cast<long long>(s[2]), gemm * 1e3, tiles * 1e3, rows * 1e3);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--pointwise") == 0) {
+    return bench_pointwise(argc > 2 ? std::atoi(argv[2]) : 7, argc > 3 ? std::atoll(argv[3]) : 1);
+  }
   if (argc > 1 && std::strcmp(argv[1], "--models") == 0) {
     return bench_models(argc > 2 ? std::atoi(argv[2]) : 7, argc > 3 ? std::atoll(argv[3]) : 1);
   }

@@ -47,8 +47,9 @@ void check_conv2d_geometry(const Conv2dGeometry& g, const char* what);
 // stored whole). `im2col_gemm` (the whole im2col matrix, then SGEMM) and `direct` (plain loops) are
 // kept as cross-checks. `direct_tiles` where it cannot run is the implicit GEMM. `winograd` (F(2x2, 3x3),
 // AVX-512, for 3x3 stride-1 convolutions of one group; the automatic choice where it wins) where it
-// cannot run is the automatic choice without it.
-enum class ConvAlgorithm { automatic, direct_tiles, implicit_gemm, im2col_gemm, direct, winograd };
+// cannot run is the automatic choice without it. `pointwise_rows` (AVX-512, pointwise convolutions of
+// one group: pixel vectors x 8 channels; the automatic choice below 64 input channels) likewise.
+enum class ConvAlgorithm { automatic, direct_tiles, implicit_gemm, im2col_gemm, direct, winograd, pointwise_rows };
 
 // Workspace sizes in bytes for a pool of `threads` threads (default: the default pool's size). The
 // forward pass's, for the automatic algorithm, is 0 when `weights_packed` (conv2d_pack_weights).

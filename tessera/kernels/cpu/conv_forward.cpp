@@ -7,6 +7,7 @@
 #include "tessera/kernels/cpu/activation.h"
 #include "tessera/kernels/cpu/conv_direct.h"
 #include "tessera/kernels/cpu/conv_internal.h"
+#include "tessera/kernels/cpu/conv_pointwise.h"
 #include "tessera/kernels/cpu/conv_winograd.h"
 
 namespace tessera::kernels {
@@ -84,7 +85,8 @@ int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadP
   if (is_depthwise(g)) return 0;
   const int64_t direct = direct_tiles_may_apply(g) ? direct_tiles_workspace_bytes(g, weights_packed) : 0;
   const int64_t winograd = winograd_may_apply(g) ? winograd_workspace_bytes(g, weights_packed) : 0;
-  return std::max({direct, winograd, implicit_gemm_workspace_bytes(g, weights_packed)});
+  const int64_t rows = pointwise_rows_may_apply(g) ? pointwise_rows_workspace_bytes(g, weights_packed) : 0;
+  return std::max({direct, winograd, rows, implicit_gemm_workspace_bytes(g, weights_packed)});
 }
 
 bool conv2d_takes_packed_weights(const Conv2dGeometry& g) {
@@ -94,7 +96,8 @@ bool conv2d_takes_packed_weights(const Conv2dGeometry& g) {
 int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g) {
   const int64_t direct = direct_tiles_may_apply(g) ? direct_tiles_packed_floats(g) : 0;
   const int64_t winograd = winograd_may_apply(g) ? winograd_packed_floats(g) : 0;
-  return std::max({direct, winograd, implicit_gemm_packed_floats(g)});
+  const int64_t rows = pointwise_rows_may_apply(g) ? pointwise_rows_packed_floats(g) : 0;
+  return std::max({direct, winograd, rows, implicit_gemm_packed_floats(g)});
 }
 
 void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool,
@@ -103,6 +106,9 @@ void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed,
   const bool automatic = algorithm == ConvAlgorithm::automatic;
   if ((automatic && winograd_apply(g)) || (algorithm == ConvAlgorithm::winograd && winograd_can_run(g))) {
     winograd_pack_weights(g, w, packed, tp);
+  } else if ((automatic && pointwise_rows_apply(g)) ||
+             (algorithm == ConvAlgorithm::pointwise_rows && pointwise_rows_can_run(g))) {
+    pointwise_rows_pack_weights(g, w, packed, tp);
   } else if (direct_tiles_apply(g) && algorithm != ConvAlgorithm::implicit_gemm) {
     direct_tiles_pack_weights(g, w, packed, tp);
   } else {
@@ -129,12 +135,17 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
   const int64_t plane = out_plane(g);
   if (g.batch == 0 || plane == 0) return;
   if (algorithm == ConvAlgorithm::winograd && !winograd_can_run(g)) algorithm = ConvAlgorithm::automatic;
+  if (algorithm == ConvAlgorithm::pointwise_rows && !pointwise_rows_can_run(g)) algorithm = ConvAlgorithm::automatic;
   if (algorithm == ConvAlgorithm::automatic && is_depthwise(g)) {
     conv2d_depthwise_forward(g, x, w, bias, y, epilogue, tp);
     return;
   }
   if ((algorithm == ConvAlgorithm::automatic && winograd_apply(g)) || algorithm == ConvAlgorithm::winograd) {
     winograd_forward(g, x, w, packed_weights, bias, y, workspace, epilogue, tp);
+    return;
+  }
+  if ((algorithm == ConvAlgorithm::automatic && pointwise_rows_apply(g)) || algorithm == ConvAlgorithm::pointwise_rows) {
+    pointwise_rows_forward(g, x, w, packed_weights, bias, y, workspace, epilogue, tp);
     return;
   }
   const bool direct_tiles = direct_tiles_apply(g);
