@@ -48,7 +48,7 @@ void check_conv2d_geometry(const Conv2dGeometry& g, const char* what);
 // kept as cross-checks. `direct_tiles` where it cannot run is the implicit GEMM. `winograd` (F(2x2, 3x3),
 // AVX-512, for 3x3 stride-1 convolutions of one group; the automatic choice where it wins) where it
 // cannot run is the automatic choice without it. `pointwise_rows` (AVX-512, pointwise convolutions of
-// one group: pixel vectors x 8 channels; the automatic choice below 64 input channels) likewise.
+// one group: pixel vectors x 8 channels; the automatic choice on large planes of one image) likewise.
 enum class ConvAlgorithm { automatic, direct_tiles, implicit_gemm, im2col_gemm, direct, winograd, pointwise_rows };
 
 // Workspace sizes in bytes for a pool of `threads` threads (default: the default pool's size). The

@@ -34,12 +34,13 @@ bool pointwise_rows_can_run(const Conv2dGeometry& g) {
 }
 
 bool pointwise_rows_apply(const Conv2dGeometry& g) {
-  // From 64 input channels up, direct tiles run pointwise convolutions (conv_direct_avx512.cpp).
-  // Measured with bench_conv --pointwise (one thread): MobileNetV2's expansions from 16-32 channels and
-  // its 32->16 1.05-1.25x faster than the implicit GEMM where the output stays in the caches (batch
-  // 1); with outputs of tens of MiB (batch 16 on 56x56 and 112x112) 0.7-0.9x as fast.
-  const int64_t output_bytes = 4 * g.batch * g.out_channels * g.out_h * g.out_w;
-  return pointwise_rows_can_run(g) && g.in_channels < 64 && output_bytes <= (int64_t{16} << 20);
+  // Measured with bench_conv --pointwise (one thread) on MobileNetV2's layers: at batch 1 on planes of
+  // 28x28 and up (input and output together a few MiB) 1.1-1.35x faster than the implicit GEMM and
+  // direct tiles; on 14x14 and 7x7 planes (4 and 1 pixels past the last 48) direct tiles win, and
+  // with tens of MiB to stream (batch 16) the others, by 15-30%.
+  const int64_t plane = g.out_h * g.out_w;
+  const int64_t bytes = 4 * g.batch * plane * (g.in_channels + g.out_channels);
+  return pointwise_rows_can_run(g) && plane >= 784 && bytes <= (int64_t{8} << 20);
 }
 
 int64_t pointwise_rows_packed_floats(const Conv2dGeometry& g) {

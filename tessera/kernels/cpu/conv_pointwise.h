@@ -3,9 +3,9 @@
 // (conv_pointwise_avx512.cpp): Y[co, pixels] = W[co, :] X[:, pixels] with the pixels of an NCHW plane
 // as the vectors, read straight from the image (no panel copies), and the weights broadcast, in
 // register tiles of 8 output channels x 48 pixels; bias, activation and residual are applied before
-// the one store. MobileNetV2's expansions from 16-32 channels run here: direct tiles (pixel
-// broadcasts, 32-channel vectors) turn too few products per tile around, the implicit GEMM copies
-// every input panel. Internal to tessera/kernels/cpu/conv_*.cpp.
+// the one store. MobileNetV2's layers on large planes at batch 1 run here: the implicit GEMM copies
+// every input panel, direct tiles (pixel broadcasts, 32-channel vectors) turn few products per tile
+// around when there are few input channels. Internal to tessera/kernels/cpu/conv_*.cpp.
 #include <cstdint>
 
 #include "tessera/kernels/cpu/conv_internal.h"
