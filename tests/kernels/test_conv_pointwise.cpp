@@ -1,5 +1,5 @@
 // Pointwise convolutions by pixel vectors (conv_pointwise*.cpp) against a double-precision product:
-// planes cut by the 48-pixel tiles (one, two and three vectors, masked), channel counts off the
+// planes cut by the 48-pixel tiles (one, two and three vectors, masked) and into spans, channel counts off the
 // 8-row blocks, every tail, weights packed per call, once, or in another algorithm's layout, one
 // thread or two; without AVX-512 the same request runs the other paths.
 #include <gtest/gtest.h>
@@ -96,6 +96,8 @@ void check_all(std::mt19937& rng) {
   check("plane of 77, 3 channels in", make_conv2d_geometry(2, 3, 7, 11, 17, 1, 1), rng);
   check("plane of 1", make_conv2d_geometry(5, 32, 1, 1, 9, 1, 1), rng);
   check("planes of 784, 40 -> 96", make_conv2d_geometry(2, 40, 28, 28, 96, 1, 1), rng);
+  check("planes of 900 in two spans of pixels", make_conv2d_geometry(2, 40, 30, 30, 20, 1, 1), rng);
+  check("planes of 784 in two spans, 64 -> 24", make_conv2d_geometry(1, 64, 28, 28, 24, 1, 1), rng);
 }
 
 TEST(ConvPointwise, MatchesDefinition) {

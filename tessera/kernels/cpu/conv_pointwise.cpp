@@ -35,12 +35,13 @@ bool pointwise_rows_can_run(const Conv2dGeometry& g) {
 
 bool pointwise_rows_apply(const Conv2dGeometry& g) {
   // Measured with bench_conv --pointwise (one thread) on MobileNetV2's layers: at batch 1 on planes of
-  // 28x28 and up (input and output together a few MiB) 1.1-1.35x faster than the implicit GEMM and
-  // direct tiles; on 14x14 and 7x7 planes (4 and 1 pixels past the last 48) direct tiles win, and
-  // with tens of MiB to stream (batch 16) the others, by 15-30%.
+  // 28x28 and up (input and output together a few MiB) 1.05-1.3x faster than the implicit GEMM and
+  // direct tiles, and at batch 16 the expansions 1.1-1.2x; on 14x14 and 7x7 planes (4 and 1 pixels
+  // past the last 48) direct tiles win, and so do they or the GEMM on the reductions of batch 16.
   const int64_t plane = g.out_h * g.out_w;
   const int64_t bytes = 4 * g.batch * plane * (g.in_channels + g.out_channels);
-  return pointwise_rows_can_run(g) && plane >= 784 && bytes <= (int64_t{8} << 20);
+  return pointwise_rows_can_run(g) && plane >= 784 &&
+         (bytes <= (int64_t{8} << 20) || g.out_channels > g.in_channels);
 }
 
 int64_t pointwise_rows_packed_floats(const Conv2dGeometry& g) {

@@ -2,7 +2,7 @@
 // up to 48 pixels of one image's plane (three vectors; the plane's last one masked). Per input channel
 // it loads the pixels' vectors straight from the image and broadcasts the channels' 8 weights: 24 FMAs
 // for 3 loads and 8 broadcasts. A task takes a range of pixels of one image and runs every channel
-// block over each 48 of them, while their inputs are in L1.
+// block over spans of them whose inputs stay in L2.
 #include "tessera/kernels/cpu/x86_kernels.h"
 
 #include "tessera/kernels/cpu/conv_pointwise.h"
@@ -93,23 +93,30 @@ __attribute__((target("avx512f"))) void tile(const Pointwise& d, const float* x,
   }
 }
 
-// Pixels [p0, p1) of image n, every channel block.
+// Pixels [p0, p1) of image n, every channel block: spans of pixels whose inputs stay in L2, each
+// channel block over a whole span, so that the stores run along 8 planes rather than across all.
 void pixels_of_image(const Pointwise& d, int64_t n, int64_t p0, int64_t p1, const float* x, float* y) {
   const Conv2dGeometry& g = *d.g;
   const int64_t blocks = (g.out_channels + kPointwiseRows - 1) / kPointwiseRows;
+  // About 128 KiB of inputs a span (bench_conv --pointwise, batch 16: 16->96 on 112x112 5.1 ms against
+  // 7.2 ms tile by tile across all channels, and 6.1 ms by the implicit GEMM).
+  const int64_t span = kPixels * std::clamp<int64_t>(32768 / (kPixels * g.in_channels), 1, 64);
   const float* xi = x + n * g.in_channels * d.plane;
   float* yi = y + n * g.out_channels * d.plane;
-  for (int64_t p = p0; p < p1; p += kPixels) {
-    const int64_t count = std::min(kPixels, p1 - p), vectors = (count + 15) / 16;
-    const auto last = static_cast<__mmask16>((1u << (count - 16 * (vectors - 1))) - 1);
-    const int64_t offset = n * g.out_channels * d.plane + p;  // of channel 0's pixel p (for the residual)
+  for (int64_t s0 = p0; s0 < p1; s0 += span) {
+    const int64_t s1 = std::min(p1, s0 + span);
     for (int64_t b = 0; b < blocks; ++b) {
-      if (vectors == 3) {
-        tile<3>(d, xi + p, b, yi + p, offset, last);
-      } else if (vectors == 2) {
-        tile<2>(d, xi + p, b, yi + p, offset, last);
-      } else {
-        tile<1>(d, xi + p, b, yi + p, offset, last);
+      for (int64_t p = s0; p < s1; p += kPixels) {
+        const int64_t count = std::min(kPixels, s1 - p), vectors = (count + 15) / 16;
+        const auto last = static_cast<__mmask16>((1u << (count - 16 * (vectors - 1))) - 1);
+        const int64_t offset = n * g.out_channels * d.plane + p;  // of channel 0's pixel p (for the residual)
+        if (vectors == 3) {
+          tile<3>(d, xi + p, b, yi + p, offset, last);
+        } else if (vectors == 2) {
+          tile<2>(d, xi + p, b, yi + p, offset, last);
+        } else {
+          tile<1>(d, xi + p, b, yi + p, offset, last);
+        }
       }
     }
   }
