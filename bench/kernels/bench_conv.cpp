@@ -194,7 +194,7 @@ double time_algorithm(const Conv2dGeometry& g, ConvAlgorithm algorithm, int reps
 }
 
 // The 3x3 stride-1 layers of ResNet-18 (and a few other channel counts) by direct tiles and by
-// Winograd F(2x2, 3x3): the measurements behind winograd_apply's rule.
+// Winograd F(2x2, 3x3) and F(4x4, 3x3): the measurements behind winograd_apply's and winograd_tile's rules.
 int bench_winograd(int reps, int64_t batch, int64_t only_channels) {
   std::printf("threads=%d batch=%lld\n", runtime::default_pool().size(), static_cast<long long>(batch));
   const int64_t shapes[][2] = {{16, 56}, {32, 56}, {64, 56}, {128, 28}, {256, 14}, {512, 7}, {32, 28}, {64, 14}};
@@ -204,10 +204,12 @@ int bench_winograd(int reps, int64_t batch, int64_t only_channels) {
     const double flops = 2.0 * static_cast<double>(g.batch * g.out_channels * g.out_h * g.out_w * g.in_channels * 9);
     const double direct = time_algorithm(g, ConvAlgorithm::direct_tiles, reps);
     const double winograd = time_algorithm(g, ConvAlgorithm::winograd, reps);
-    std::printf("%4lld->%-4lld %3lldx%-3lld direct tiles %8.3f ms %7.1f GFLOP/s   winograd %8.3f ms (%7.1f)  %.2fx\n",
+    const double winograd4 = time_algorithm(g, ConvAlgorithm::winograd_4x4, reps);
+    std::printf("%4lld->%-4lld %3lldx%-3lld direct tiles %8.3f ms %7.1f GFLOP/s   F(2x2) %8.3f ms %.2fx   F(4x4) %8.3f ms "
+                "%.2fx\n",
                 static_cast<long long>(s[0]), static_cast<long long>(s[0]), static_cast<long long>(s[1]),
-                static_cast<long long>(s[1]), direct * 1e3, flops / direct * 1e-9, winograd * 1e3,
-                flops / winograd * 1e-9, direct / winograd);
+                static_cast<long long>(s[1]), direct * 1e3, flops / direct * 1e-9, winograd * 1e3, direct / winograd,
+                winograd4 * 1e3, direct / winograd4);
   }
   return 0;
 }

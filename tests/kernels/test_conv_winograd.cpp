@@ -1,4 +1,4 @@
-// Winograd F(2x2, 3x3) (conv_winograd*.cpp) against a double-precision loop over the definition: odd
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) (conv_winograd*.cpp) against a double-precision loop over the definition: odd
 // and even planes (tiles cut by the plane's edge), padding 0, 1 and 2, rows of more than 16 tiles
 // (several segments), channel counts off the 8-row blocks, chunks across images, cropped outputs, every
 // tail, weights packed per call, once, or in another algorithm's layout, one thread or two; and on a
@@ -56,7 +56,7 @@ struct Tail {
 
 enum class Packing { per_call, once, other_layout };
 
-void check(const char* name, const Conv2dGeometry& g, std::mt19937& rng) {
+void check(const char* name, const Conv2dGeometry& g, std::mt19937& rng, ConvAlgorithm algorithm) {
   const auto x = random_values(g.batch * g.in_channels * g.in_h * g.in_w, rng);
   const auto w = random_values(g.out_channels * g.in_channels * 9, rng);
   const auto bias = random_values(g.out_channels, rng);
@@ -81,14 +81,15 @@ void check(const char* name, const Conv2dGeometry& g, std::mt19937& rng) {
         if (packing != Packing::per_call) {
           packed.resize(static_cast<size_t>(conv2d_packed_weights_floats(g)));
           conv2d_pack_weights(g, w.data(), packed.data(), &pool,
-                              packing == Packing::once ? ConvAlgorithm::winograd : ConvAlgorithm::implicit_gemm);
+                              packing == Packing::once ? algorithm : ConvAlgorithm::implicit_gemm);
         }
         const bool prepacked = packing != Packing::per_call;
         std::vector<char> ws(static_cast<size_t>(conv2d_forward_workspace_bytes(g, &pool, prepacked)));
         std::vector<float> y(static_cast<size_t>(ys), std::nanf(""));
         conv2d_forward(g, x.data(), w.data(), t.bias ? bias.data() : nullptr, y.data(), ws.empty() ? nullptr : ws.data(),
-                       e, &pool, ConvAlgorithm::winograd, prepacked ? packed.data() : nullptr);
-        SCOPED_TRACE(testing::Message() << name << " avx512=" << use_avx512() << " threads=" << threads
+                       e, &pool, algorithm, prepacked ? packed.data() : nullptr);
+        SCOPED_TRACE(testing::Message() << name << " tile=" << (algorithm == ConvAlgorithm::winograd ? 2 : 4)
+                                        << " avx512=" << use_avx512() << " threads=" << threads
                                         << " tail=" << t.name << " packing=" << static_cast<int>(packing));
         for (int64_t i = 0; i < ys; ++i) {
           const auto s = static_cast<size_t>(i);
@@ -96,9 +97,10 @@ void check(const char* name, const Conv2dGeometry& g, std::mt19937& rng) {
           want = activation_value(t.activation, static_cast<float>(want));
           if (t.residual) want += residual[s];
           want = activation_value(t.post, static_cast<float>(want));
-          // The transforms add and subtract up to 16 products' worth per term: a few more roundings of
-          // the sum of |products| than the direct forms.
-          const double tol = 4e-6 * (magnitude[s] + 8.0) + 1e-6 * std::abs(want);
+          // The transforms add and subtract up to 16 products' worth per term (F(2x2)), or weigh them by
+          // up to 8 and 5 (F(4x4)): more roundings of the sum of |products| than the direct forms.
+          const double scale = algorithm == ConvAlgorithm::winograd ? 4e-6 : 2e-5;
+          const double tol = scale * (magnitude[s] + 8.0) + 1e-6 * std::abs(want);
           ASSERT_NEAR(y[s], want, tol) << "at " << i;
         }
       }
@@ -121,6 +123,7 @@ void check_all(std::mt19937& rng) {
       {"padding 2 (a larger output than input)", make_conv2d_geometry(1, 17, 6, 5, 18, 3, 3, 1, 1, 2, 2)},
       {"asymmetric padding", make_conv2d_geometry(2, 16, 9, 11, 24, 3, 3, 1, 1, 0, 2)},
       {"rows of more than 16 tiles (two and three segments)", make_conv2d_geometry(1, 16, 5, 71, 16, 3, 3, 1, 1, 1, 1)},
+      {"rows of 4x4 tiles in two segments, planes of 10 rows", make_conv2d_geometry(1, 16, 10, 130, 8, 3, 3, 1, 1, 1, 1)},
       {"a few chunks of tile rows, across images", make_conv2d_geometry(3, 64, 22, 20, 24, 3, 3, 1, 1, 1, 1)},
       {"more chunks than are shared (each task transforms its own)",
        make_conv2d_geometry(4, 64, 40, 40, 16, 3, 3, 1, 1, 1, 1)},
@@ -129,7 +132,9 @@ void check_all(std::mt19937& rng) {
       {"few channels", make_conv2d_geometry(2, 3, 8, 8, 5, 3, 3, 1, 1, 1, 1)},
       {"cropped output", cropped},
   };
-  for (const Case& c : cases) check(c.name, c.g, rng);
+  for (const Case& c : cases) {
+    for (ConvAlgorithm algorithm : {ConvAlgorithm::winograd, ConvAlgorithm::winograd_4x4}) check(c.name, c.g, rng, algorithm);
+  }
 }
 
 TEST(ConvWinograd, MatchesDefinition) {

@@ -45,11 +45,20 @@ void check_conv2d_geometry(const Conv2dGeometry& g, const char* what);
 // pixels x 32 output channels, each tap's input broadcast from the image); the others run as an
 // `implicit_gemm` (the im2col matrix gathered panel by panel into the register tiles' layout, never
 // stored whole). `im2col_gemm` (the whole im2col matrix, then SGEMM) and `direct` (plain loops) are
-// kept as cross-checks. `direct_tiles` where it cannot run is the implicit GEMM. `winograd` (F(2x2, 3x3),
-// AVX-512, for 3x3 stride-1 convolutions of one group; the automatic choice where it wins) where it
-// cannot run is the automatic choice without it. `pointwise_rows` (AVX-512, pointwise convolutions of
+// kept as cross-checks. `direct_tiles` where it cannot run is the implicit GEMM. `winograd` (F(2x2, 3x3))
+// and `winograd_4x4` (F(4x4, 3x3)), AVX-512, for 3x3 stride-1 convolutions of one group (the automatic
+// choice where they win), where they cannot run are the automatic choice without them. `pointwise_rows` (AVX-512, pointwise convolutions of
 // one group: pixel vectors x 8 channels; the automatic choice on large planes of one image) likewise.
-enum class ConvAlgorithm { automatic, direct_tiles, implicit_gemm, im2col_gemm, direct, winograd, pointwise_rows };
+enum class ConvAlgorithm {
+  automatic,
+  direct_tiles,
+  implicit_gemm,
+  im2col_gemm,
+  direct,
+  winograd,
+  pointwise_rows,
+  winograd_4x4
+};
 
 // Workspace sizes in bytes for a pool of `threads` threads (default: the default pool's size). The
 // forward pass's, for the automatic algorithm, is 0 when `weights_packed` (conv2d_pack_weights).

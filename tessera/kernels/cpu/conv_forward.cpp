@@ -74,6 +74,11 @@ void direct_image_group(const Conv2dGeometry& g, const float* x, const float* w,
 
 }  // namespace
 
+// The Winograd tile an algorithm asks for (the automatic choice's for `automatic`).
+static int winograd_tile_of(const Conv2dGeometry& g, ConvAlgorithm algorithm) {
+  return algorithm == ConvAlgorithm::winograd ? 2 : algorithm == ConvAlgorithm::winograd_4x4 ? 4 : winograd_tile(g);
+}
+
 // Whether direct tiles could run g on some CPU: its workspace and packed weights are planned for them
 // too, as AVX-512 may be switched on or off between planning and running.
 bool direct_tiles_may_apply(const Conv2dGeometry& g) {
@@ -104,8 +109,9 @@ void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed,
                          ConvAlgorithm algorithm) {
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
   const bool automatic = algorithm == ConvAlgorithm::automatic;
-  if ((automatic && winograd_apply(g)) || (algorithm == ConvAlgorithm::winograd && winograd_can_run(g))) {
-    winograd_pack_weights(g, w, packed, tp);
+  const bool explicit_winograd = algorithm == ConvAlgorithm::winograd || algorithm == ConvAlgorithm::winograd_4x4;
+  if ((automatic && winograd_apply(g)) || (explicit_winograd && winograd_can_run(g))) {
+    winograd_pack_weights(g, w, packed, tp, winograd_tile_of(g, algorithm));
   } else if ((automatic && pointwise_rows_apply(g)) ||
              (algorithm == ConvAlgorithm::pointwise_rows && pointwise_rows_can_run(g))) {
     pointwise_rows_pack_weights(g, w, packed, tp);
@@ -134,14 +140,16 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
   const int64_t plane = out_plane(g);
   if (g.batch == 0 || plane == 0) return;
-  if (algorithm == ConvAlgorithm::winograd && !winograd_can_run(g)) algorithm = ConvAlgorithm::automatic;
+  if ((algorithm == ConvAlgorithm::winograd || algorithm == ConvAlgorithm::winograd_4x4) && !winograd_can_run(g))
+    algorithm = ConvAlgorithm::automatic;
   if (algorithm == ConvAlgorithm::pointwise_rows && !pointwise_rows_can_run(g)) algorithm = ConvAlgorithm::automatic;
   if (algorithm == ConvAlgorithm::automatic && is_depthwise(g)) {
     conv2d_depthwise_forward(g, x, w, bias, y, epilogue, tp);
     return;
   }
-  if ((algorithm == ConvAlgorithm::automatic && winograd_apply(g)) || algorithm == ConvAlgorithm::winograd) {
-    winograd_forward(g, x, w, packed_weights, bias, y, workspace, epilogue, tp);
+  if ((algorithm == ConvAlgorithm::automatic && winograd_apply(g)) || algorithm == ConvAlgorithm::winograd ||
+      algorithm == ConvAlgorithm::winograd_4x4) {
+    winograd_forward(g, x, w, packed_weights, bias, y, workspace, epilogue, tp, winograd_tile_of(g, algorithm));
     return;
   }
   if ((algorithm == ConvAlgorithm::automatic && pointwise_rows_apply(g)) || algorithm == ConvAlgorithm::pointwise_rows) {

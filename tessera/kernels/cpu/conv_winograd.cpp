@@ -1,5 +1,6 @@
-// Winograd F(2x2, 3x3): which convolutions take it, and the weights' transform U = G g G^T packed
-// for the products of conv_winograd_avx512.cpp (portable: it runs once, when an executable is built).
+// Winograd F(2x2, 3x3) and F(4x4, 3x3): which convolutions take them, and the weights' transform
+// U = G g G^T packed for the products of conv_winograd_avx512.cpp (portable: it runs once, when an
+// executable is built).
 #include "tessera/kernels/cpu/conv_winograd.h"
 
 #include <algorithm>
@@ -15,8 +16,7 @@ namespace {
 constexpr int32_t kMagic = 0x57564e43;  // "CNVW"
 
 struct Header {
-  int32_t magic, out_channels, in_channels;
-  bool operator==(const Header&) const = default;
+  int32_t magic, out_channels, in_channels, tile;
 };
 
 int64_t row_blocks(const Conv2dGeometry& g) {
@@ -43,62 +43,102 @@ bool winograd_apply(const Conv2dGeometry& g) {
   return winograd_can_run(g) && g.in_channels >= 16 && g.out_channels >= 16 && tiles >= 32;
 }
 
-int64_t winograd_packed_floats(const Conv2dGeometry& g) {
-  return kWinogradHeaderFloats + 16 * row_blocks(g) * kWinogradRows * g.in_channels;
+int winograd_tile(const Conv2dGeometry& g) {
+  // bench_conv --winograd (one thread) against direct tiles: F(4x4) 1.9-2.3x on ResNet-18's 56x56 and
+  // 28x28 layers at batch 1 and 16 where F(2x2) gives 1.5-1.75x; on 14x14 1.65x against 1.2x at batch
+  // 1 and about even at 16; on 7x7 (8x8 computed either way) F(4x4)'s 36 positions of weights cost
+  // more than they save (0.35x at batch 1, even at 16).
+  return g.out_h * g.out_w >= 14 * 14 ? 4 : 2;
 }
 
-void winograd_pack_weights(const Conv2dGeometry& g, const float* w, float* dst, runtime::ThreadPool& pool) {
-  const Header h{kMagic, static_cast<int32_t>(g.out_channels), static_cast<int32_t>(g.in_channels)};
+int64_t winograd_packed_floats(const Conv2dGeometry& g) {
+  return kWinogradHeaderFloats + winograd_positions(4) * row_blocks(g) * kWinogradRows * g.in_channels;
+}
+
+namespace {
+
+// G g G^T for F(2x2, 3x3): G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] (4 x 3).
+void transform_kernel_f2(const float* k, float* u) {
+  float t[4][3];  // G g: rows of G against the kernel's columns
+  for (int c = 0; c < 3; ++c) {
+    t[0][c] = k[c];
+    t[1][c] = 0.5f * (k[c] + k[3 + c] + k[6 + c]);
+    t[2][c] = 0.5f * (k[c] - k[3 + c] + k[6 + c]);
+    t[3][c] = k[6 + c];
+  }
+  for (int i = 0; i < 4; ++i) {  // (G g) G^T
+    u[4 * i + 0] = t[i][0];
+    u[4 * i + 1] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
+    u[4 * i + 2] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
+    u[4 * i + 3] = t[i][2];
+  }
+}
+
+// G g G^T for F(4x4, 3x3) (interpolation points 0, 1, -1, 2, -2 and infinity), in double:
+// G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1] (6 x 3).
+void transform_kernel_f4(const float* k, float* u) {
+  static constexpr double G[6][3] = {{0.25, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                     {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  double t[6][3];
+  for (int i = 0; i < 6; ++i)
+    for (int c = 0; c < 3; ++c) t[i][c] = G[i][0] * k[c] + G[i][1] * k[3 + c] + G[i][2] * k[6 + c];
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j)
+      u[6 * i + j] = static_cast<float>(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
+}
+
+}  // namespace
+
+void winograd_pack_weights(const Conv2dGeometry& g, const float* w, float* dst, runtime::ThreadPool& pool, int tile) {
+  const Header h{kMagic, static_cast<int32_t>(g.out_channels), static_cast<int32_t>(g.in_channels), tile};
+  const int64_t positions = winograd_positions(tile);
   std::memset(dst, 0, sizeof(float) * kWinogradHeaderFloats);
   std::memcpy(dst, &h, sizeof(h));
   float* out = dst + kWinogradHeaderFloats;
   const int64_t blocks = row_blocks(g), cin = g.in_channels;
-  // U[pos][block][ci][r]: position pos = 4 i + j of G g G^T for out channel block * 8 + r.
+  // U[pos][block][ci][r]: position pos = (tile + 2) i + j of G g G^T for out channel block * 8 + r.
   pool.parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       for (int64_t r = 0; r < kWinogradRows; ++r) {
         const int64_t co = b * kWinogradRows + r;
         for (int64_t ci = 0; ci < cin; ++ci) {
-          float u[4][4] = {};
+          float u[36] = {};
           if (co < g.out_channels) {
             const float* k = w + (co * cin + ci) * 9;
-            float t[4][3];  // G g: rows of G against the kernel's columns
-            for (int c = 0; c < 3; ++c) {
-              t[0][c] = k[c];
-              t[1][c] = 0.5f * (k[c] + k[3 + c] + k[6 + c]);
-              t[2][c] = 0.5f * (k[c] - k[3 + c] + k[6 + c]);
-              t[3][c] = k[6 + c];
-            }
-            for (int i = 0; i < 4; ++i) {  // (G g) G^T
-              u[i][0] = t[i][0];
-              u[i][1] = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
-              u[i][2] = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
-              u[i][3] = t[i][2];
+            if (tile == 4) {
+              transform_kernel_f4(k, u);
+            } else {
+              transform_kernel_f2(k, u);
             }
           }
-          for (int pos = 0; pos < 16; ++pos)
-            out[((pos * blocks + b) * cin + ci) * kWinogradRows + r] = u[pos / 4][pos % 4];
+          for (int64_t pos = 0; pos < positions; ++pos)
+            out[((pos * blocks + b) * cin + ci) * kWinogradRows + r] = u[pos];
         }
       }
     }
   });
 }
 
-bool winograd_packed_for(const Conv2dGeometry& g, const float* packed) {
+int winograd_packed_tile(const Conv2dGeometry& g, const float* packed) {
   Header h;
   std::memcpy(&h, packed, sizeof(h));
-  return h == Header{kMagic, static_cast<int32_t>(g.out_channels), static_cast<int32_t>(g.in_channels)};
+  const bool ours = h.magic == kMagic && h.out_channels == g.out_channels && h.in_channels == g.in_channels &&
+                    (h.tile == 2 || h.tile == 4);
+  return ours ? h.tile : 0;
 }
 
-WinogradChunks winograd_chunks(const Conv2dGeometry& g) {
+WinogradChunks winograd_chunks(const Conv2dGeometry& g, int tile) {
   WinogradChunks c;
-  c.tiles_h = (g.out_h + 1) / 2;
-  c.tiles_w = (g.out_w + 1) / 2;
+  c.tile = tile;
+  c.positions = winograd_positions(tile);
+  c.tiles_h = (g.out_h + tile - 1) / tile;
+  c.tiles_w = (g.out_w + tile - 1) / tile;
   c.segments = (c.tiles_w + 15) / 16;
   c.tile_rows = g.batch * c.tiles_h;
   // Measured with bench_conv --winograd at batch 16: 64 tiles of 512 channels (2 MiB) beat 16 (the
   // weights are read once per chunk); at most 128 tiles (8 vectors) for fewer channels.
-  const int64_t chunk_tiles = std::clamp<int64_t>(32768 / std::max<int64_t>(1, g.in_channels), 16, 128);
+  const int64_t chunk_tiles =
+      std::clamp<int64_t>(16 * 32768 / (c.positions * std::max<int64_t>(1, g.in_channels)), 16, 128);
   c.rows_per_chunk = std::min(std::max<int64_t>(1, chunk_tiles / c.tiles_w), std::max<int64_t>(1, c.tile_rows));
   c.count = (c.tile_rows + c.rows_per_chunk - 1) / c.rows_per_chunk;
   const int64_t columns = (c.rows_per_chunk * c.tiles_w + 15) / 16 * 16;
@@ -108,8 +148,11 @@ WinogradChunks winograd_chunks(const Conv2dGeometry& g) {
 }
 
 int64_t winograd_workspace_bytes(const Conv2dGeometry& g, bool weights_packed) {
-  const WinogradChunks c = winograd_chunks(g);
-  const int64_t shared = c.count <= kWinogradSharedChunks ? c.count * padded_floats(c.floats()) : 0;
+  int64_t shared = 0;  // room for either tile's
+  for (int tile : {2, 4}) {
+    const WinogradChunks c = winograd_chunks(g, tile);
+    if (c.count <= kWinogradSharedChunks) shared = std::max(shared, c.count * padded_floats(c.floats()));
+  }
   return 4 * ((weights_packed ? 0 : padded_floats(winograd_packed_floats(g))) + shared);
 }
 

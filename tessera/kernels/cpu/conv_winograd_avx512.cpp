@@ -20,6 +20,7 @@
 #include <immintrin.h>
 
 #include "tessera/kernels/cpu/activation_avx512.h"
+#include "tessera/kernels/cpu/conv_winograd_tiles.h"
 #endif
 
 namespace tessera::kernels::conv_detail {
@@ -31,54 +32,12 @@ namespace {
 // Rows of output channels one product runs at most (three weight blocks, with one column vector).
 constexpr int64_t kMaxGroupRows = 3 * kWinogradRows;
 
-// What every task of one call shares.
-struct Plan {
-  const Conv2dGeometry* g;
-  const float* x;
-  const float* u;  // the transformed weights, after the header
-  const float* bias;
-  float* y;
-  ConvEpilogue epilogue;
-  bool fused;  // both activations run in registers
-  WinogradChunks chunks;
-  int64_t blocks;  // blocks of kWinogradRows output channels
-  int64_t tiles_h, tiles_w, segments;  // (from chunks)
-};
+}  // namespace
 
-// Chunk `index`: tile rows [r0, r1), row k's tiles from k * tiles_w, `columns` of them (a multiple of
-// 16) multiplied; lines and positions laid out as a full chunk's (WinogradChunks).
-struct Chunk {
-  int64_t r0, r1, tiles, columns, stride, pitch;
-};
+namespace winograd {
 
-// Floats from one position to the next in M, for `rows` rows of output channels (as Chunk::pitch).
-int64_t product_pitch(const Chunk& c, int64_t rows) {
-  return rows * c.columns + 16;
-}
-
-Chunk chunk_of(const Plan& p, int64_t index) {
-  Chunk c;
-  c.r0 = index * p.chunks.rows_per_chunk;
-  c.r1 = std::min(p.chunks.tile_rows, c.r0 + p.chunks.rows_per_chunk);
-  c.tiles = (c.r1 - c.r0) * p.tiles_w;
-  c.columns = (c.tiles + 15) / 16 * 16;
-  c.stride = p.chunks.stride;
-  c.pitch = p.chunks.pitch;
-  return c;
-}
-
-// Lanes [lo, hi) of 16, clamped.
-inline __mmask16 lanes(int64_t lo, int64_t hi) {
-  lo = std::max<int64_t>(lo, 0);
-  hi = std::min<int64_t>(hi, 16);
-  if (hi <= lo) return 0;
-  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
-// V[pos][ci][t] = (B^T d B)[pos] for the chunk's tiles and input channels [ci0, ci1); lanes past the
-// chunk's tiles are zero.
-__attribute__((target("avx512f"))) void transform_input(const Plan& p, const Chunk& c, int64_t ci0, int64_t ci1,
-                                                        float* v) {
+// F(2x2, 3x3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1] along the row, then down the rows.
+__attribute__((target("avx512f"))) void input_f2(const Plan& p, const Chunk& c, int64_t ci0, int64_t ci1, float* v) {
   const Conv2dGeometry& g = *p.g;
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
@@ -142,6 +101,12 @@ __attribute__((target("avx512f"))) void transform_input(const Plan& p, const Chu
   }
 }
 
+}  // namespace winograd
+
+namespace {
+
+using namespace winograd;
+
 // m[row][col] = sum_ci u[block][ci][row] * v[ci][col] for NB weight blocks (8 rows each) x NV vectors
 // of 16 columns; u's blocks are `block_stride` apart, v's lines `stride`, m's rows `m_stride`.
 template <int NB, int NV>
@@ -174,9 +139,13 @@ __attribute__((target("avx512f"))) void product(const float* u, int64_t block_st
 
 using ProductFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t);
 
-// y = tail(A^T M A) for output channels [co0, co0 + count) of the chunk, M's rows `rows` apart per position.
-__attribute__((target("avx512f"))) void transform_output(const Plan& p, const Chunk& c, const float* m, int64_t rows,
-                                                         int64_t co0, int64_t count) {
+}  // namespace
+
+namespace winograd {
+
+// F(2x2, 3x3): A^T = [1 1 1 0; 0 1 -1 -1] along the row, then down the rows.
+__attribute__((target("avx512f"))) void output_f2(const Plan& p, const Chunk& c, const float* m, int64_t rows,
+                                                  int64_t co0, int64_t count) {
   const Conv2dGeometry& g = *p.g;
   const __m512i lo_lanes = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i hi_lanes = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
@@ -241,19 +210,33 @@ __attribute__((target("avx512f"))) void transform_output(const Plan& p, const Ch
   }
 }
 
+}  // namespace winograd
+
+namespace {
+
+using namespace winograd;
+
+void transform_input(const Plan& p, const Chunk& c, int64_t ci0, int64_t ci1, float* v) {
+  if (p.chunks.tile == 4) {
+    input_f4(p, c, ci0, ci1, v);
+  } else {
+    input_f2(p, c, ci0, ci1, v);
+  }
+}
+
 // Output-channel blocks [b0, b1) of chunk c from its transformed input v.
 void products_and_output(const Plan& p, const Chunk& c, const float* v, int64_t b0, int64_t b1) {
   const Conv2dGeometry& g = *p.g;
   const int64_t cin = g.in_channels, block_floats = cin * kWinogradRows;
   // Slack past the end: the output transform reads whole vectors from the last line.
   float* m = runtime::thread_scratch_of<float>(runtime::ScratchSlot::winograd_products,
-                                               static_cast<size_t>(16 * product_pitch(c, kMaxGroupRows) + 2 * c.stride));
+                                               static_cast<size_t>(p.chunks.positions * product_pitch(c, kMaxGroupRows) + 2 * c.stride));
   const int64_t vectors = c.columns / 16;
   // One column vector: up to three weight blocks a product (24 accumulators); more: one block.
   const int64_t group = vectors == 1 ? 3 : 1;
   for (int64_t b = b0; b < b1; b += group) {
     const int64_t nb = std::min(group, b1 - b), rows = nb * kWinogradRows;
-    for (int pos = 0; pos < 16; ++pos) {
+    for (int64_t pos = 0; pos < p.chunks.positions; ++pos) {
       const float* u = p.u + (pos * p.blocks + b) * block_floats;
       const float* vp = v + pos * c.pitch;
       float* mp = m + pos * product_pitch(c, rows);
@@ -271,7 +254,12 @@ void products_and_output(const Plan& p, const Chunk& c, const float* v, int64_t 
       }
     }
     const int64_t co0 = b * kWinogradRows;
-    transform_output(p, c, m, rows, co0, std::min(rows, g.out_channels - co0));
+    const int64_t count = std::min(rows, g.out_channels - co0);
+    if (p.chunks.tile == 4) {
+      output_f4(p, c, m, rows, co0, count);
+    } else {
+      output_f2(p, c, m, rows, co0, count);
+    }
   }
 }
 
@@ -279,13 +267,16 @@ void products_and_output(const Plan& p, const Chunk& c, const float* v, int64_t 
 
 void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* packed_weights,
                       const float* bias, float* y, void* workspace, const ConvEpilogue& epilogue,
-                      runtime::ThreadPool& pool) {
-  const bool given = packed_weights != nullptr && winograd_packed_for(g, packed_weights);
+                      runtime::ThreadPool& pool, int requested_tile) {
+  using namespace winograd;
+  const int given_tile = packed_weights != nullptr ? winograd_packed_tile(g, packed_weights) : 0;
+  const bool given = given_tile != 0;
+  const int tile = given ? given_tile : requested_tile != 0 ? requested_tile : winograd_tile(g);
   // A workspace the caller sized for packed weights has no room to transform them now.
   Workspace ws(packed_weights == nullptr || given ? workspace : nullptr, winograd_workspace_bytes(g, given));
   const float* packed = packed_weights;
   if (!given) {
-    winograd_pack_weights(g, w, ws.floats(), pool);
+    winograd_pack_weights(g, w, ws.floats(), pool, tile);
     packed = ws.floats();
   }
   const float* u = packed + kWinogradHeaderFloats;
@@ -298,7 +289,7 @@ void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, c
   p.y = y;
   p.epilogue = epilogue;
   p.fused = activation_in_registers(epilogue.activation) && activation_in_registers(epilogue.post_activation);
-  p.chunks = winograd_chunks(g);
+  p.chunks = winograd_chunks(g, tile);
   p.tiles_h = p.chunks.tiles_h;
   p.tiles_w = p.chunks.tiles_w;
   p.segments = p.chunks.segments;
@@ -340,7 +331,7 @@ void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, c
 #else
 
 void winograd_forward(const Conv2dGeometry&, const float*, const float*, const float*, const float*, float*, void*,
-                      const ConvEpilogue&, runtime::ThreadPool&) {}
+                      const ConvEpilogue&, runtime::ThreadPool&, int) {}
 
 #endif  // TESSERA_X86_KERNELS
 
