@@ -35,10 +35,10 @@ bool winograd_can_run(const Conv2dGeometry& g) {
 }
 
 bool winograd_apply(const Conv2dGeometry& g) {
-  // Few channels leave the products too short to pay for the transforms; few tiles (one image of
+  // Few channels leave the products too short to pay for the transforms; few 2x2 tiles (one image of
   // 7x7: 16) read the transformed weights, 16/9 the size of the kernel's, for too little work each
-  // (bench_conv --winograd, two threads, batch 1: 512 channels on 7x7 0.95x as fast as direct tiles,
-  // 256 on 14x14 (49 tiles) 1.2x, the larger planes 1.4-1.9x).
+  // (bench_conv --winograd, two threads, batch 1, F(2x2): 512 channels on 7x7 0.95x as fast as direct
+  // tiles, 256 on 14x14 (49 tiles) 1.2x, the larger planes 1.4-1.9x).
   const int64_t tiles = g.batch * ((g.out_h + 1) / 2) * ((g.out_w + 1) / 2);
   return winograd_can_run(g) && g.in_channels >= 16 && g.out_channels >= 16 && tiles >= 32;
 }

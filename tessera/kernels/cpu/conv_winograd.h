@@ -18,8 +18,8 @@ namespace tessera::kernels::conv_detail {
 // Rows of out channels per packed weight block (the product's register tile height).
 constexpr int64_t kWinogradRows = 8;
 
-// Whether g has the shape Winograd F(2x2, 3x3) computes (any CPU), and whether the automatic choice
-// runs it on this one (AVX-512, channel counts where it beats direct tiles).
+// Whether g has the shape Winograd computes (any CPU), and whether the automatic choice runs it on
+// this one (AVX-512, channel and tile counts where it beats direct tiles).
 bool winograd_may_apply(const Conv2dGeometry& g);
 bool winograd_can_run(const Conv2dGeometry& g);  // ConvAlgorithm::winograd: the shape, on an AVX-512 CPU
 bool winograd_apply(const Conv2dGeometry& g);

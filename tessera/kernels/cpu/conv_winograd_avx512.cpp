@@ -1,11 +1,13 @@
-// Winograd F(2x2, 3x3) forward on AVX-512 (see conv_winograd.h). A task takes a chunk of tile rows
-// (whole rows of 2x2 output tiles, across images) and a range of output-channel blocks:
-//   1. input transform: per input channel and tile row, 16 tiles at a time, the four input rows a
-//      tile row reads are split into their even/odd columns (B^T d B along the row, then down the
-//      rows), giving V[position][channel][tile] for the chunk (thread scratch, sized to stay in L2);
+// Winograd forward on AVX-512 (see conv_winograd.h): F(2x2, 3x3)'s transforms, and the products and
+// the driver both tile sizes share (F(4x4, 3x3)'s transforms: conv_winograd_f4_avx512.cpp). A task
+// takes a chunk of tile rows (whole rows of output tiles, across images) and a range of output-channel
+// blocks:
+//   1. input transform: per input channel and tile row, 16 tiles at a time, the input rows a tile row
+//      reads are split by column (B^T d B along the row, then down the rows), giving
+//      V[position][channel][tile] for the chunk (thread scratch, sized to stay in L2);
 //   2. products: per block of output channels and per position, M = U[position] V[position] in
 //      register tiles of 8 (or 16, 24) channels x 48 (or fewer) tiles, broadcasting the weights;
-//   3. output transform: A^T M A per tile, interleaved back into two output rows, with the bias,
+//   3. output transform: A^T M A per tile, interleaved back into the output rows, with the bias,
 //      activation, residual and activation applied before the (masked) store.
 #include "tessera/kernels/cpu/x86_kernels.h"
 
