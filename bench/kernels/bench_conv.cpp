@@ -4,6 +4,9 @@
 //        bench_conv --models [reps] [batch]   the forward layers of ResNet-18 and MobileNetV2 (batch 1
 //            by default): the automatic choice (weights packed once, as for constant weights) beside
 //            the whole-im2col GEMM. TESSERA_BENCH_CLOCK=cpu TESSERA_BENCH_STAT=min on a shared machine.
+//        bench_conv --pointwise [reps] [batch]   MobileNetV2's 1x1 layers by each algorithm.
+//        bench_conv --winograd [reps] [batch] [channels]   ResNet-18's 3x3 stride-1 layers (or the one of
+//            `channels`) by direct tiles and by Winograd.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -171,11 +174,76 @@ int bench_models(int reps, int64_t batch) {
   return 0;
 }
 
+// One layer by one algorithm, weights packed once for it, with a ReLU tail: median seconds.
+double time_algorithm(const Conv2dGeometry& g, ConvAlgorithm algorithm, int reps) {
+  const int64_t ws = g.out_channels * g.in_channels / g.groups * g.kernel_h * g.kernel_w;
+  const int64_t ys = g.batch * g.out_channels * g.out_h * g.out_w;
+  auto x = bench::random_vector(static_cast<size_t>(g.batch * g.in_channels * g.in_h * g.in_w), 1);
+  auto w = bench::random_vector(static_cast<size_t>(ws), 2), bias = bench::random_vector(static_cast<size_t>(g.out_channels), 3);
+  std::vector<float> y(static_cast<size_t>(ys)), packed(static_cast<size_t>(conv2d_packed_weights_floats(g)));
+  conv2d_pack_weights(g, w.data(), packed.data(), nullptr, algorithm);
+  std::vector<char> work(static_cast<size_t>(conv2d_forward_workspace_bytes(g, nullptr, true)) + 64);
+  ConvEpilogue relu;
+  relu.activation = Activation::relu;
+  return bench::median_seconds(
+      [&] {
+        conv2d_forward(g, x.data(), w.data(), bias.data(), y.data(), work.data(), relu, nullptr, algorithm,
+                       packed.data());
+      },
+      reps);
+}
+
+// The 3x3 stride-1 layers of ResNet-18 (and a few other channel counts) by direct tiles and by
+// Winograd F(2x2, 3x3) and F(4x4, 3x3): the measurements behind winograd_apply's and winograd_tile's rules.
+int bench_winograd(int reps, int64_t batch, int64_t only_channels) {
+  std::printf("threads=%d batch=%lld\n", runtime::default_pool().size(), static_cast<long long>(batch));
+  const int64_t shapes[][2] = {{16, 56}, {32, 56}, {64, 56}, {128, 28}, {256, 14}, {512, 7}, {32, 28}, {64, 14}};
+  for (const auto& s : shapes) {
+    if (only_channels != 0 && s[0] != only_channels) continue;
+    const Conv2dGeometry g = make_conv2d_geometry(batch, s[0], s[1], s[1], s[0], 3, 3, 1, 1, 1, 1);
+    const double flops = 2.0 * static_cast<double>(g.batch * g.out_channels * g.out_h * g.out_w * g.in_channels * 9);
+    const double direct = time_algorithm(g, ConvAlgorithm::direct_tiles, reps);
+    const double winograd = time_algorithm(g, ConvAlgorithm::winograd, reps);
+    const double winograd4 = time_algorithm(g, ConvAlgorithm::winograd_4x4, reps);
+    std::printf("%4lld->%-4lld %3lldx%-3lld direct tiles %8.3f ms %7.1f GFLOP/s   F(2x2) %8.3f ms %.2fx   F(4x4) %8.3f ms "
+                "%.2fx\n",
+                static_cast<long long>(s[0]), static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+                static_cast<long long>(s[1]), direct * 1e3, flops / direct * 1e-9, winograd * 1e3, direct / winograd,
+                winograd4 * 1e3, direct / winograd4);
+  }
+  return 0;
+}
+
+// MobileNetV2's pointwise layers by the implicit GEMM, direct tiles and pixel-vector rows.
+int bench_pointwise(int reps, int64_t batch) {
+  std::printf("threads=%d batch=%lld\n", runtime::default_pool().size(), static_cast<long long>(batch));
+  const int64_t shapes[][3] = {{32, 16, 112}, {16, 96, 112}, {96, 24, 56}, {24, 144, 56}, {144, 24, 56},
+                               {32, 192, 28}, {192, 32, 28}, {64, 384, 14}, {384, 64, 14}, {96, 576, 14},
+                               {576, 96, 14}, {160, 960, 7},  {960, 160, 7}, {320, 1280, 7}};
+  for (const auto& s : shapes) {
+    const Conv2dGeometry g = make_conv2d_geometry(batch, s[0], s[2], s[2], s[1], 1, 1);
+    const double gemm = time_algorithm(g, ConvAlgorithm::implicit_gemm, reps);
+    const double tiles = time_algorithm(g, ConvAlgorithm::direct_tiles, reps);
+    const double rows = time_algorithm(g, ConvAlgorithm::pointwise_rows, reps);
+    std::printf("%4lld->%-4lld %3lldx%-3lld implicit gemm %8.3f ms  direct tiles %8.3f ms  pixel rows %8.3f ms\n",
+                static_cast<long long>(s[0]), static_cast<long long>(s[1]), static_cast<long long>(s[2]),
+                static_cast<long long>(s[2]), gemm * 1e3, tiles * 1e3, rows * 1e3);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--pointwise") == 0) {
+    return bench_pointwise(argc > 2 ? std::atoi(argv[2]) : 7, argc > 3 ? std::atoll(argv[3]) : 1);
+  }
   if (argc > 1 && std::strcmp(argv[1], "--models") == 0) {
     return bench_models(argc > 2 ? std::atoi(argv[2]) : 7, argc > 3 ? std::atoll(argv[3]) : 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "--winograd") == 0) {
+    return bench_winograd(argc > 2 ? std::atoi(argv[2]) : 7, argc > 3 ? std::atoll(argv[3]) : 1,
+                          argc > 4 ? std::atoll(argv[4]) : 0);
   }
   const int reps = argc > 1 ? std::atoi(argv[1]) : 11;
   const int64_t batch = argc > 2 ? std::atoll(argv[2]) : 64;

@@ -24,6 +24,8 @@ enum class ScratchSlot : int {
   quant_f16_acts,     // the f16-weight GEMM's activations, packed into row panels
   quant_f16_panel,    // one panel of f16 weight rows widened to f32
   conv_columns,       // the implicit-GEMM convolution's im2col panels (one k block of NC columns)
+  winograd_inputs,    // a Winograd convolution's transformed input tiles (one chunk of tile rows)
+  winograd_products,  // its products for one group of output channels, before the output transform
   count
 };
 

@@ -160,6 +160,8 @@ TEST(ConvForwardPaths, MatchesDefinition) {
       {"7x7 s2 p3 stem, 3 channels", make_conv2d_geometry(1, 3, 40, 38, 16, 7, 7, 2, 2, 3, 3)},
       {"1x1 s1 (pointwise), plane of 35", make_conv2d_geometry(3, 40, 5, 7, 13, 1, 1)},
       {"1x1 s2", make_conv2d_geometry(2, 12, 9, 9, 30, 1, 1, 2, 2)},
+      {"1x1 s1 of 70 channels (direct tiles), 7x5 planes", make_conv2d_geometry(3, 70, 7, 5, 40, 1, 1)},
+      {"1x1 s1 of 64 channels, rows of 30", make_conv2d_geometry(1, 64, 3, 30, 33, 1, 1)},
       {"several k blocks and row blocks", make_conv2d_geometry(1, 64, 6, 6, 150, 3, 3, 1, 1, 1, 1)},
       {"several k blocks, tiles across images", make_conv2d_geometry(3, 40, 7, 7, 14, 3, 3, 1, 1, 1, 1)},
       {"columns packed once and shared (few columns, many channels)",

@@ -40,12 +40,25 @@ Conv2dGeometry make_conv2d_geometry(int64_t batch, int64_t in_channels, int64_t 
 void check_conv2d_geometry(const Conv2dGeometry& g, const char* what);
 
 // How the forward pass is computed. `automatic`: depthwise convolutions accumulate each plane directly;
-// with AVX-512, KxK and strided ones of one group (K >= 64) run as `direct_tiles` (register tiles of
+// with AVX-512, 3x3 stride-1 ones of one group with enough channels and tiles run as `winograd`, the
+// other ones of one group with K >= 64 (pointwise included) as `direct_tiles` (register tiles of
 // pixels x 32 output channels, each tap's input broadcast from the image); the others run as an
 // `implicit_gemm` (the im2col matrix gathered panel by panel into the register tiles' layout, never
 // stored whole). `im2col_gemm` (the whole im2col matrix, then SGEMM) and `direct` (plain loops) are
-// kept as cross-checks. `direct_tiles` where it cannot run is the implicit GEMM.
-enum class ConvAlgorithm { automatic, direct_tiles, implicit_gemm, im2col_gemm, direct };
+// kept as cross-checks. `direct_tiles` where it cannot run is the implicit GEMM. `winograd` (F(2x2, 3x3))
+// and `winograd_4x4` (F(4x4, 3x3)), AVX-512, for 3x3 stride-1 convolutions of one group (the automatic
+// choice where they win), where they cannot run are the automatic choice without them. `pointwise_rows` (AVX-512, pointwise convolutions of
+// one group: pixel vectors x 8 channels; the automatic choice on large planes of one image) likewise.
+enum class ConvAlgorithm {
+  automatic,
+  direct_tiles,
+  implicit_gemm,
+  im2col_gemm,
+  direct,
+  winograd,
+  pointwise_rows,
+  winograd_4x4
+};
 
 // Workspace sizes in bytes for a pool of `threads` threads (default: the default pool's size). The
 // forward pass's, for the automatic algorithm, is 0 when `weights_packed` (conv2d_pack_weights).
@@ -66,7 +79,9 @@ struct ConvEpilogue {
 // pass packs the weights itself when the layout is not one it runs (AVX-512 switched off since).
 bool conv2d_takes_packed_weights(const Conv2dGeometry& g);  // false where the automatic choice packs nothing
 int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g);
-void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool = nullptr);
+// `algorithm`: the one the forward pass will be asked for (packing for what it runs there).
+void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool = nullptr,
+                         ConvAlgorithm algorithm = ConvAlgorithm::automatic);
 
 // x [N, Cin, H, W], w [Cout, Cin/groups, KH, KW], bias [Cout] or nullptr -> y [N, Cout, OH, OW].
 // `packed_weights` (optional) is conv2d_pack_weights of w; w must be given all the same.

@@ -8,6 +8,8 @@
 #if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
+#include "tessera/kernels/cpu/activation_avx512.h"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -29,22 +31,6 @@ inline uint64_t bits(int64_t lo, int64_t hi) {
   if (hi <= lo) return 0;
   const uint64_t upto_hi = hi >= 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1;
   return upto_hi & ~((uint64_t{1} << lo) - 1);
-}
-
-// As conv_tile_avx512.cpp: relu keeps -0 and NaN, relu6 maps -0 to +0 and keeps NaN (maskz forms for
-// GCC 12's -Wmaybe-uninitialized).
-__attribute__((target("avx512f"), always_inline)) inline __m512 activate(Activation a, __m512 x) {
-  if (a == Activation::relu) return _mm512_maskz_max_ps(0xFFFF, _mm512_setzero_ps(), x);
-  if (a == Activation::relu6) {
-    const __m512 r =
-        _mm512_maskz_min_ps(0xFFFF, _mm512_maskz_max_ps(0xFFFF, x, _mm512_setzero_ps()), _mm512_set1_ps(6.0f));
-    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
-  }
-  return x;
-}
-
-inline bool in_registers(Activation a) {
-  return a == Activation::none || a == Activation::relu || a == Activation::relu6;
 }
 
 // Rows of a plane with the tap columns and stride fixed at compile time (MobileNet's 3x3, stride 1 and
@@ -100,10 +86,10 @@ __attribute__((target("avx512f"))) void plane_rows(const Conv2dGeometry& g, cons
         if (r >= rows) break;
         const int64_t oh = oh0 + r;
         if (fused) {
-          acc[r] = activate(tail.activation, acc[r]);
+          acc[r] = activate_avx512(tail.activation, acc[r]);
           if (tail.residual != nullptr)
             acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + oh * g.out_w + ow0));
-          acc[r] = activate(tail.post_activation, acc[r]);
+          acc[r] = activate_avx512(tail.post_activation, acc[r]);
         }
         _mm512_mask_storeu_ps(y + oh * g.out_w + ow0, sm, acc[r]);
       }
@@ -200,10 +186,10 @@ __attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, co
       for (int r = 0; r < kRows; ++r) {
         const int64_t oh = oh0 + r;
         if (fused) {
-          acc[r] = activate(tail.activation, acc[r]);
+          acc[r] = activate_avx512(tail.activation, acc[r]);
           if (tail.residual != nullptr)
             acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + oh * g.out_w + ow0));
-          acc[r] = activate(tail.post_activation, acc[r]);
+          acc[r] = activate_avx512(tail.post_activation, acc[r]);
         }
         float* dst = y + oh * g.out_w + ow0;
         if (tail.stream && sm == 0xFFFF && (reinterpret_cast<uintptr_t>(dst) & 63) == 0) {
@@ -256,7 +242,7 @@ DepthwiseMasks depthwise_masks(const Conv2dGeometry& g) {
 
 void depthwise_plane_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w,
                             float bias, const DepthwiseTail& tail, float* y) {
-  const bool fused = in_registers(tail.activation) && in_registers(tail.post_activation);
+  const bool fused = activation_in_registers(tail.activation) && activation_in_registers(tail.post_activation);
   const bool square_3x3 = g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 && g.dilation_w == 1 &&
                           g.stride_h == g.stride_w;
   if (square_3x3 && g.stride_w == 1) {

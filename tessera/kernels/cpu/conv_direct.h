@@ -3,8 +3,8 @@
 // conv_direct_avx512.cpp): each tap's input value is broadcast straight from the image (a zero-padded
 // copy when the convolution pads) against a vector of 32 packed weights, so nothing is gathered into
 // im2col panels and no column of a tile is padding (a row of 7 outputs is a tile of 7). Used for
-// KxK and strided convolutions of one group; pointwise ones keep the implicit GEMM, whose packing is
-// a plain copy. Internal to tessera/kernels/cpu/conv_*.cpp.
+// convolutions of one group with K = in channels x taps >= 64, pointwise ones included (those of
+// fewer channels keep the implicit GEMM). Internal to tessera/kernels/cpu/conv_*.cpp.
 #include <cstdint>
 
 #include "tessera/kernels/cpu/conv_internal.h"

@@ -7,6 +7,8 @@
 #include "tessera/kernels/cpu/activation.h"
 #include "tessera/kernels/cpu/conv_direct.h"
 #include "tessera/kernels/cpu/conv_internal.h"
+#include "tessera/kernels/cpu/conv_pointwise.h"
+#include "tessera/kernels/cpu/conv_winograd.h"
 
 namespace tessera::kernels {
 
@@ -72,17 +74,24 @@ void direct_image_group(const Conv2dGeometry& g, const float* x, const float* w,
 
 }  // namespace
 
+// The Winograd tile an algorithm asks for (the automatic choice's for `automatic`).
+static int winograd_tile_of(const Conv2dGeometry& g, ConvAlgorithm algorithm) {
+  return algorithm == ConvAlgorithm::winograd ? 2 : algorithm == ConvAlgorithm::winograd_4x4 ? 4 : winograd_tile(g);
+}
+
 // Whether direct tiles could run g on some CPU: its workspace and packed weights are planned for them
 // too, as AVX-512 may be switched on or off between planning and running.
 bool direct_tiles_may_apply(const Conv2dGeometry& g) {
-  return g.groups == 1 && !is_pointwise(g);
+  return g.groups == 1;
 }
 
 int64_t conv2d_forward_workspace_bytes(const Conv2dGeometry& g, runtime::ThreadPool* pool, bool weights_packed) {
   (void)pool;  // the workspaces do not depend on the threads
   if (is_depthwise(g)) return 0;
   const int64_t direct = direct_tiles_may_apply(g) ? direct_tiles_workspace_bytes(g, weights_packed) : 0;
-  return std::max(direct, implicit_gemm_workspace_bytes(g, weights_packed));
+  const int64_t winograd = winograd_may_apply(g) ? winograd_workspace_bytes(g, weights_packed) : 0;
+  const int64_t rows = pointwise_rows_may_apply(g) ? pointwise_rows_workspace_bytes(g, weights_packed) : 0;
+  return std::max({direct, winograd, rows, implicit_gemm_workspace_bytes(g, weights_packed)});
 }
 
 bool conv2d_takes_packed_weights(const Conv2dGeometry& g) {
@@ -91,12 +100,22 @@ bool conv2d_takes_packed_weights(const Conv2dGeometry& g) {
 
 int64_t conv2d_packed_weights_floats(const Conv2dGeometry& g) {
   const int64_t direct = direct_tiles_may_apply(g) ? direct_tiles_packed_floats(g) : 0;
-  return std::max(direct, implicit_gemm_packed_floats(g));
+  const int64_t winograd = winograd_may_apply(g) ? winograd_packed_floats(g) : 0;
+  const int64_t rows = pointwise_rows_may_apply(g) ? pointwise_rows_packed_floats(g) : 0;
+  return std::max({direct, winograd, rows, implicit_gemm_packed_floats(g)});
 }
 
-void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool) {
+void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed, runtime::ThreadPool* pool,
+                         ConvAlgorithm algorithm) {
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
-  if (direct_tiles_apply(g)) {
+  const bool automatic = algorithm == ConvAlgorithm::automatic;
+  const bool explicit_winograd = algorithm == ConvAlgorithm::winograd || algorithm == ConvAlgorithm::winograd_4x4;
+  if ((automatic && winograd_apply(g)) || (explicit_winograd && winograd_can_run(g))) {
+    winograd_pack_weights(g, w, packed, tp, winograd_tile_of(g, algorithm));
+  } else if ((automatic && pointwise_rows_apply(g)) ||
+             (algorithm == ConvAlgorithm::pointwise_rows && pointwise_rows_can_run(g))) {
+    pointwise_rows_pack_weights(g, w, packed, tp);
+  } else if (direct_tiles_apply(g) && algorithm != ConvAlgorithm::implicit_gemm) {
     direct_tiles_pack_weights(g, w, packed, tp);
   } else {
     implicit_gemm_pack_weights(g, w, packed, tp);
@@ -121,8 +140,20 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
   runtime::ThreadPool& tp = pool != nullptr ? *pool : runtime::default_pool();
   const int64_t plane = out_plane(g);
   if (g.batch == 0 || plane == 0) return;
+  if ((algorithm == ConvAlgorithm::winograd || algorithm == ConvAlgorithm::winograd_4x4) && !winograd_can_run(g))
+    algorithm = ConvAlgorithm::automatic;
+  if (algorithm == ConvAlgorithm::pointwise_rows && !pointwise_rows_can_run(g)) algorithm = ConvAlgorithm::automatic;
   if (algorithm == ConvAlgorithm::automatic && is_depthwise(g)) {
     conv2d_depthwise_forward(g, x, w, bias, y, epilogue, tp);
+    return;
+  }
+  if ((algorithm == ConvAlgorithm::automatic && winograd_apply(g)) || algorithm == ConvAlgorithm::winograd ||
+      algorithm == ConvAlgorithm::winograd_4x4) {
+    winograd_forward(g, x, w, packed_weights, bias, y, workspace, epilogue, tp, winograd_tile_of(g, algorithm));
+    return;
+  }
+  if ((algorithm == ConvAlgorithm::automatic && pointwise_rows_apply(g)) || algorithm == ConvAlgorithm::pointwise_rows) {
+    pointwise_rows_forward(g, x, w, packed_weights, bias, y, workspace, epilogue, tp);
     return;
   }
   const bool direct_tiles = direct_tiles_apply(g);

@@ -8,6 +8,8 @@
 #if TESSERA_X86_KERNELS  // x86 only: without it, use_avx512() is false and nothing calls these
 #include <immintrin.h>
 
+#include "tessera/kernels/cpu/activation_avx512.h"
+
 #include <cstdint>
 #include <utility>
 
@@ -18,19 +20,6 @@ namespace tessera::kernels::conv_detail {
 namespace {
 
 constexpr int64_t kMR = 12, kNR = 32;
-
-// relu keeps -0 and NaN (x < 0 ? 0 : x): maxps returns its second operand for equal zeros and NaN.
-// relu6 turns -0 into +0 and keeps NaN, as maximum(x, 0) then minimum(., 6) do. (The maskz forms with
-// a full mask: GCC 12's unmasked ones trip -Wmaybe-uninitialized inside its own header.)
-__attribute__((target("avx512f"), always_inline)) inline __m512 activate(Activation a, __m512 x) {
-  if (a == Activation::relu) return _mm512_maskz_max_ps(0xFFFF, _mm512_setzero_ps(), x);
-  if (a == Activation::relu6) {
-    const __m512 r =
-        _mm512_maskz_min_ps(0xFFFF, _mm512_maskz_max_ps(0xFFFF, x, _mm512_setzero_ps()), _mm512_set1_ps(6.0f));
-    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
-  }
-  return x;
-}
 
 // Loads (stores) 32 columns of a row: whole vectors, or through the two segments' masks.
 struct Row {
@@ -98,16 +87,16 @@ __attribute__((target("avx512f"))) void tile(int64_t kc, const float* pa, const 
         lo[r] = _mm512_add_ps(lo[r], b);
         hi[r] = _mm512_add_ps(hi[r], b);
       }
-      lo[r] = activate(tail->activation, lo[r]);
-      hi[r] = activate(tail->activation, hi[r]);
+      lo[r] = activate_avx512(tail->activation, lo[r]);
+      hi[r] = activate_avx512(tail->activation, hi[r]);
       if (tail->residual != nullptr) {
         __m512 res_lo, res_hi;
         io.load(tail->residual + r * tail->ldr, res_lo, res_hi);
         lo[r] = _mm512_add_ps(lo[r], res_lo);
         hi[r] = _mm512_add_ps(hi[r], res_hi);
       }
-      lo[r] = activate(tail->post_activation, lo[r]);
-      hi[r] = activate(tail->post_activation, hi[r]);
+      lo[r] = activate_avx512(tail->post_activation, lo[r]);
+      hi[r] = activate_avx512(tail->post_activation, hi[r]);
     }
     if (stream) {
       _mm512_stream_ps(row, lo[r]);
