@@ -224,11 +224,7 @@ TEST(VulkanLlmOps, QuantizedProductsAddTheirBiasAndResidualAsTheyStore) {
                           {random_array({m, 64}, 1, -1, 1, DType::f32), w, random_array({21}, 2, -1, 1, DType::f32),
                            random_array({m, 21}, 3, -1, 1, DType::f32), random_array({m, 64}, 4, -1, 1, DType::f32)},
                           2e-5);
-    const auto exe = vulkan_under_test().compile(g);
-    const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
-    ASSERT_NE(vk, nullptr);
-    std::string steps;
-    for (const auto& step : vk->program().steps) steps += step->describe() + "\n";
+    const std::string steps = vulkan_step_descriptions(g);
     EXPECT_NE(steps.find("+bias +residual"), std::string::npos) << steps;
     EXPECT_EQ(steps.find("add"), std::string::npos) << "an add ran as a step of its own:\n" << steps;
   }

@@ -14,15 +14,6 @@
 namespace tessera::test {
 namespace {
 
-// The description of the compiled graph's steps (which matvec ran).
-std::string step_descriptions(const ir::Graph& g) {
-  const auto exe = vulkan_under_test().compile(g);
-  const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
-  if (vk == nullptr) return "(not one Vulkan executable)";
-  std::string steps;
-  for (const auto& step : vk->program().steps) steps += step->describe() + "\n";
-  return steps;
-}
 
 constexpr const char* kWideTypes[] = {"q4_0", "q4_1", "q8_0", "q4_k", "q5_k"};
 
@@ -37,7 +28,7 @@ TEST(VulkanQuantMatvec, WideMatvecMatchesTheReferenceForEveryFormatItTakes) {
       for (int64_t m : {1, 3, 8}) {
         SCOPED_TRACE("rows " + std::to_string(m));
         const ir::Graph g = product_graph(m, k, w, type);
-        EXPECT_NE(step_descriptions(g).find("wide matvec"), std::string::npos) << step_descriptions(g);
+        EXPECT_NE(vulkan_step_descriptions(g).find("wide matvec"), std::string::npos) << vulkan_step_descriptions(g);
         expect_vulkan_matches(g, {random_array({m, k}, 5 + m, -1, 1, DType::f32), w}, 2e-5);
       }
     }
@@ -106,7 +97,7 @@ TEST(VulkanQuantMatvec, WideMatvecAddsItsBiasAndResidualAsItStores) {
   for (int64_t m : {1, 3}) {
     SCOPED_TRACE("rows " + std::to_string(m));
     const ir::Graph g = trace(f, {{DType::f32, {m, 512}}, {DType::u8, w.shape()}, {DType::f32, {21}}, {DType::f32, {m, 21}}});
-    const std::string steps = step_descriptions(g);
+    const std::string steps = vulkan_step_descriptions(g);
     EXPECT_NE(steps.find("+bias +residual (wide matvec"), std::string::npos) << steps;
     expect_vulkan_matches(g,
                           {random_array({m, 512}, 1, -1, 1, DType::f32), w, random_array({21}, 2, -1, 1, DType::f32),
@@ -130,8 +121,8 @@ TEST(VulkanQuantMatvec, TheOldShaderTakesWhatTheWideOneDoesNot) {
       const ScopedEnv which("TESSERA_VULKAN_MATVEC", old ? "old" : "wide");
       const Array w = quantized_weights(13, c.k, c.type, 16);
       const ir::Graph g = product_graph(1, c.k, w, c.type);
-      const bool wide = step_descriptions(g).find("wide matvec") != std::string::npos;
-      EXPECT_EQ(wide, c.wide && !old) << step_descriptions(g);
+      const bool wide = vulkan_step_descriptions(g).find("wide matvec") != std::string::npos;
+      EXPECT_EQ(wide, c.wide && !old) << vulkan_step_descriptions(g);
       expect_vulkan_matches(g, {random_array({1, c.k}, 4, -1, 1, DType::f32), w}, 2e-5);
     }
   }

@@ -17,15 +17,6 @@
 namespace tessera::test {
 namespace {
 
-// The kernel steps' descriptions of g compiled for Vulkan.
-std::string kernel_steps(const ir::Graph& g) {
-  const auto exe = vulkan_under_test().compile(g);
-  const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
-  if (vk == nullptr) return "(not one Vulkan executable)";
-  std::string steps;
-  for (const auto& step : vk->program().steps) steps += step->describe() + "\n";
-  return steps;
-}
 
 ir::Graph row_reductions(const Shape& shape, DType dt) {
   auto f = [](const std::vector<Tensor>& a) {
@@ -52,7 +43,7 @@ TEST(VulkanReductions, EveryExtentMatchesTheReference) {
       if (dt == DType::f16 && !backends::vulkan::vulkan_context()->features().storage16) continue;
       SCOPED_TRACE(shape_str(e.shape) + " " + dtype_name(dt));
       const ir::Graph g = row_reductions(e.shape, dt);
-      const std::string steps = kernel_steps(g);
+      const std::string steps = vulkan_step_descriptions(g);
       if (*e.threads != 0) {
         EXPECT_NE(steps.find(e.threads), std::string::npos) << steps;
       } else {
@@ -82,7 +73,7 @@ TEST(VulkanReductions, NanWinsMaxAndMinInEveryLaneAndProductsMatch) {
 TEST(VulkanReductions, RmsNormOfOneTokenTakesAWorkgroupAndRepeatsItsBits) {
   auto f = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::rms_norm(a[0], {2048}, a[1])}; };
   const ir::Graph g = trace(f, {{DType::f32, {1, 2048}}, {DType::f32, {2048}}});
-  EXPECT_NE(kernel_steps(g).find("256 invocations a unit"), std::string::npos) << kernel_steps(g);
+  EXPECT_NE(vulkan_step_descriptions(g).find("256 invocations a unit"), std::string::npos) << vulkan_step_descriptions(g);
   const std::vector<Array> in = {random_array({1, 2048}, 5, -3, 3, DType::f32), random_array({2048}, 6, 0.5, 1.5, DType::f32)};
   const std::vector<float> first = expect_vulkan_matches(g, in, 1e-5)[0].to_vector<float>();
   const auto exe = vulkan_under_test().compile(g);
@@ -94,7 +85,7 @@ TEST(VulkanReductions, RmsNormOfOneTokenTakesAWorkgroupAndRepeatsItsBits) {
 TEST(VulkanReductions, OneInvocationPerOutputWhenSwitchedOff) {
   const ScopedEnv off("TESSERA_VULKAN_BLOCK_REDUCE", "0");
   const ir::Graph g = row_reductions({2, 4096}, DType::f32);
-  EXPECT_EQ(kernel_steps(g).find("invocations a unit"), std::string::npos) << kernel_steps(g);
+  EXPECT_EQ(vulkan_step_descriptions(g).find("invocations a unit"), std::string::npos) << vulkan_step_descriptions(g);
   expect_vulkan_matches(g, {random_array({2, 4096}, 7, -2, 2, DType::f32)}, 1e-5);
 }
 

@@ -22,6 +22,17 @@ inline std::string vulkan_missing_ops(const ir::Graph& g) {
   return s.empty() ? " (none)" : s;
 }
 
+// The descriptions of the steps g compiles to on Vulkan, one a line (which kernels ran), or a note
+// that part of it went elsewhere.
+inline std::string vulkan_step_descriptions(const ir::Graph& g) {
+  const auto exe = vulkan_under_test().compile(g);
+  const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
+  if (vk == nullptr) return "(not one Vulkan executable)";
+  std::string steps;
+  for (const auto& step : vk->program().steps) steps += step->describe() + "\n";
+  return steps;
+}
+
 // Compiles g for Vulkan, expecting one Vulkan executable (no CPU segment), runs it on host inputs and
 // compares every output with the reference's: |got - want| <= tol (1 + |want|), NaN and inf exactly.
 // Returns the outputs (on the host).

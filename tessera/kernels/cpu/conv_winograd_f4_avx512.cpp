@@ -60,17 +60,7 @@ __attribute__((target("avx512f"))) void input_f4(const Plan& p, const Chunk& c, 
   const int64_t plane = g.in_h * g.in_w, line = c.pitch;
   const __mmask16 tail = c.tiles % 16 == 0 ? 0 : lanes(c.tiles % 16, 16);
   for (int64_t ci = ci0; ci < ci1; ++ci) {
-    // The rows this chunk reads of the plane two channels on (as F(2x2)'s transform).
-    if (ci + 2 < ci1) {
-      for (int64_t r = c.r0; r < c.r1; ++r) {
-        const int64_t n = r / p.tiles_h, th = r % p.tiles_h;
-        const int64_t first = std::max<int64_t>(0, r == c.r0 ? 4 * th - g.pad_h : 4 * th - g.pad_h + 2);
-        const int64_t last = std::min<int64_t>(g.in_h, 4 * th - g.pad_h + 6);
-        const char* base = reinterpret_cast<const char*>(p.x + (n * g.in_channels + ci + 2) * plane);
-        for (int64_t ih = first; ih < last; ++ih)
-          for (int64_t b = 0; b < 4 * g.in_w + 64; b += 64) _mm_prefetch(base + 4 * ih * g.in_w + b, _MM_HINT_T0);
-      }
-    }
+    if (ci + 2 < ci1) prefetch_plane_rows(p, c, ci + 2, 4);
     for (int64_t r = c.r0; r < c.r1; ++r) {
       const int64_t n = r / p.tiles_h, th = r % p.tiles_h;
       const float* x = p.x + (n * g.in_channels + ci) * plane;

@@ -55,6 +55,24 @@ inline __mmask16 lanes(int64_t lo, int64_t hi) {
   return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
+// Fetches the rows a chunk reads of input channel `ci` (tiles of `tile` x `tile` outputs read
+// tile + 2 rows): called for the plane two channels on while one is transformed, because a chunk reads
+// a few rows of each plane, too short a run for the hardware's prefetcher.
+inline void prefetch_plane_rows(const Plan& p, const Chunk& c, int64_t ci, int64_t tile) {
+  const Conv2dGeometry& g = *p.g;
+  const int64_t plane = g.in_h * g.in_w;
+  for (int64_t r = c.r0; r < c.r1; ++r) {
+    const int64_t n = r / p.tiles_h, th = r % p.tiles_h;
+    // Rows after the chunk's first overlap the previous tile row's last two.
+    const int64_t first = std::max<int64_t>(0, tile * th - g.pad_h + (r == c.r0 ? 0 : 2));
+    const int64_t last = std::min<int64_t>(g.in_h, tile * th - g.pad_h + tile + 2);
+    const char* base = reinterpret_cast<const char*>(p.x + (n * g.in_channels + ci) * plane);
+    for (int64_t ih = first; ih < last; ++ih) {
+      for (int64_t b = 0; b < 4 * g.in_w + 64; b += 64) _mm_prefetch(base + 4 * ih * g.in_w + b, _MM_HINT_T0);
+    }
+  }
+}
+
 // V[pos][ci][t] = (B^T d B)[pos] for the chunk's tiles and input channels [ci0, ci1); lanes past the
 // chunk's tiles are zero.
 void input_f2(const Plan& p, const Chunk& c, int64_t ci0, int64_t ci1, float* v);
