@@ -8,22 +8,13 @@
 #include <random>
 #include <vector>
 
-#include "tessera/kernels/cpu/activation.h"
-#include "tessera/kernels/cpu/conv.h"
-#include "tessera/kernels/cpu/cpu_features.h"
+#include "kernels/conv_tails_check.h"
 
 namespace tessera::kernels {
 // Named: a unity batch shares its anonymous namespace with the other conv tests.
 namespace pointwise_test {
 
-std::vector<float> random_values(int64_t n, std::mt19937& rng, float scale = 1.0f) {
-  std::uniform_real_distribution<float> d(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
-enum class Packing { per_call, once, other_layout };
+using conv_test::random_values;
 
 void check(const char* name, const Conv2dGeometry& g, std::mt19937& rng) {
   const int64_t plane = g.out_h * g.out_w, ys = g.batch * g.out_channels * plane;
@@ -45,49 +36,12 @@ void check(const char* name, const Conv2dGeometry& g, std::mt19937& rng) {
         base[static_cast<size_t>((n * g.out_channels + co) * plane + p)] = sum;
         magnitude[static_cast<size_t>((n * g.out_channels + co) * plane + p)] = mag;
       }
-  struct Tail {
-    bool bias;
-    Activation activation;
-    bool residual;
-    Activation post;
-    const char* name;
-  };
-  const Tail tails[] = {{false, Activation::none, false, Activation::none, "none"},
-                        {true, Activation::relu6, false, Activation::none, "bias relu6"},
-                        {true, Activation::none, true, Activation::relu, "bias residual relu"},
-                        {false, Activation::sigmoid, true, Activation::tanh, "sigmoid residual tanh"}};
-  for (int threads : {1, 2}) {
-    runtime::ThreadPool pool(threads);
-    for (const Tail& t : tails) {
-      for (Packing packing : {Packing::per_call, Packing::once, Packing::other_layout}) {
-        ConvEpilogue e;
-        e.activation = t.activation;
-        e.residual = t.residual ? residual.data() : nullptr;
-        e.post_activation = t.post;
-        std::vector<float> packed;
-        if (packing != Packing::per_call) {
-          packed.resize(static_cast<size_t>(conv2d_packed_weights_floats(g)));
-          conv2d_pack_weights(g, w.data(), packed.data(), &pool,
-                              packing == Packing::once ? ConvAlgorithm::pointwise_rows : ConvAlgorithm::implicit_gemm);
-        }
-        const bool prepacked = packing != Packing::per_call;
-        std::vector<char> ws(static_cast<size_t>(conv2d_forward_workspace_bytes(g, &pool, prepacked)));
-        std::vector<float> y(static_cast<size_t>(ys), std::nanf(""));
-        conv2d_forward(g, x.data(), w.data(), t.bias ? bias.data() : nullptr, y.data(), ws.empty() ? nullptr : ws.data(),
-                       e, &pool, ConvAlgorithm::pointwise_rows, prepacked ? packed.data() : nullptr);
-        SCOPED_TRACE(testing::Message() << name << " avx512=" << use_avx512() << " threads=" << threads
-                                        << " tail=" << t.name << " packing=" << static_cast<int>(packing));
-        for (int64_t i = 0; i < ys; ++i) {
-          const auto s = static_cast<size_t>(i);
-          double want = base[s] + (t.bias ? bias[static_cast<size_t>(i / plane % g.out_channels)] : 0.0);
-          want = activation_value(t.activation, static_cast<float>(want));
-          if (t.residual) want += residual[s];
-          want = activation_value(t.post, static_cast<float>(want));
-          ASSERT_NEAR(y[s], want, 1e-6 * (magnitude[s] + 8.0) + 1e-6 * std::abs(want)) << "at " << i;
-        }
-      }
-    }
-  }
+  const std::vector<conv_test::Tail> tails = {{false, Activation::none, false, Activation::none, "none"},
+                                              {true, Activation::relu6, false, Activation::none, "bias relu6"},
+                                              {true, Activation::none, true, Activation::relu, "bias residual relu"},
+                                              {false, Activation::sigmoid, true, Activation::tanh, "sigmoid residual tanh"}};
+  conv_test::expect_tails_match(name, {g, x, w, bias, residual, base, magnitude}, ConvAlgorithm::pointwise_rows, tails,
+                                1e-6);
 }
 
 void check_all(std::mt19937& rng) {

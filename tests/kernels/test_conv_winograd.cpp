@@ -9,20 +9,13 @@
 #include <random>
 #include <vector>
 
-#include "tessera/kernels/cpu/activation.h"
-#include "tessera/kernels/cpu/conv.h"
-#include "tessera/kernels/cpu/cpu_features.h"
+#include "kernels/conv_tails_check.h"
 
 namespace tessera::kernels {
 // Named: a unity batch shares its anonymous namespace with the other conv tests.
 namespace winograd_test {
 
-std::vector<float> random_values(int64_t n, std::mt19937& rng, float scale = 1.0f) {
-  std::uniform_real_distribution<float> d(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using conv_test::random_values;
 
 // y = conv(x, w) in double, and sum |x w| per output (the scale of its rounding).
 void reference(const Conv2dGeometry& g, const std::vector<float>& x, const std::vector<float>& w,
@@ -46,66 +39,24 @@ void reference(const Conv2dGeometry& g, const std::vector<float>& x, const std::
               }
 }
 
-struct Tail {
-  bool bias;
-  Activation activation;
-  bool residual;
-  Activation post;
-  const char* name;
-};
-
-enum class Packing { per_call, once, other_layout };
-
 void check(const char* name, const Conv2dGeometry& g, std::mt19937& rng, ConvAlgorithm algorithm) {
   const auto x = random_values(g.batch * g.in_channels * g.in_h * g.in_w, rng);
   const auto w = random_values(g.out_channels * g.in_channels * 9, rng);
   const auto bias = random_values(g.out_channels, rng);
-  const int64_t ys = g.batch * g.out_channels * g.out_h * g.out_w, plane = g.out_h * g.out_w;
+  const int64_t ys = g.batch * g.out_channels * g.out_h * g.out_w;
   const auto residual = random_values(ys, rng, 3.0f);
   std::vector<double> base, magnitude;
   reference(g, x, w, base, magnitude);
-  const Tail tails[] = {{false, Activation::none, false, Activation::none, "none"},
-                        {true, Activation::relu, false, Activation::none, "bias relu"},
-                        {true, Activation::relu6, true, Activation::none, "bias relu6 residual"},
-                        {true, Activation::none, true, Activation::relu, "bias residual relu"},
-                        {false, Activation::sigmoid, true, Activation::tanh, "sigmoid residual tanh"}};
-  for (int threads : {1, 2}) {
-    runtime::ThreadPool pool(threads);
-    for (const Tail& t : tails) {
-      for (Packing packing : {Packing::per_call, Packing::once, Packing::other_layout}) {
-        ConvEpilogue e;
-        e.activation = t.activation;
-        e.residual = t.residual ? residual.data() : nullptr;
-        e.post_activation = t.post;
-        std::vector<float> packed;
-        if (packing != Packing::per_call) {
-          packed.resize(static_cast<size_t>(conv2d_packed_weights_floats(g)));
-          conv2d_pack_weights(g, w.data(), packed.data(), &pool,
-                              packing == Packing::once ? algorithm : ConvAlgorithm::implicit_gemm);
-        }
-        const bool prepacked = packing != Packing::per_call;
-        std::vector<char> ws(static_cast<size_t>(conv2d_forward_workspace_bytes(g, &pool, prepacked)));
-        std::vector<float> y(static_cast<size_t>(ys), std::nanf(""));
-        conv2d_forward(g, x.data(), w.data(), t.bias ? bias.data() : nullptr, y.data(), ws.empty() ? nullptr : ws.data(),
-                       e, &pool, algorithm, prepacked ? packed.data() : nullptr);
-        SCOPED_TRACE(testing::Message() << name << " tile=" << (algorithm == ConvAlgorithm::winograd ? 2 : 4)
-                                        << " avx512=" << use_avx512() << " threads=" << threads
-                                        << " tail=" << t.name << " packing=" << static_cast<int>(packing));
-        for (int64_t i = 0; i < ys; ++i) {
-          const auto s = static_cast<size_t>(i);
-          double want = base[s] + (t.bias ? bias[static_cast<size_t>(i / plane % g.out_channels)] : 0.0);
-          want = activation_value(t.activation, static_cast<float>(want));
-          if (t.residual) want += residual[s];
-          want = activation_value(t.post, static_cast<float>(want));
-          // The transforms add and subtract up to 16 products' worth per term (F(2x2)), or weigh them by
-          // up to 8 and 5 (F(4x4)): more roundings of the sum of |products| than the direct forms.
-          const double scale = algorithm == ConvAlgorithm::winograd ? 4e-6 : 2e-5;
-          const double tol = scale * (magnitude[s] + 8.0) + 1e-6 * std::abs(want);
-          ASSERT_NEAR(y[s], want, tol) << "at " << i;
-        }
-      }
-    }
-  }
+  const std::vector<conv_test::Tail> tails = {{false, Activation::none, false, Activation::none, "none"},
+                                              {true, Activation::relu, false, Activation::none, "bias relu"},
+                                              {true, Activation::relu6, true, Activation::none, "bias relu6 residual"},
+                                              {true, Activation::none, true, Activation::relu, "bias residual relu"},
+                                              {false, Activation::sigmoid, true, Activation::tanh, "sigmoid residual tanh"}};
+  // The transforms add and subtract up to 16 products' worth per term (F(2x2)), or weigh them by up to
+  // 8 and 5 (F(4x4)): more roundings of the sum of |products| than the direct forms.
+  const bool f2 = algorithm == ConvAlgorithm::winograd;
+  conv_test::expect_tails_match(std::string(name) + (f2 ? " tile=2" : " tile=4"),
+                                {g, x, w, bias, residual, base, magnitude}, algorithm, tails, f2 ? 4e-6 : 2e-5);
 }
 
 void check_all(std::mt19937& rng) {
