@@ -167,6 +167,8 @@ TEST(CudaLlmKernels, PrefillAttentionOnTheTensorCoresMatchesTheReference) {
   cases.push_back(causal(200, 8, 2, 64, 400, DType::f16, 150));  // a query tail, keys past the prompt's start
   cases.push_back(causal(130, 4, 4, 128, 300, DType::f32, 0));   // head size 128 (32-key tiles), f32 cache
   cases.push_back(causal(96, 2, 1, 32, 97, DType::f16, 1));      // the last row of the cache is read
+  cases.push_back(causal(128, 6, 2, 64, 600, DType::f16, 400));  // 3 heads a group (one per block), 9 tiles in flight
+  cases.push_back(causal(100, 4, 2, 128, 260, DType::f16, 100));  // head size 128, f16: two stages of 32-key tiles
   AttentionCase scattered{70, 4, 2, 64, 64, 90, DType::f32, DType::i32, {}};  // positions in any order
   for (int64_t i = 0; i < scattered.m; ++i) scattered.positions.push_back((i * 37) % 90);
   cases.push_back(scattered);

@@ -2,6 +2,8 @@
 // steps and kernel compiler.
 #include "tessera/backends/common/lower_graph.h"
 
+#include "tessera/backends/common/compile_profile.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -62,7 +64,10 @@ class GraphLowerer {
     bool reads_constant_values = false;
     for (const auto& [node, e] : epilogues) reads_constant_values = reads_constant_values || e.reads_constant_values;
     double jit_ms = 0, cluster_ms = 0;
-    if (backend_.kernels != nullptr) compile_clusters(epilogues, &cluster_ms, &jit_ms);
+    if (backend_.kernels != nullptr) {
+      const CompilePhase phase("fused kernels");
+      compile_clusters(epilogues, &cluster_ms, &jit_ms);
+    }
     L_.set_epilogues(std::move(epilogues));
     // Grouping (every adam_update in one pass) can close a cycle between a group and the nodes around
     // it (an update whose input depends on another update); then each node runs alone.
@@ -74,7 +79,10 @@ class GraphLowerer {
       throw LoweringFault(nullptr, "the scheduling units (fused clusters, matmul epilogues) form a cycle",
                           "TESSERA_FUSION=-clusters,-epilogue");
     }
-    for (const Unit& unit : *order) lower_unit(unit);
+    {
+      const CompilePhase phase("steps");
+      for (const Unit& unit : *order) lower_unit(unit);
+    }
     workaround_.clear();
     std::unique_ptr<Program> program = L_.finish();
     program->max_kernel_args = max_kernel_args_;

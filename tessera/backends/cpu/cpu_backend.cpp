@@ -15,6 +15,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "tessera/backends/common/compile_profile.h"
 #include "tessera/backends/common/compile_options.h"
 #include "tessera/backends/common/plan_cache.h"
 #include "tessera/backends/cpu/compiler_driver.h"
@@ -110,6 +111,7 @@ class CpuBackend final : public Backend {
   using Backend::compile;
   std::unique_ptr<Executable> compile(const ir::Graph& graph, const CompileSpec& spec) override {
     check_aliases(graph, spec.aliases);
+    const common::CompileProfile profile("cpu compile");
     const auto t0 = std::chrono::steady_clock::now();
     const common::CompileOptions selected = common::compile_options();
     LowerOptions options;
@@ -128,7 +130,10 @@ class CpuBackend final : public Backend {
       for (size_t i = 0; i < key.constants.size(); ++i) original.emplace(key.constants[i], static_cast<int32_t>(i));
       const auto tp = std::chrono::steady_clock::now();
       const ir::Graph sealed = common::with_placeholder_inputs(graph);
-      ir::Graph optimized = common::run_selected_passes(sealed, selected.passes, "cpu");
+      ir::Graph optimized = [&] {
+        const common::CompilePhase phase("passes");
+        return common::run_selected_passes(sealed, selected.passes, "cpu");
+      }();
       const double passes_ms = ms_since(tp);
       std::unique_ptr<common::Program> lowered;
       try {

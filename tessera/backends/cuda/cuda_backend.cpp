@@ -2,10 +2,12 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "tessera/backends/common/compile_profile.h"
 #include "tessera/backends/common/lower_graph.h"
 #include "tessera/backends/common/program.h"
 #include "tessera/backends/cpu/cpu_backend.h"
@@ -106,9 +108,12 @@ class CudaBackend final : public Backend {
     for (const ir::NodePtr& n : graph.nodes()) {
       if (!supports(*n)) return compile_split(graph, *this, cpu_backend(), spec);
     }
+    const common::CompileProfile profile("cuda compile");
     Context& ctx = context(0);
     ctx.device().make_current();
+    std::optional<common::CompilePhase> phase(std::in_place, "prepare");
     const common::DeviceGraph d = common::prepare_device_graph(*this, graph);
+    phase.emplace("lower");
     common::BackendLowering lowering;
     lowering.name = "cuda";
     lowering.table = &cuda_lowerings();
@@ -135,7 +140,9 @@ class CudaBackend final : public Backend {
       throw;
     }
     set_lowering_context(nullptr);
+    phase.emplace("constants");
     std::vector<Array> bound = common::bind_constants(*program, d.constants);
+    phase.emplace("executable");
     return std::make_unique<CudaExecutable>(ctx, graph, std::move(program), std::move(bound), spec.aliases);
   }
 

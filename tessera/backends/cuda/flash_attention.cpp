@@ -9,20 +9,29 @@ namespace tessera::backends::cuda {
 
 namespace {
 
-// A block takes 64 consecutive queries of one query head (16 rows per warp) and walks the cache rows
-// of its KV group in tiles of KT keys, up to the block's last position. Each tile is staged in shared
-// memory as f16 (rows padded by 8 halves so the fragment loads of a quad's 8 rows hit 32 banks);
-// S = Q K^T and O += P V are m16n8k16 products. The scores' accumulator fragment is, value for
-// value, the A fragment of the next product (rows g and g + 8, keys 2t and 2t + 1 of each 8), so P
-// goes from S to the tensor cores without shared memory. Scores are in base 2 (Q is scaled by
-// log2 e) so the softmax uses ex2. A key past a query's position is -inf; a query whose position is
-// outside the cache raises the error flag and gets zeros.
+// A block takes 64 consecutive queries of HEADS query heads of one KV group (16 rows per warp, four
+// warps per head: the heads share every staged key and value) and walks the cache rows of the group in
+// tiles of KT keys, up to the block's last position. Tiles are staged in shared memory as f16 (rows
+// padded by 8 halves so the fragment loads of a quad's 8 rows hit 32 banks); with 16-byte rows of an
+// f16 cache the next tile is fetched by cp.async while the current one is multiplied (two stages).
+// S = Q K^T and O += P V are m16n8k16 products. The scores' accumulator fragment is, value for value,
+// the A fragment of the next product (rows g and g + 8, keys 2t and 2t + 1 of each 8), so P goes from
+// S to the tensor cores without shared memory. Scores are in base 2 (Q is scaled by log2 e) so the
+// softmax uses ex2. A key past a query's position is -inf (only tiles that reach past a warp's first
+// position are masked); a query whose position is outside the cache raises the error flag and gets
+// zeros. Q passes through the staging memory once, into registers, before the first tile.
 constexpr const char* kFlashAttentionSource = R"CUDA(
 #include <cuda_fp16.h>
 typedef unsigned int u32;
 #define DP (D + 8)
 #define DVP (DV + 8)
+#define ROWS (QUERIES * HEADS)
 #define NEG_INF (-__int_as_float(0x7f800000))
+#define ASYNC (VEC && KV_HALF)
+#define STAGES (ASYNC ? 2 : 1)
+#define TILE_HALVES (KT * DP + KT * DVP)
+#define Q_HALVES (ROWS * DP)
+#define SMEM_HALVES (STAGES * TILE_HALVES > Q_HALVES ? STAGES * TILE_HALVES : Q_HALVES)
 __device__ __forceinline__ void mma16816(float* c, const u32* a, u32 b0, u32 b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -45,17 +54,19 @@ __device__ __forceinline__ void ldmatrix_x4_trans(u32* r, const __half* row) {
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(address));
 }
-// Rows t0 .. t0 + KT - 1 of one KV head into shared memory as f16 (rows past the cache are zeros).
+// Rows t0 .. t0 + KT - 1 of one KV head into shared memory as f16 (rows past the cache are zeros):
+// asynchronous 16-byte copies for an f16 cache with 16-byte rows, converting loads otherwise.
 template <int W, int WP>
 __device__ __forceinline__ void stage(const KV_T* __restrict__ src, __half* dst, long long t0, long long rows, int hk,
                                       int g) {
-#if VEC && KV_HALF
+#if ASYNC
   constexpr int per_row = W / 8;  // 16-byte pieces
   for (int c = threadIdx.x; c < KT * per_row; c += THREADS) {
     const int r = c / per_row, piece = c % per_row;
-    uint4 raw = make_uint4(0, 0, 0, 0);
-    if (t0 + r < rows) raw = __ldg((const uint4*)(src + ((t0 + r) * hk + g) * W) + piece);
-    *(uint4*)(dst + r * WP + piece * 8) = raw;
+    const bool inside = t0 + r < rows;
+    const uint4* from = (const uint4*)(src + ((inside ? t0 + r : 0) * hk + g) * W) + piece;
+    const unsigned to = (unsigned)__cvta_generic_to_shared(dst + r * WP + piece * 8);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(from), "r"(inside ? 16 : 0));
   }
 #else
   for (int c = threadIdx.x; c < KT * W; c += THREADS) {
@@ -66,17 +77,24 @@ __device__ __forceinline__ void stage(const KV_T* __restrict__ src, __half* dst,
   }
 #endif
 }
+__device__ __forceinline__ void stage_tile(const KV_T* __restrict__ k, const KV_T* __restrict__ v, __half* tile,
+                                           long long t0, long long rows, int hk, int g) {
+  stage<D, DP>(k, tile, t0, rows, hk, g);
+  stage<DV, DVP>(v, tile + KT * DP, t0, rows, hk, g);
+#if ASYNC
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
 extern "C" __global__ void __launch_bounds__(THREADS) tsr_flash_attention(const float* __restrict__ q,
     const KV_T* __restrict__ k, const KV_T* __restrict__ v, const POS_T* __restrict__ pos, float* __restrict__ out,
     int* error, int m, int hq, int hk, long long rows, float scale, long long q_stride) {
   TSR_GRID_PROLOGUE();
-  __shared__ __align__(16) __half qs[QUERIES * DP];
-  __shared__ __align__(16) __half ks[KT * DP];
-  __shared__ __align__(16) __half vs[KT * DVP];
+  __shared__ __align__(16) __half smem[SMEM_HALVES];
   __shared__ long long last[QUERIES];  // the last cache row each query reads; -1: none
   // The last queries read the most rows (causal prefill): their tiles start first.
-  const int h = blockIdx.y, i0 = (gridDim.x - 1 - blockIdx.x) * QUERIES, g = h / (hq / hk);
+  const int i0 = (gridDim.x - 1 - blockIdx.x) * QUERIES;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int h = blockIdx.y * HEADS + warp / (QUERIES / 16), g = blockIdx.y * HEADS / (hq / hk);
   if (tid < QUERIES) {
     long long p = -1;
     if (i0 + tid < m) {
@@ -87,100 +105,125 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_flash_attention(const 
     last[tid] = p;
   }
   const float q_scale = scale * 1.4426950408889634f;
-  for (int c = tid; c < QUERIES * D; c += THREADS) {
-    const int r = c / D, col = c % D;
-    const float value = i0 + r < m ? q[(long long)(i0 + r) * q_stride + (long long)h * D + col] * q_scale : 0.0f;
-    qs[r * DP + col] = __float2half_rn(value);
+  for (int c = tid; c < ROWS * D; c += THREADS) {
+    const int r = c / D, col = c % D, i = i0 + r % QUERIES, head = blockIdx.y * HEADS + r / QUERIES;
+    const float value = i < m ? q[(long long)i * q_stride + (long long)head * D + col] * q_scale : 0.0f;
+    smem[r * DP + col] = __float2half_rn(value);
   }
   __syncthreads();
-  long long block_last = -1, warp_last = -1;
+  const int row0 = (warp % (QUERIES / 16)) * 16 + gq;  // this lane's first query of the block
+  long long block_last = -1, warp_last = -1, warp_first = 0x7fffffffffffffffLL;
   for (int r = 0; r < QUERIES; ++r) {
     block_last = max(block_last, last[r]);
-    if (r / 16 == warp) warp_last = max(warp_last, last[r]);
+    if (r / 16 == row0 / 16) warp_last = max(warp_last, last[r]), warp_first = min(warp_first, last[r]);
   }
-  const int row0 = warp * 16 + gq;
   const long long last0 = last[row0], last1 = last[row0 + 8];
   u32 qa[D / 16][4];
+  const __half* qrow = smem + (warp * 16 + gq) * DP;
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
-    const __half* r0 = qs + row0 * DP + kk * 16 + 2 * tq;
+    const __half* r0 = qrow + kk * 16 + 2 * tq;
     qa[kk][0] = *(const u32*)r0;
     qa[kk][1] = *(const u32*)(r0 + 8 * DP);
     qa[kk][2] = *(const u32*)(r0 + 8);
     qa[kk][3] = *(const u32*)(r0 + 8 * DP + 8);
   }
+  __syncthreads();  // Q is in registers: the staging memory is free for the tiles
   float o[DV / 8][4];
 #pragma unroll
   for (int j = 0; j < DV / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
   float run_max[2] = {NEG_INF, NEG_INF}, run_sum[2] = {0.0f, 0.0f};
-  for (long long t0 = 0; t0 <= block_last; t0 += KT) {
-    __syncthreads();  // the previous tile's rows are no longer read
-    stage<D, DP>(k, ks, t0, rows, hk, g);
-    stage<DV, DVP>(v, vs, t0, rows, hk, g);
+#if ASYNC
+  if (block_last >= 0) stage_tile(k, v, smem, 0, rows, hk, g);
+#endif
+  int stage_index = 0;
+  for (long long t0 = 0; t0 <= block_last; t0 += KT, stage_index ^= (STAGES - 1)) {
+    __half* tile = smem + stage_index * TILE_HALVES;
+#if ASYNC
+    // Fetch the next tile into the other stage (its last readers passed the barrier at the loop's end),
+    // then wait for this one.
+    if (t0 + KT <= block_last) stage_tile(k, v, smem + (stage_index ^ 1) * TILE_HALVES, t0 + KT, rows, hk, g);
+    else asm volatile("cp.async.commit_group;\n" ::);
+    asm volatile("cp.async.wait_group 1;\n" ::);
+#else
+    stage_tile(k, v, tile, t0, rows, hk, g);
+#endif
     __syncthreads();
-    if (t0 > warp_last) continue;  // every query of this warp is done (causal prefill)
-    float s[KT / 8][4];
+    if (t0 <= warp_last) {  // else every query of this warp is done (causal prefill)
+      const __half* ks = tile;
+      const __half* vs = tile + KT * DP;
+      float s[KT / 8][4];
 #pragma unroll
-    for (int j = 0; j < KT / 8; ++j) {
-      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-      const __half* kr = ks + (j * 8 + gq) * DP + 2 * tq;
+      for (int j = 0; j < KT / 8; ++j) {
+        s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+        const __half* kr = ks + (j * 8 + gq) * DP + 2 * tq;
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) mma16816(s[j], qa[kk], *(const u32*)(kr + kk * 16), *(const u32*)(kr + kk * 16 + 8));
-    }
-    float mx0 = run_max[0], mx1 = run_max[1];
+        for (int kk = 0; kk < D / 16; ++kk) mma16816(s[j], qa[kk], *(const u32*)(kr + kk * 16), *(const u32*)(kr + kk * 16 + 8));
+      }
+      if (t0 + KT - 1 > warp_first) {  // some key of the tile lies past some query's position
 #pragma unroll
-    for (int j = 0; j < KT / 8; ++j) {
+        for (int j = 0; j < KT / 8; ++j) {
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const long long key = t0 + j * 8 + 2 * tq + e;
-        if (key > last0) s[j][e] = NEG_INF;
-        if (key > last1) s[j][2 + e] = NEG_INF;
-        mx0 = fmaxf(mx0, s[j][e]);
-        mx1 = fmaxf(mx1, s[j][2 + e]);
+          for (int e = 0; e < 2; ++e) {
+            const long long key = t0 + j * 8 + 2 * tq + e;
+            if (key > last0) s[j][e] = NEG_INF;
+            if (key > last1) s[j][2 + e] = NEG_INF;
+          }
+        }
+      }
+      float mx0 = run_max[0], mx1 = run_max[1];
+#pragma unroll
+      for (int j = 0; j < KT / 8; ++j) {
+        mx0 = fmaxf(mx0, fmaxf(s[j][0], s[j][1]));
+        mx1 = fmaxf(mx1, fmaxf(s[j][2], s[j][3]));
+      }
+#pragma unroll
+      for (int o2 = 1; o2 < 4; o2 <<= 1) {
+        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, o2));
+        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, o2));
+      }
+      // A row with no key yet keeps -inf; subtracting 0 then keeps its weights 0 instead of NaN.
+      const float sub0 = mx0 == NEG_INF ? 0.0f : mx0, sub1 = mx1 == NEG_INF ? 0.0f : mx1;
+      const float corr0 = ex2(run_max[0] - sub0), corr1 = ex2(run_max[1] - sub1);
+      run_max[0] = mx0;
+      run_max[1] = mx1;
+      run_sum[0] *= corr0;
+      run_sum[1] *= corr1;
+#pragma unroll
+      for (int j = 0; j < DV / 8; ++j) {
+        o[j][0] *= corr0;
+        o[j][1] *= corr0;
+        o[j][2] *= corr1;
+        o[j][3] *= corr1;
+      }
+      u32 pa[KT / 16][4];
+#pragma unroll
+      for (int j = 0; j < KT / 8; ++j) {
+        const float p0 = ex2(s[j][0] - sub0), p1 = ex2(s[j][1] - sub0);
+        const float p2 = ex2(s[j][2] - sub1), p3 = ex2(s[j][3] - sub1);
+        run_sum[0] += p0 + p1;
+        run_sum[1] += p2 + p3;
+        pa[j / 2][(j % 2) * 2] = pack(p0, p1);
+        pa[j / 2][(j % 2) * 2 + 1] = pack(p2, p3);
+      }
+      // Tiles of lane l: keys kk * 16 + (l / 8 % 2) * 8 + l % 8, channels (j + l / 16) * 8 .. + 7.
+      const __half* vrow = vs + (((lane >> 3) & 1) * 8 + (lane & 7)) * DVP + (lane >> 4) * 8;
+#pragma unroll
+      for (int j = 0; j < DV / 8; j += 2) {
+#pragma unroll
+        for (int kk = 0; kk < KT / 16; ++kk) {
+          u32 b[4];
+          ldmatrix_x4_trans(b, vrow + kk * 16 * DVP + j * 8);
+          mma16816(o[j], pa[kk], b[0], b[1]);
+          mma16816(o[j + 1], pa[kk], b[2], b[3]);
+        }
       }
     }
-#pragma unroll
-    for (int o2 = 1; o2 < 4; o2 <<= 1) {
-      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, o2));
-      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, o2));
-    }
-    // A row with no key yet keeps -inf; subtracting 0 then keeps its weights 0 instead of NaN.
-    const float sub0 = mx0 == NEG_INF ? 0.0f : mx0, sub1 = mx1 == NEG_INF ? 0.0f : mx1;
-    const float corr0 = ex2(run_max[0] - sub0), corr1 = ex2(run_max[1] - sub1);
-    run_max[0] = mx0;
-    run_max[1] = mx1;
-    run_sum[0] *= corr0;
-    run_sum[1] *= corr1;
-#pragma unroll
-    for (int j = 0; j < DV / 8; ++j) {
-      o[j][0] *= corr0;
-      o[j][1] *= corr0;
-      o[j][2] *= corr1;
-      o[j][3] *= corr1;
-    }
-    u32 pa[KT / 16][4];
-#pragma unroll
-    for (int j = 0; j < KT / 8; ++j) {
-      const float p0 = ex2(s[j][0] - sub0), p1 = ex2(s[j][1] - sub0);
-      const float p2 = ex2(s[j][2] - sub1), p3 = ex2(s[j][3] - sub1);
-      run_sum[0] += p0 + p1;
-      run_sum[1] += p2 + p3;
-      pa[j / 2][(j % 2) * 2] = pack(p0, p1);
-      pa[j / 2][(j % 2) * 2 + 1] = pack(p2, p3);
-    }
-    // Tiles of lane l: keys kk * 16 + (l / 8 % 2) * 8 + l % 8, channels (j + l / 16) * 8 .. + 7.
-    const __half* vrow = vs + (((lane >> 3) & 1) * 8 + (lane & 7)) * DVP + (lane >> 4) * 8;
-#pragma unroll
-    for (int j = 0; j < DV / 8; j += 2) {
-#pragma unroll
-      for (int kk = 0; kk < KT / 16; ++kk) {
-        u32 b[4];
-        ldmatrix_x4_trans(b, vrow + kk * 16 * DVP + j * 8);
-        mma16816(o[j], pa[kk], b[0], b[1]);
-        mma16816(o[j + 1], pa[kk], b[2], b[3]);
-      }
-    }
+    __syncthreads();  // this stage's rows are no longer read
   }
+#if ASYNC
+  asm volatile("cp.async.wait_group 0;\n" ::);
+#endif
 #pragma unroll
   for (int o2 = 1; o2 < 4; o2 <<= 1) {
     run_sum[0] += __shfl_xor_sync(0xffffffffu, run_sum[0], o2);
@@ -194,18 +237,25 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_flash_attention(const 
     const float inv = valid ? 1.0f / run_sum[half] : 0.0f;
     float* dst = out + ((long long)i * hq + h) * DV + 2 * tq;
 #pragma unroll
-    for (int j = 0; j < DV / 8; ++j) {
-      dst[j * 8] = o[j][2 * half] * inv;
-      dst[j * 8 + 1] = o[j][2 * half + 1] * inv;
-    }
+    for (int j = 0; j < DV / 8; ++j) *(float2*)(dst + j * 8) = make_float2(o[j][2 * half] * inv, o[j][2 * half + 1] * inv);
   }
 }
 )CUDA";
 
-// Keys per tile: 64 while the three f16 tiles fit the 48 KiB of static shared memory, else 32.
-int keys_per_tile(int64_t d, int64_t dv) {
-  const int64_t bytes = 2 * (kFlashQueries * (d + 8) + 64 * (d + 8) + 64 * (dv + 8));
-  return bytes + kFlashQueries * 8 <= 48 * 1024 ? 64 : 32;
+// Query heads per block: two when a KV group has an even number of them (each staged tile then feeds
+// twice the products), else one; TESSERA_CUDA_FLASH_HEADS=1 keeps one (for measuring).
+int flash_heads_per_block(int64_t hq, int64_t hk) {
+  const char* env = std::getenv("TESSERA_CUDA_FLASH_HEADS");
+  if (env != nullptr && std::strcmp(env, "1") == 0) return 1;
+  return (hq / hk) % 2 == 0 ? 2 : 1;
+}
+
+// Keys per tile: 64 while the tiles (two stages when copied asynchronously) fit the 48 KiB of static
+// shared memory next to the position table, else 32 (Q passes through the same memory first).
+int keys_per_tile(int64_t d, int64_t dv, bool async) {
+  const int64_t stages = async ? 2 : 1;
+  const int64_t budget = 48 * 1024 - kFlashQueries * 8;
+  return stages * 2 * 64 * ((d + 8) + (dv + 8)) <= budget ? 64 : 32;
 }
 
 }  // namespace
@@ -221,14 +271,21 @@ bool flash_attention_fits(const ir::Node& node, int compute_capability) {
          dv <= 128;
 }
 
-std::string flash_attention_source(int64_t d, int64_t dv, DType cache, DType pos, bool vector_rows) {
+FlashAttentionKernel flash_attention_kernel(int64_t d, int64_t dv, DType cache, DType pos, bool vector_rows,
+                                            int64_t m, int64_t hq, int64_t hk) {
   const bool half = cache == DType::f16;
-  return fmt::format(
-             "#define THREADS {}\n#define QUERIES {}\n#define KT {}\n#define D {}\n#define DV {}\n#define KV_T {}\n"
-             "#define KV_HALF {}\n#define VEC {}\n#define POS_T {}\n",
-             kFlashThreads, kFlashQueries, keys_per_tile(d, dv), d, dv, half ? "__half" : "float", half ? 1 : 0,
-             vector_rows ? 1 : 0, pos == DType::i32 ? "int" : "long long") +
-         kFlashAttentionSource;
+  const int heads = flash_heads_per_block(hq, hk);
+  const int threads = 32 * (kFlashQueries / 16) * heads;
+  FlashAttentionKernel k;
+  k.source = fmt::format(
+                 "#define THREADS {}\n#define QUERIES {}\n#define HEADS {}\n#define KT {}\n#define D {}\n#define DV {}\n"
+                 "#define KV_T {}\n#define KV_HALF {}\n#define VEC {}\n#define POS_T {}\n",
+                 threads, kFlashQueries, heads, keys_per_tile(d, dv, half && vector_rows), d, dv,
+                 half ? "__half" : "float", half ? 1 : 0, vector_rows ? 1 : 0, pos == DType::i32 ? "int" : "long long") +
+             kFlashAttentionSource;
+  k.grid = dim3(static_cast<unsigned>((m + kFlashQueries - 1) / kFlashQueries), static_cast<unsigned>(hq / heads));
+  k.block = dim3(static_cast<unsigned>(threads));
+  return k;
 }
 
 }  // namespace tessera::backends::cuda

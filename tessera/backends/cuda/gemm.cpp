@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tessera/backends/common/compile_profile.h"
 #include "tessera/backends/cuda/cuda_check.h"
 #include "tessera/backends/cuda/gemm_autotune.h"
 #include "tessera/core/error.h"
@@ -130,6 +132,7 @@ GemmPlan::GemmPlan(cublasLtHandle_t handle, const GemmShape& s, void* workspace,
         "cublasLtMatmulPreferenceSetAttribute(reduction scheme)");
   std::vector<cublasLtMatmulHeuristicResult_t> results(kGemmCandidates);
   int found = 0;
+  std::optional<common::CompilePhase> phase(std::in_place, "gemm heuristic");
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, c_, d_, pref, kGemmCandidates,
                                                                results.data(), &found);
   cublasLtMatmulPreferenceDestroy(pref);
@@ -140,6 +143,7 @@ GemmPlan::GemmPlan(cublasLtHandle_t handle, const GemmShape& s, void* workspace,
   problem.key = fmt::format("{} batch {} ld {} {} {} stride {} {} {} align {} {} {} workspace {}", describe(), s.batch,
                             s.lda, s.ldb, s.ldd, s.stride_a, s.stride_b, s.stride_d, s.align_a, s.align_b, s.align_d,
                             workspace_bytes_);
+  phase.emplace("gemm choice");
   algo_ = choose_gemm_algo(problem, results);
 }
 

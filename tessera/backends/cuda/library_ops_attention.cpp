@@ -304,12 +304,11 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   const std::string types =
       fmt::format("{} over {}", ir::type_str(node->input(0).type()), ir::type_str(node->input(1).type()));
   if (flash_attention_fits(*node, ctx.device().compute_capability())) {
-    const dim3 grid(static_cast<unsigned>((m + kFlashQueries - 1) / kFlashQueries), static_cast<unsigned>(hq));
-    L.emit(std::make_unique<KvAttentionStep>(
-               ctx.compiler().module(flash_attention_source(qs[2], vs[2], node->input(1).dtype(), pos, vector_rows),
-                                     "kv_cache_attention tensor-core kernel"),
-               "tsr_flash_attention", grid, dim3(kFlashThreads), std::move(operands), m, hq, hk, ks[0],
-               static_cast<float>(scale), q_stride, "kv_cache_attention (tensor cores) " + types),
+    const FlashAttentionKernel k = flash_attention_kernel(qs[2], vs[2], node->input(1).dtype(), pos, vector_rows, m, hq, hk);
+    L.emit(std::make_unique<KvAttentionStep>(ctx.compiler().module(k.source, "kv_cache_attention tensor-core kernel"),
+                                             "tsr_flash_attention", k.grid, k.block, std::move(operands), m, hq, hk,
+                                             ks[0], static_cast<float>(scale), q_stride,
+                                             "kv_cache_attention (tensor cores) " + types),
            ids, {out});
     return true;
   }

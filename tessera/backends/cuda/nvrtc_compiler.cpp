@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "tessera/backends/common/compile_profile.h"
 #include "tessera/backends/common/kernel_cache.h"
 #include "tessera/backends/cuda/cuda_check.h"
 #include "tessera/backends/cuda/launch.h"
@@ -110,8 +111,13 @@ std::shared_ptr<KernelModule> NvrtcCompiler::module(const std::string& kernels, 
     }
   }
   const std::string path = cache_folder() + "/" + key + ".cubin";
-  std::string cubin = disk::read_file(path);
+  std::string cubin;
+  {
+    const common::CompilePhase phase("cubin read");
+    cubin = disk::read_file(path);
+  }
   if (cubin.empty()) {
+    const common::CompilePhase phase("nvrtc");
     cubin = compile_to_cubin(source, what);
     try {
       disk::make_directories(cache_folder());
@@ -122,6 +128,7 @@ std::shared_ptr<KernelModule> NvrtcCompiler::module(const std::string& kernels, 
   } else {
     stats_.disk_hits += 1;
   }
+  const common::CompilePhase phase("cubin load");
   cudaLibrary_t library = nullptr;
   check(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
         ("cudaLibraryLoadData (" + what + ")").c_str());

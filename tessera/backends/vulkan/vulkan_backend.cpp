@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "tessera/backends/common/compile_profile.h"
 #include "tessera/backends/common/lower_graph.h"
 #include "tessera/backends/common/program.h"
 #include "tessera/backends/cpu/cpu_backend.h"
@@ -128,6 +129,7 @@ class VulkanBackend final : public Backend {
     for (const ir::NodePtr& n : graph.nodes()) {
       if (!supports(*n)) return compile_split(graph, *this, cpu_backend(), spec);
     }
+    const common::CompileProfile profile("vulkan compile");
     Context& ctx = context();
     const common::DeviceGraph d = common::prepare_device_graph(*this, graph);
     common::BackendLowering lowering;
