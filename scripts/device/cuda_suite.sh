@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,matvec,matvecbench,ab]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,probe,matvec,matvecbench,ab]
 #   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
@@ -140,6 +140,24 @@ if want vkllm; then
   TESSERA_VULKAN_PROFILE=1 timeout 120 .device/bin/tessera bench llm -m "$models/llama1b-q4_0.gguf" --device vulkan \
     -p 16 -n 4 -r 1 --cache-type f16 > /dev/null 2> "$out/profile_vulkan_llm_decode.txt"
   tail -n 60 "$out/profile_vulkan_llm_decode.txt"
+fi
+if want probe; then
+  # Where a cached compile of the MLP step spends its time (TESSERA_PROFILE_COMPILE=1), the generated
+  # CUDA of a 2,048-token prefill (TESSERA_DUMP_KERNELS=1), and prefill rates under PROBE_SETTINGS
+  # ("-" is the default; e.g. "TESSERA_CUDA_FLASH_HEADS=1 -").
+  TESSERA_PROFILE_COMPILE=1 timeout 120 .device/bin/tessera bench --backend cuda --repeat 3 \
+    gpu_compile_mlp_step_cached 2>&1 | tail -n 8 | tee "$out/compile_profile.txt"
+  models=/tmp/tessera-llm-models
+  python3 bench/compare_llm_gpu.py --tessera .device/bin/tessera --models "$models" --types bf16 --make-models-only > /dev/null
+  TESSERA_DUMP_KERNELS=1 timeout 120 .device/bin/tessera bench llm -m "$models/llama1b-bf16.gguf" --device cuda \
+    -p 2048 -n 1 -r 1 --cache-type f16 > /dev/null 2> "$out/prefill_kernels.cu"
+  for round in 1 2; do
+    for setting in ${PROBE_SETTINGS:--}; do
+      [[ $setting == - ]] && setting=TESSERA_AB_DEFAULT=1
+      echo "round $round $setting: $(env "$setting" timeout 120 .device/bin/tessera bench llm -m "$models/llama1b-bf16.gguf" \
+        --device cuda -p 2048 -n 1 -r 3 --cache-type f16 --json 2>/dev/null | tail -c 400)" | tee -a "$out/probe_prefill.txt"
+    done
+  done
 fi
 if want matvec; then
   # Decode rates of the 1B-shape models under forced matvec launch shapes (quant_kernels.cpp's

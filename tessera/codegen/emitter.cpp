@@ -147,11 +147,13 @@ bool narrow(ScalarType t) {
 class KernelWriter {
  public:
   // With `params`, extents and outer strides are read from P[] rather than written as literals, so
-  // kernels that differ only in sizes print the same text and can share one compiled body.
+  // kernels that differ only in sizes print the same text and can share one compiled body; with
+  // `literal_params` too, the body's size locals are those of this kernel (every kernel sharing it
+  // has the same sizes), so the compiler can fold the divisions of the index decomposition.
   KernelWriter(const Kernel& k, const std::string& symbol, const Dialect& d, Helpers& helpers,
-               std::vector<int64_t>* params = nullptr)
-      : k_(k), symbol_(symbol), d_(d), helpers_(helpers), params_(params), last_(k.domain.size() - 1),
-        mapping_(thread_mapping(k, d)) {
+               std::vector<int64_t>* params = nullptr, bool literal_params = false)
+      : k_(k), symbol_(symbol), d_(d), helpers_(helpers), params_(params), literal_params_(literal_params),
+        last_(k.domain.size() - 1), mapping_(thread_mapping(k, d)) {
     if (d.index_bits < 64) check_index_range();
     note_types();
     plan_streaming();
@@ -211,7 +213,8 @@ class KernelWriter {
       // Sizes in locals: loads from P[] inside loops could alias the stores (char-typed bool buffers).
       std::string decls;
       for (size_t k = 0; k < params_->size(); ++k) {
-        decls += fmt::format("  const {1} p{0} = P[{0}];\n", k, d_.index_type);
+        decls += literal_params_ ? fmt::format("  const {1} p{0} = {2};\n", k, d_.index_type, (*params_)[k])
+                                 : fmt::format("  const {1} p{0} = P[{0}];\n", k, d_.index_type);
       }
       out_.insert(params_at, decls);
     }
@@ -1096,6 +1099,7 @@ class KernelWriter {
   const Dialect& d_;
   Helpers& helpers_;
   std::vector<int64_t>* params_;
+  bool literal_params_ = false;
   std::map<const std::vector<Instr>*, std::vector<bool>> variant_;
   size_t last_;
   ThreadMapping mapping_;
@@ -1111,6 +1115,10 @@ class KernelWriter {
 
 }  // namespace
 
+// Size variants of one kernel text up to which each gets a body with literal sizes (more share one
+// body reading its sizes from P[]: the compiler's time grows with the code).
+constexpr size_t kLiteralSizeVariants = 4;
+
 std::string emit_module(const std::vector<Kernel>& kernels, const std::vector<std::string>& symbols,
                         const Dialect& dialect) {
   TESSERA_CHECK(kernels.size() == symbols.size(), "emit_module: {} kernels but {} symbols", kernels.size(),
@@ -1118,8 +1126,9 @@ std::string emit_module(const std::vector<Kernel>& kernels, const std::vector<st
   TESSERA_CHECK(!dialect.one_kernel_per_module || kernels.size() == 1,
                 "emit_module: dialect {} takes one kernel per module, not {} (use emit_modules)", dialect.name,
                 kernels.size());
-  // Group kernels whose size-generic text is equal: a group of several compiles one shared body
-  // (the compiler's time grows with the code, and the layers of a network repeat their kernels).
+  // Group kernels whose size-generic text is equal: a group compiles one body per size variant, or one
+  // for all when the variants are many (the compiler's time grows with the code, and the layers of a
+  // network repeat their kernels).
   Helpers helpers;
   std::vector<std::string> generic(kernels.size());
   std::vector<std::vector<int64_t>> params(kernels.size());
@@ -1144,16 +1153,45 @@ std::string emit_module(const std::vector<Kernel>& kernels, const std::vector<st
       body += KernelWriter(kernels[i], symbols[i], dialect, helpers).write();
       continue;
     }
+    // Kernels of equal sizes (a layer's kernel repeated across the layers) share a body whose sizes are
+    // literals: no P[] to read, and divisions by constants. A group of a few size variants gets one such
+    // body per variant; only a group of many variants shares one body that reads its sizes from P[].
+    std::vector<std::vector<size_t>> variants;
+    for (size_t i : members) {
+      auto same = std::find_if(variants.begin(), variants.end(),
+                               [&](const std::vector<size_t>& v) { return params[v[0]] == params[i]; });
+      if (same == variants.end()) {
+        variants.push_back({i});
+      } else {
+        same->push_back(i);
+      }
+    }
+    if (variants.size() <= kLiteralSizeVariants) {
+      for (size_t v = 0; v < variants.size(); ++v) {
+        const std::vector<size_t>& same = variants[v];
+        if (same.size() == 1) {
+          body += "\n// " + kernels[same[0]].name + "\n";
+          body += KernelWriter(kernels[same[0]], symbols[same[0]], dialect, helpers).write();
+          continue;
+        }
+        const std::string shared = fmt::format("tsr_shared_{}_{}", g, v);
+        std::vector<int64_t> sizes;
+        std::string text = KernelWriter(kernels[same[0]], "@", dialect, helpers, &sizes, /*literal_params=*/true).write();
+        text.replace(text.find(" @("), 3, " " + shared + "(");
+        body += fmt::format("\n// shared by {} kernels\n", same.size()) + text;
+        for (size_t i : same) {
+          body += fmt::format("\n// {}\n{} {{\n  {}(in_, out_, begin, end, 0);\n}}\n", kernels[i].name,
+                              dialect.kernel_signature(dialect, symbols[i]), shared);
+        }
+      }
+      continue;
+    }
     const std::string shared = fmt::format("tsr_shared_{}", g);
     std::string text = group_order[g];
     text.replace(text.find(" @("), 3, " " + shared + "(");
     body += fmt::format("\n// shared by {} kernels\n", members.size()) + text;
     for (size_t i : members) {
       body += fmt::format("\n// {}\n{} {{\n", kernels[i].name, dialect.kernel_signature(dialect, symbols[i]));
-      if (params[i].empty()) {  // identical kernels: nothing to pass
-        body += fmt::format("  {}(in_, out_, begin, end, 0);\n}}\n", shared);
-        continue;
-      }
       body += fmt::format("  static const {} P[] = {{{}}};\n", dialect.index_type, fmt::join(params[i], ", "));
       body += fmt::format("  {}(in_, out_, begin, end, P);\n}}\n", shared);
     }

@@ -16,6 +16,9 @@ Tensor dequantize(const Tensor& blocks, const std::string& type);
 // y = x · Wᵀ with W [N, K] given as u8 blocks [N, row_bytes] of `type`: x is floating [..., K] and y
 // is [..., N] in x's dtype (nn.Linear's and ggml mul_mat's convention). Differentiable in x.
 Tensor quantized_matmul(const Tensor& x, const Tensor& w, const std::string& type);
+// As above with y in `output_dtype` (attribute output_dtype): 16-bit x into an f32 product, summed
+// as exactly as the f32 form (what the tensor cores compute from rounded activations).
+Tensor quantized_matmul(const Tensor& x, const Tensor& w, const std::string& type, DType output_dtype);
 
 // Host-side helpers: encode a floating array [..., K] (row-major) into the u8 blocks tensor above,
 // and decode one back.

@@ -103,6 +103,21 @@ Array qmatmul_reference(const Array& x, const Array& w, quant::GgmlType type, co
   return out.astype(out_type.dtype).reshape(out_type.shape);
 }
 
+// The product's dtype: x's, or the optional output_dtype (a floating type; 16-bit activations into an
+// f32 product, as the tensor cores take them).
+DType qmatmul_out_dtype(const std::vector<TensorType>& in, const Attrs& a) {
+  if (!a.has("output_dtype")) return in[0].dtype;
+  const std::string& name = a.get_string("output_dtype");
+  DType out = DType::f32;
+  try {
+    out = parse_dtype(name);
+  } catch (const Error&) {
+    ir::op_fail("quantized_matmul", in, "output_dtype '{}' is not a dtype", name);
+  }
+  if (!is_floating(out)) ir::op_fail("quantized_matmul", in, "output_dtype must be floating, got {}", name);
+  return out;
+}
+
 Shape qmatmul_out_shape(const TensorType& x, int64_t n) {
   Shape s = x.shape;
   s.back() = n;
@@ -117,6 +132,11 @@ Tensor dequantize(const Tensor& blocks, const std::string& type) {
 
 Tensor quantized_matmul(const Tensor& x, const Tensor& w, const std::string& type) {
   return ir::make_node1("quantized_matmul", {x, w}, Attrs{{"type", type}});
+}
+
+Tensor quantized_matmul(const Tensor& x, const Tensor& w, const std::string& type, DType output_dtype) {
+  if (output_dtype == x.dtype()) return quantized_matmul(x, w, type);
+  return ir::make_node1("quantized_matmul", {x, w}, Attrs{{"type", type}, {"output_dtype", dtype_name(output_dtype)}});
 }
 
 Array quantize_array(const Array& values, const std::string& type) {
@@ -167,10 +187,10 @@ void register_quant_ops(ir::OpRegistry& r) {
       .name = "quantized_matmul",
       .min_inputs = 2,
       .max_inputs = 2,
-      .attrs = {{"type", ir::AttrKind::String}},
+      .attrs = {{"type", ir::AttrKind::String}, {"output_dtype", ir::AttrKind::String, false}},
       .infer = [](const std::vector<TensorType>& in, const Attrs& a) -> std::vector<TensorType> {
         const QMatmulDims d = qmatmul_dims(in, block_type("quantized_matmul", in, a));
-        return {{in[0].dtype, qmatmul_out_shape(in[0], d.n)}};
+        return {{qmatmul_out_dtype(in, a), qmatmul_out_shape(in[0], d.n)}};
       },
       .reference = [](const std::vector<Array>& in, const Attrs& a,
                       const std::vector<TensorType>& out) -> std::vector<Array> {
@@ -178,15 +198,20 @@ void register_quant_ops(ir::OpRegistry& r) {
         const quant::GgmlType type = block_type("quantized_matmul", types, a);
         return {qmatmul_reference(in[0], in[1], type, qmatmul_dims(types, type), out[0])};
       },
-      // dx = g · W (W decoded); w is bytes and gets no gradient.
+      // dx = g · W (W decoded), in the output's type, then as x; w is bytes and gets no gradient.
       .vjp = [](const VjpContext& c) -> std::vector<Value> {
         const std::string& type = c.attrs().get_string("type");
-        const Tensor w = cast(dequantize(Tensor(c.input(1)), type), c.input(0).dtype());
-        return {matmul(Tensor(c.cotangent()), w), Value()};
+        const DType out = c.outputs[0].dtype(), x = c.input(0).dtype();
+        const Tensor w = cast(dequantize(Tensor(c.input(1)), type), out);
+        const Tensor dx = matmul(Tensor(c.cotangent()), w);
+        return {out == x ? dx : cast(dx, x), Value()};
       },
+      // x · W^T in the output's type (x widened first when the output is wider).
       .decompose = [](const std::vector<Value>& in, const Attrs& a) -> std::vector<Value> {
-        const Tensor w = cast(dequantize(Tensor(in[1]), a.get_string("type")), in[0].dtype());
-        return {matmul(Tensor(in[0]), transpose(w, 0, 1))};
+        const DType out = qmatmul_out_dtype({in[0].type(), in[1].type()}, a);
+        const Tensor w = cast(dequantize(Tensor(in[1]), a.get_string("type")), out);
+        const Tensor x = in[0].dtype() == out ? Tensor(in[0]) : cast(Tensor(in[0]), out);
+        return {matmul(x, transpose(w, 0, 1))};
       },
   });
 }

@@ -260,7 +260,59 @@ TEST(Emitter, LiteralsAreExact) {
   }
 }
 
+TEST(Emitter, KernelsOfEqualSizesShareABodyWithLiteralSizes) {
+  // The same kernel repeated (a layer's, across layers): one body whose sizes are constants the
+  // compiler folds (no P[] to read, divisions by literals), called with no parameters.
+  const ir::Graph g = trace(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{ops::relu(ops::transpose(in[0], 0, 1) + in[1]),
+                                   ops::relu(ops::transpose(in[2], 0, 1) + in[3]), ops::exp(in[0])};
+      },
+      {{DType::f32, {5, 6}}, {DType::f32, {5}}, {DType::f32, {5, 6}}, {DType::f32, {5}}});
+  const auto clusters = cluster_all(g);
+  ASSERT_EQ(clusters.size(), 3u);
+  const std::string src = backends::cpu::generate_source(clusters);
+  EXPECT_NE(src.find("// shared by 2 kernels\nstatic __attribute__((noinline)) void tsr_shared_"), std::string::npos)
+      << src;
+  EXPECT_EQ(src.find("P[0]"), std::string::npos) << src;
+  EXPECT_EQ(src.find("static const int64_t P[]"), std::string::npos) << src;
+  EXPECT_NE(src.find("(in_, out_, begin, end, 0);"), std::string::npos) << src;
+  const std::vector<Array> in = {random_of(DType::f32, {5, 6}, 5), random_of(DType::f32, {5}, 6),
+                                 random_of(DType::f32, {5, 6}, 7), random_of(DType::f32, {5}, 8)};
+  expect_arrays_match(run_with_jit(g, in).outputs, run_reference(g, in));
+}
+
 TEST(Emitter, KernelsDifferingOnlyInSizesShareOneBody) {
+  // Five size variants of one kernel (more than get literal bodies): one body reads its sizes from P[].
+  const std::vector<int64_t> widths = {8, 16, 24, 32, 40};
+  std::vector<ir::TensorType> types;
+  for (int64_t w : widths) {
+    types.push_back({DType::f32, {4, w}});
+    types.push_back({DType::f32, {w}});
+  }
+  const ir::Graph g = trace(
+      [&](const std::vector<Tensor>& in) {
+        std::vector<Tensor> out;
+        for (size_t i = 0; i < widths.size(); ++i) out.push_back(ops::relu(in[2 * i] + in[2 * i + 1]));
+        out.push_back(ops::exp(in[0]));
+        return out;
+      },
+      types);
+  const auto clusters = cluster_all(g);
+  ASSERT_EQ(clusters.size(), 6u);
+  const std::string src = backends::cpu::generate_source(clusters);
+  EXPECT_NE(src.find("// shared by 5 kernels\nstatic __attribute__((noinline)) void tsr_shared_"), std::string::npos)
+      << src;
+  EXPECT_NE(src.find("  static const int64_t P[] = {8, 8, 8};\n"), std::string::npos) << src;
+  EXPECT_NE(src.find("  static const int64_t P[] = {40, 40, 40};\n"), std::string::npos) << src;
+  // The shared body computes every size correctly.
+  std::vector<Array> in;
+  for (size_t i = 0; i < types.size(); ++i) in.push_back(random_of(DType::f32, types[i].shape, 1 + i));
+  expect_arrays_match(run_with_jit(g, in).outputs, run_reference(g, in));
+}
+
+TEST(Emitter, AFewSizeVariantsGetLiteralBodies) {
+  // Two sizes of one kernel: each is written with literal sizes (no P[]).
   const ir::Graph g = trace(
       [](const std::vector<Tensor>& in) {
         return std::vector<Tensor>{ops::relu(in[0] + in[1]), ops::relu(in[2] + in[3]), ops::exp(in[0])};
@@ -269,12 +321,8 @@ TEST(Emitter, KernelsDifferingOnlyInSizesShareOneBody) {
   const auto clusters = cluster_all(g);
   ASSERT_EQ(clusters.size(), 3u);
   const std::string src = backends::cpu::generate_source(clusters);
-  EXPECT_NE(src.find("// shared by 2 kernels\nstatic __attribute__((noinline)) void tsr_shared_"), std::string::npos)
-      << src;
-  EXPECT_NE(src.find("  static const int64_t P[] = {8, 8, 8};\n"), std::string::npos) << src;
-  EXPECT_NE(src.find("  static const int64_t P[] = {16, 16, 16};\n"), std::string::npos) << src;
+  EXPECT_EQ(src.find("P["), std::string::npos) << src;
   EXPECT_NE(src.find("void tsr_kernel_2("), std::string::npos);
-  // The shared body computes both sizes correctly.
   const std::vector<Array> in = {random_of(DType::f32, {4, 8}, 1), random_of(DType::f32, {8}, 2),
                                  random_of(DType::f32, {6, 16}, 3), random_of(DType::f32, {16}, 4)};
   expect_arrays_match(run_with_jit(g, in).outputs, run_reference(g, in));

@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_test_util.h"
 #include "tessera/backends/cuda/executable.h"
+#include "tessera/backends/cuda/narrow_activations.h"
 #include "tessera/core/error.h"
 #include "tessera/ops/ops.h"
 #include "tessera/ops/quant.h"
@@ -49,6 +50,46 @@ TEST(CudaLlmKernels, QuantizedMatmulOverEveryDecodedType) {
       const double tol = !tensor_cores ? 2e-4 : type == "bf16" ? 3e-2 : type == "f32" ? 2e-4 : 6e-3;
       const auto got = exe->run({x});
       const auto want = backends::reference_backend().compile(g)->run({x});
+      expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), tol, tol);
+    }
+  }
+}
+
+TEST(CudaLlmKernels, LongProductsTakeActivationsRoundedByTheirProducer) {
+  // The tensor cores multiply 16-bit activations: for a long product the rounding is a cast in the
+  // graph (narrow_activations.h), fused into the kernel that makes x, so the program is that kernel and
+  // the product (no pass of its own over x); a short product stays a matvec on f32 activations.
+  const int64_t n = 96, k = 256;
+  for (const std::string& type : {std::string("bf16"), std::string("q4_0")}) {
+    const Tensor wq = ops::quantize_weights(random_array({n, k}, 61, -0.5, 0.5, DType::f32), type);
+    for (int64_t m : {2, 64}) {
+      SCOPED_TRACE(type + " m=" + std::to_string(m));
+      const ir::Graph g = trace(
+          [&](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+            return {ops::quantized_matmul(ops::relu(a[0]) * 2.0, wq, type)};
+          },
+          {{DType::f32, {m, k}}});
+      int casts = 0;
+      const ir::Graph narrowed = backends::cuda::narrow_product_activations(g);
+      for (const ir::NodePtr& node : narrowed.nodes()) {
+        if (node->op_name() == "cast") {
+          ++casts;
+          EXPECT_EQ(node->output_types()[0].dtype, type == "bf16" ? DType::bf16 : DType::f16);
+        }
+        if (node->op_name() == "quantized_matmul") {
+          EXPECT_EQ(node->output_types()[0].dtype, DType::f32);
+        }
+      }
+      EXPECT_EQ(casts, m > 16 ? 1 : 0);
+      const auto exe = cuda().compile(g);
+      const backends::cuda::CudaExecutable& cu = whole_on_gpu(*exe);
+      if (m > 16) {
+        EXPECT_EQ(cu.program().steps.size(), 2u) << program_text(cu);
+      }
+      const Array x = random_array({m, k}, 62 + m, -1, 1, DType::f32);
+      const auto got = exe->run({x});
+      const auto want = backends::reference_backend().compile(g)->run({x});
+      const double tol = m <= 16 ? 2e-4 : type == "bf16" ? 3e-2 : 6e-3;
       expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), tol, tol);
     }
   }

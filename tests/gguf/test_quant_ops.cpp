@@ -168,3 +168,49 @@ TEST_F(ExactQuantOps, DecompositionAgreesWithTheOp) {
   const std::vector<ir::Value> parts = def.decompose({Tensor(x), wq}, ir::Attrs{{"type", std::string("q3_k")}});
   expect_close(Tensor(parts[0]), ops::quantized_matmul(Tensor(x), wq, "q3_k").array().to_f64(), 1e-5, 1e-5);
 }
+
+TEST_F(ExactQuantOps, SixteenBitActivationsIntoAnF32Product) {
+  // output_dtype f32 on bf16 / f16 activations: the exact product of the rounded x, not rounded again.
+  const int64_t m = 3, n = 4, k = 64;
+  const Tensor wq = ops::quantize_weights(random_f32({n, k}, 16, 0.3), "q8_0");
+  const std::vector<double> wd = ops::dequantize(wq, "q8_0").array().to_f64();
+  for (DType half : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(dtype_name(half));
+    const Array x = random_f32({m, k}, 17).astype(half);
+    const Tensor y = ops::quantized_matmul(Tensor(x), wq, "q8_0", DType::f32);
+    EXPECT_EQ(y.dtype(), DType::f32);
+    expect_shape(y, {m, n});
+    expect_close(y, linear(x.to_f64(), wd, m, n, k), 1e-6, 1e-6);
+    // The decomposition widens x first and agrees.
+    const ir::OpDef& def = ir::OpRegistry::instance().get("quantized_matmul");
+    const std::vector<ir::Value> parts = def.decompose(
+        {Tensor(x), wq}, ir::Attrs{{"type", std::string("q8_0")}, {"output_dtype", std::string("f32")}});
+    EXPECT_EQ(parts[0].dtype(), DType::f32);
+    expect_close(Tensor(parts[0]), y.array().to_f64(), 1e-5, 1e-5);
+  }
+  // The same dtype as x is the plain op (no attribute).
+  const Tensor same = ops::quantized_matmul(Tensor(random_f32({2, k}, 18)), wq, "q8_0", DType::f32);
+  EXPECT_FALSE(same.value().node()->attrs().has("output_dtype"));
+}
+
+TEST(QuantOps, OutputDtypeErrors) {
+  const Tensor wq = ops::quantize_weights(random_f32({4, 32}, 19), "q8_0");
+  const Tensor x = Tensor(Array::zeros(DType::bf16, {2, 32}));
+  EXPECT_TESSERA_ERROR(ops::quantized_matmul(x, wq, "q8_0", DType::i32), "quantized_matmul", "bf16[2, 32]",
+                       "output_dtype must be floating", "i32");
+  EXPECT_TESSERA_ERROR(ir::make_node1("quantized_matmul", {x, wq},
+                                      ir::Attrs{{"type", std::string("q8_0")}, {"output_dtype", std::string("f33")}}),
+                       "quantized_matmul", "output_dtype 'f33' is not a dtype");
+}
+
+TEST(QuantOps, GradientThroughAWiderOutput) {
+  // f32 activations into an f64 product: the cotangent is computed in f64 and comes back as f32. The
+  // product is linear in x, so a coarse step (exact in f32) gives exact differences.
+  const Tensor wq = ops::quantize_weights(random_f32({3, 32}, 20), "q8_0");
+  const Fn f = [wq](const std::vector<Tensor>& in) { return ops::quantized_matmul(in[0], wq, "q8_0", DType::f64); };
+  EXPECT_GRADIENTS_MATCH(f, {random_array({2, 32}, 21, -1, 1, DType::f32)},
+                         tessera::testing::GradCheckOptions{.eps = 0.25, .atol = 1e-5, .rtol = 1e-5});
+  const Tensor x(random_array({2, 32}, 22, -1, 1, DType::f32));
+  const auto loss = [wq](const std::vector<Tensor>& a) { return ops::sum(ops::quantized_matmul(a[0], wq, "q8_0", DType::f64)); };
+  EXPECT_EQ(grad(loss)({x})[0].dtype(), DType::f32);
+}

@@ -113,7 +113,8 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
       if (!f32) continue;
       stage = 1;  // a convolution's bias is its third input
     } else if (mm->op_name() == "quantized_matmul" && limits.quantized_products) {
-      if (mm->input(0).dtype() != DType::f32 || mm->output_types()[0].dtype != DType::f32) continue;
+      // f32 results (of f32 activations, or of 16-bit ones rounded for the tensor cores).
+      if (!is_floating(mm->input(0).dtype()) || mm->output_types()[0].dtype != DType::f32) continue;
     } else {
       continue;
     }

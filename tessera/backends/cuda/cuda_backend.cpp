@@ -15,6 +15,7 @@
 #include "tessera/backends/cuda/cuda_check.h"
 #include "tessera/backends/cuda/executable.h"
 #include "tessera/backends/cuda/lazy_library.h"
+#include "tessera/backends/cuda/narrow_activations.h"
 #include "tessera/backends/cuda/steps.h"
 #include "tessera/backends/split.h"
 #include "tessera/core/error.h"
@@ -112,7 +113,8 @@ class CudaBackend final : public Backend {
     Context& ctx = context(0);
     ctx.device().make_current();
     std::optional<common::CompilePhase> phase(std::in_place, "prepare");
-    const common::DeviceGraph d = common::prepare_device_graph(*this, graph);
+    common::DeviceGraph d = common::prepare_device_graph(*this, graph);
+    d.optimized = narrow_product_activations(d.optimized);
     phase.emplace("lower");
     common::BackendLowering lowering;
     lowering.name = "cuda";

@@ -10,6 +10,7 @@
 
 #include "tessera/backends/common/quant_operands.h"
 #include "tessera/backends/cuda/gemm.h"
+#include "tessera/backends/cuda/narrow_activations.h"
 #include "tessera/backends/cuda/quant_kernels.h"
 #include "tessera/backends/cuda/steps.h"
 #include "tessera/quant/ggml_type.h"
@@ -35,10 +36,28 @@ bool parse(const ir::Node& node, QuantOperands& q) {
   return gpu_decodes(q.type, q.k);
 }
 
+// The weight as a tensor-core operand: f16/bf16/f32 rows are one already; other types decode to f16.
+DType product_dtype(GgmlType type) {
+  switch (type) {
+    case GgmlType::f32:
+      return DType::f32;
+    case GgmlType::bf16:
+      return DType::bf16;
+    default:
+      return DType::f16;
+  }
+}
+
 bool claim_quantized_matmul(const ir::Node& node) {
   QuantOperands q;
-  if (node.inputs().size() != 2 || node.input(0).dtype() != DType::f32 || node.input(1).rank() != 2) return false;
-  return parse(node, q) && node.output_types()[0].numel() > 0;
+  if (node.inputs().size() != 2 || node.input(1).rank() != 2 || node.output_types()[0].dtype != DType::f32) {
+    return false;
+  }
+  if (!parse(node, q) || node.output_types()[0].numel() == 0) return false;
+  const DType x = node.input(0).dtype();
+  if (x == DType::f32) return true;
+  // Activations already rounded to the product's 16-bit type (narrow_activations.h): tensor cores only.
+  return x == product_dtype(q.type) && x != DType::f32 && node.input(0).type().numel() / q.k > matvec_row_limit(q.type);
 }
 
 bool claim_dequantize(const ir::Node& node) {
@@ -116,18 +135,6 @@ class MatvecStep final : public common::Step {
   int warps_per_row_ = 1, tail_warps_per_row_ = 1;
 };
 
-// The weight as a tensor-core operand: f16/bf16/f32 rows are one already; other types decode to f16.
-DType product_dtype(GgmlType type) {
-  switch (type) {
-    case GgmlType::f32:
-      return DType::f32;
-    case GgmlType::bf16:
-      return DType::bf16;
-    default:
-      return DType::f16;
-  }
-}
-
 bool decodes_for_product(GgmlType type) {
   return type != GgmlType::f32 && type != GgmlType::f16 && type != GgmlType::bf16;
 }
@@ -140,7 +147,7 @@ class TensorCoreProductStep final : public common::Step {
         sms_(ctx.multiprocessors()) {
     const DType dt = product_dtype(q.type);
     if (decodes_for_product(q.type)) decode_ = dequantize_kernel(ctx, q.type, dt);
-    if (dt != DType::f32) narrow_ = narrow_kernel(ctx, dt);
+    if (dt != DType::f32 && x16.buffer >= 0) narrow_ = narrow_kernel(ctx, dt);
   }
   void run(const common::RunContext& ctx) const override {
     const cudaStream_t stream = stream_of(ctx);
@@ -178,7 +185,8 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   if (!claim_quantized_matmul(*node) || !parse(*node, q)) return false;
   q.n = node->input(1).shape()[0];
   q.m = node->input(0).type().numel() / q.k;
-  const int32_t x = aligned(L, L.value(node->input(0)), DType::f32);
+  const DType x_type = node->input(0).dtype();
+  const int32_t x = aligned(L, L.value(node->input(0)), x_type);
   const int32_t w = aligned(L, L.value(node->input(1)), DType::u8);
   // A fused tail (common/epilogues.h with quantized_products): + bias [n], + a residual.
   const common::Epilogue* epi = L.epilogue(*node);
@@ -205,7 +213,7 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
     scratch.push_back(L.scratch(q.n * q.k * static_cast<int64_t>(dtype_size(dt))));
     w16 = Operand{scratch.back(), 0};
   }
-  if (dt != DType::f32) {
+  if (dt != DType::f32 && x_type == DType::f32) {  // else x is in the product's type already
     scratch.push_back(L.scratch(q.m * q.k * static_cast<int64_t>(dtype_size(dt))));
     x16 = Operand{scratch.back(), 0};
   }
@@ -264,6 +272,15 @@ bool lower_dequantize(Lowering& L, const ir::NodePtr& node) {
 }
 
 }  // namespace
+
+DType tensor_core_activation_type(const ir::Node& node) {
+  QuantOperands q;
+  if (node.op_name() != "quantized_matmul" || node.inputs().size() != 2 || node.input(1).rank() != 2 || !parse(node, q)) {
+    return DType::f32;
+  }
+  if (node.input(0).type().numel() / q.k <= matvec_row_limit(q.type)) return DType::f32;
+  return product_dtype(q.type);
+}
 
 void register_quant_lowerings(common::LoweringTable& table) {
   table["quantized_matmul"] = {lower_quantized_matmul, claim_quantized_matmul, true};
