@@ -116,6 +116,7 @@ struct Dialect {
   // vector per buffer of vector_type ("{type}", "{n}"), defined once by vector_helpers.
   int vector_bytes = 0;
   int vector_unroll = 1;       // vectors per thread step, loaded together before they are computed
+  int scalar_unroll = 1;       // elements per thread of an elementwise kernel without vectors, loaded together
   std::string unroll_pragma;   // before a short loop to unroll ("" for none)
   std::string vector_helpers;
   std::string vector_type;
@@ -146,6 +147,7 @@ struct ThreadMapping {
   int group = 1;   // threads per range unit (a reduction's output): 1, a power of two up to the warp, or the block
   int vector = 1;  // consecutive range units per thread step (elementwise kernels with vector accesses)
   int split = 1;   // blocks per output (group is the block): partial results meet in the launcher's scratch
+  int unroll = 1;  // range units per thread of an elementwise kernel without vectors (the grid is range / unroll)
 };
 
 const Dialect& c_dialect();     // C11 for the system compiler (gcc/clang)

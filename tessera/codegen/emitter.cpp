@@ -360,9 +360,10 @@ class KernelWriter {
       case Op::Load: {
         // Inside a vector lane, a load of a whole vector is that lane's element of it.
         const auto vec = lane_ >= 0 ? vector_loads_.find(&in) : vector_loads_.end();
-        const std::string element = vec != vector_loads_.end()
-                                        ? fmt::format("{}.v[{}]", vec->second, lane_)
-                                        : fmt::format("in{}[{}]", in.buffer, index(in.access));
+        const auto loaded = element_loads_.find(&in);  // loaded ahead (elementwise_grid_unrolled)
+        const std::string element = vec != vector_loads_.end()      ? fmt::format("{}.v[{}]", vec->second, lane_)
+                                    : loaded != element_loads_.end() ? loaded->second
+                                                                     : fmt::format("in{}[{}]", in.buffer, index(in.access));
         // Bool buffers may be stored as bytes (gcc does not vectorise loads of _Bool).
         if (in.type == ScalarType::boolean && d_.bool_buffer_type != t) {
           return fmt::format("({} != {})", element, format_literal(ScalarType::u8, 0, 0, d_));
@@ -664,12 +665,51 @@ class KernelWriter {
   }
 
   void elementwise_grid() {
+    if (mapping_.unroll > 1 && mapping_.vector == 1) return elementwise_grid_unrolled(mapping_.unroll);
     open(range_loop("u"));  // not "flat": a GLSL keyword
     std::vector<size_t> all;
     for (size_t d = 0; d < k_.domain.size(); ++d) all.push_back(d);
     decompose("u", all);
     instrs(k_.body, 'v');
     stores(k_.body_stores, k_.body, 'v');
+    close();
+  }
+
+  // `unroll` elements per thread step, a grid stride apart (so a warp's accesses stay consecutive):
+  // every load of all of them first, then the arithmetic and stores: more loads in flight per thread.
+  void elementwise_grid_unrolled(int unroll) {
+    open(fmt::format("for ({0} u0 = begin + {1}; u0 < end; u0 += {2} * {3})", idx(), d_.thread_index,
+                     d_.thread_count, unroll));
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      const Instr& in = k_.body[i];
+      if (in.op != Op::Load) continue;
+      line(fmt::format("{} L{}[{}];", buffer_type(k_.input_types[static_cast<size_t>(in.buffer)]), i, unroll));
+    }
+    std::vector<size_t> all;
+    for (size_t d = 0; d < k_.domain.size(); ++d) all.push_back(d);
+    auto open_element = [&] {
+      pragma(d_.unroll_pragma);
+      open(fmt::format("for (int q = 0; q < {}; ++q)", unroll));
+      line(fmt::format("const {0} u = u0 + q * {1};", idx(), d_.thread_count));
+      open("if (u < end)");
+      decompose("u", all);
+    };
+    open_element();
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      const Instr& in = k_.body[i];
+      if (in.op == Op::Load) line(fmt::format("L{0}[q] = in{1}[{2}];", i, in.buffer, index(in.access)));
+    }
+    close();
+    close();
+    for (size_t i = 0; i < k_.body.size(); ++i) {
+      if (k_.body[i].op == Op::Load) element_loads_[&k_.body[i]] = fmt::format("L{}[q]", i);
+    }
+    open_element();
+    instrs(k_.body, 'v');
+    stores(k_.body_stores, k_.body, 'v');
+    close();
+    close();
+    element_loads_.clear();
     close();
   }
 
@@ -1105,6 +1145,7 @@ class KernelWriter {
   ThreadMapping mapping_;
   int lane_ = -1;                                         // vector lane being written, -1 outside vector steps
   std::map<const Instr*, std::string> vector_loads_;      // loads of whole vectors, by the variable holding them
+  std::map<const Instr*, std::string> element_loads_;     // loads made ahead, by the array element holding them
   std::vector<bool> vector_stores_;                       // per body store: written as whole vectors
   std::vector<bool> streamed_;  // per body store: written through a block buffer and stream_store_fn
   int64_t block_ = 0;           // elements per streamed block; 0: the kernel writes directly

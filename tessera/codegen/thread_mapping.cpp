@@ -93,7 +93,9 @@ int64_t scratch_bytes(const lower::Kernel& k, const Dialect& d) {
 }
 
 ThreadMapping thread_mapping(const lower::Kernel& k, const Dialect& d) {
-  return ThreadMapping{reduction_group(k, d), vector_width(k, d), reduction_split(k, d)};
+  ThreadMapping m{reduction_group(k, d), vector_width(k, d), reduction_split(k, d)};
+  if (!k.has_reduction() && m.vector == 1 && d.schedule == Schedule::GridStride) m.unroll = std::max(1, d.scalar_unroll);
+  return m;
 }
 
 }  // namespace tessera::codegen

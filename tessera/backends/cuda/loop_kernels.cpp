@@ -85,7 +85,8 @@ LoopKernel::LoopKernel(std::shared_ptr<KernelModule> module, cudaKernel_t kernel
   // Enough blocks for every thread the mapping asks for: range units times the threads per output
   // and blocks per output, over the elements of one vector (the measured shape: uncapped, a thread
   // takes one vector and its unrolled second falls past the end).
-  const int64_t threads = (range + mapping.vector - 1) / mapping.vector * mapping.group * mapping.split;
+  const int64_t per_thread = int64_t{mapping.vector} * mapping.unroll;
+  const int64_t threads = (range + per_thread - 1) / per_thread * mapping.group * mapping.split;
   const int64_t blocks = (threads + block_ - 1) / block_;
   const int64_t cap = std::min<int64_t>(blocks_per_multiprocessor() * std::max(1, multiprocessors), INT32_MAX);
   grid_ = static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, cap));

@@ -13,7 +13,8 @@ namespace tessera::backends::cuda {
 // where they are not (products of few rows run as matvecs on f32 activations; f32 weights).
 DType tensor_core_activation_type(const ir::Node& quantized_matmul);
 
-// The graph with every such product's rounding made a cast in front of it (the graph itself when none).
+// The graph with every such product's rounding made a cast in front of it where x comes out of a
+// generated kernel (the graph itself when none).
 ir::Graph narrow_product_activations(const ir::Graph& graph);
 
 }  // namespace tessera::backends::cuda
