@@ -1,5 +1,6 @@
 #include "tessera/backends/cuda/flash_attention.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -32,6 +33,9 @@ typedef unsigned int u32;
 #define TILE_HALVES (KT * DP + KT * DVP)
 #define Q_HALVES (ROWS * DP)
 #define SMEM_HALVES (STAGES * TILE_HALVES > Q_HALVES ? STAGES * TILE_HALVES : Q_HALVES)
+// Up to 64 channels: two blocks of two heads (128 registers a thread, a few spilled) or three of one
+// head (166, none) per multiprocessor.
+#define MIN_BLOCKS (D <= 64 && DV <= 64 ? (HEADS == 2 ? 2 : 3) : 1)
 __device__ __forceinline__ void mma16816(float* c, const u32* a, u32 b0, u32 b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
@@ -45,6 +49,14 @@ __device__ __forceinline__ float ex2(float x) {
 __device__ __forceinline__ u32 pack(float lo, float hi) {
   const __half2 h = __floats2half2_rn(lo, hi);
   return *(const u32*)&h;
+}
+// Four 8x8 f16 tiles of shared memory: lane l names row l % 8 of tile l / 8, and gets two values of
+// each tile's row l / 4 (B fragments of a row-major [key][channel] tile for S = Q K^T).
+__device__ __forceinline__ void ldmatrix_x4(u32* r, const __half* row) {
+  const unsigned address = (unsigned)__cvta_generic_to_shared(row);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
 }
 // Four 8x8 f16 tiles of shared memory, transposed: lane l names row l % 8 of tile l / 8, and gets
 // two values of each tile's column l / 4 (the B fragment of a row-major [key][channel] tile).
@@ -85,21 +97,21 @@ __device__ __forceinline__ void stage_tile(const KV_T* __restrict__ k, const KV_
   asm volatile("cp.async.commit_group;\n" ::);
 #endif
 }
-extern "C" __global__ void __launch_bounds__(THREADS) tsr_flash_attention(const float* __restrict__ q,
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tsr_flash_attention(const float* __restrict__ q,
     const KV_T* __restrict__ k, const KV_T* __restrict__ v, const POS_T* __restrict__ pos, float* __restrict__ out,
     int* error, int m, int hq, int hk, long long rows, float scale, long long q_stride) {
   TSR_GRID_PROLOGUE();
   __shared__ __align__(16) __half smem[SMEM_HALVES];
-  __shared__ long long last[QUERIES];  // the last cache row each query reads; -1: none
+  __shared__ int last[QUERIES];  // the last cache row each query reads; -1: none (rows < 2^31, see fits)
   // The last queries read the most rows (causal prefill): their tiles start first.
   const int i0 = (gridDim.x - 1 - blockIdx.x) * QUERIES;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int h = blockIdx.y * HEADS + warp / (QUERIES / 16), g = blockIdx.y * HEADS / (hq / hk);
   if (tid < QUERIES) {
-    long long p = -1;
+    int p = -1;
     if (i0 + tid < m) {
       const long long at = (long long)pos[i0 + tid];
-      if (at >= 0 && at < rows) p = at;
+      if (at >= 0 && at < rows) p = (int)at;
       else *error = 1;
     }
     last[tid] = p;
@@ -112,12 +124,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_flash_attention(const 
   }
   __syncthreads();
   const int row0 = (warp % (QUERIES / 16)) * 16 + gq;  // this lane's first query of the block
-  long long block_last = -1, warp_last = -1, warp_first = 0x7fffffffffffffffLL;
+  int block_last = -1, warp_last = -1, warp_first = 0x7fffffff;
   for (int r = 0; r < QUERIES; ++r) {
     block_last = max(block_last, last[r]);
     if (r / 16 == row0 / 16) warp_last = max(warp_last, last[r]), warp_first = min(warp_first, last[r]);
   }
-  const long long last0 = last[row0], last1 = last[row0 + 8];
+  const int last0 = last[row0], last1 = last[row0 + 8];
   u32 qa[D / 16][4];
   const __half* qrow = smem + (warp * 16 + gq) * DP;
 #pragma unroll
@@ -137,7 +149,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_flash_attention(const 
   if (block_last >= 0) stage_tile(k, v, smem, 0, rows, hk, g);
 #endif
   int stage_index = 0;
-  for (long long t0 = 0; t0 <= block_last; t0 += KT, stage_index ^= (STAGES - 1)) {
+  for (int t0 = 0; t0 <= block_last; t0 += KT, stage_index ^= (STAGES - 1)) {
     __half* tile = smem + stage_index * TILE_HALVES;
 #if ASYNC
     // Fetch the next tile into the other stage (its last readers passed the barrier at the loop's end),
@@ -156,16 +168,26 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_flash_attention(const 
 #pragma unroll
       for (int j = 0; j < KT / 8; ++j) {
         s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-        const __half* kr = ks + (j * 8 + gq) * DP + 2 * tq;
+        // Keys j * 8 + l % 8, channels kk * 16 + (l / 8) * 8: the B fragments of two k-steps at once.
+        const __half* krow = ks + (j * 8 + (lane & 7)) * DP + (lane >> 3) * 8;
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) mma16816(s[j], qa[kk], *(const u32*)(kr + kk * 16), *(const u32*)(kr + kk * 16 + 8));
+        for (int kk = 0; kk + 1 < D / 16; kk += 2) {
+          u32 b[4];
+          ldmatrix_x4(b, krow + kk * 16);
+          mma16816(s[j], qa[kk], b[0], b[1]);
+          mma16816(s[j], qa[kk + 1], b[2], b[3]);
+        }
+        if ((D / 16) % 2 == 1) {  // an odd number of k-steps: the last by two 32-bit loads
+          const __half* kr = ks + (j * 8 + gq) * DP + 2 * tq + (D / 16 - 1) * 16;
+          mma16816(s[j], qa[D / 16 - 1], *(const u32*)kr, *(const u32*)(kr + 8));
+        }
       }
       if (t0 + KT - 1 > warp_first) {  // some key of the tile lies past some query's position
 #pragma unroll
         for (int j = 0; j < KT / 8; ++j) {
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const long long key = t0 + j * 8 + 2 * tq + e;
+            const int key = t0 + j * 8 + 2 * tq + e;
             if (key > last0) s[j][e] = NEG_INF;
             if (key > last1) s[j][2 + e] = NEG_INF;
           }
@@ -254,7 +276,7 @@ int flash_heads_per_block(int64_t hq, int64_t hk) {
 // shared memory next to the position table, else 32 (Q passes through the same memory first).
 int keys_per_tile(int64_t d, int64_t dv, bool async) {
   const int64_t stages = async ? 2 : 1;
-  const int64_t budget = 48 * 1024 - kFlashQueries * 8;
+  const int64_t budget = 48 * 1024 - kFlashQueries * 4;
   return stages * 2 * 64 * ((d + 8) + (dv + 8)) <= budget ? 64 : 32;
 }
 
@@ -267,8 +289,9 @@ bool flash_attention_fits(const ir::Node& node, int compute_capability) {
   if (compute_capability < 80) return false;  // m16n8k16 f16 products
   const Shape &q = node.input(0).shape(), &k = node.input(1).shape(), &v = node.input(2).shape();
   const int64_t d = q[2], dv = v[2];
+  // Cache positions are 32-bit ints in the kernel.
   return q[0] >= min_queries && k[1] > 0 && q[1] % k[1] == 0 && d % 16 == 0 && dv % 16 == 0 && d <= 128 &&
-         dv <= 128;
+         dv <= 128 && k[0] < INT32_MAX - 64;
 }
 
 FlashAttentionKernel flash_attention_kernel(int64_t d, int64_t dv, DType cache, DType pos, bool vector_rows,
