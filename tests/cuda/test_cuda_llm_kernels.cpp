@@ -4,6 +4,8 @@
 // 16-byte rows, bad positions), and index_copy writing a cache in place.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "cuda/cuda_test_util.h"
 #include "tessera/backends/cuda/executable.h"
 #include "tessera/backends/cuda/narrow_activations.h"
@@ -193,6 +195,38 @@ TEST(CudaLlmKernels, KvCacheAttentionMatchesTheReference) {
   for (int64_t i = 0; i < prefill.m; ++i) prefill.positions.push_back(100 + i);
   cases.push_back(prefill);
   check_attention_cases(cases, "kv_cache_attention", 1e-4, 31);
+}
+
+TEST(CudaLlmKernels, DecodeAttentionSplitsTheCacheRowsAcrossBlocks) {
+  // One or two queries over a long cache: blocks split the rows and the last to finish combines them.
+  // Positions in the first split only, across many, at the very end; GQA groups of 1, 4 and 8.
+  check_attention_cases({{1, 32, 8, 64, 64, 2049, DType::f16, DType::i64, {2048}},
+                         {1, 32, 8, 64, 64, 2049, DType::f16, DType::i64, {100}},
+                         {2, 12, 12, 64, 64, 1030, DType::f32, DType::i32, {0, 1029}},
+                         {1, 16, 2, 128, 128, 700, DType::f16, DType::i32, {513}}},
+                        "row splits", 1e-4, 71);
+  // Every run leaves the arrival counters at zero: run after run gives the same bits, and a bad
+  // position gives zeros and the error flag without spoiling the next run.
+  const int64_t rows = 1500, hq = 8, hk = 2, d = 64;
+  const ir::Graph g = trace(
+      [](const std::vector<Tensor>& a) -> std::vector<Tensor> { return {ops::kv_cache_attention(a[0], a[1], a[2], a[3])}; },
+      {{DType::f32, {1, hq, d}}, {DType::f16, {rows, hk, d}}, {DType::f16, {rows, hk, d}}, {DType::i64, {1}}});
+  const Array q = random_array({1, hq, d}, 81, -1, 1, DType::f32);
+  const Array k = random_array({rows, hk, d}, 82, -1, 1, DType::f32).astype(DType::f16);
+  const Array v = random_array({rows, hk, d}, 83, -1, 1, DType::f32).astype(DType::f16);
+  const Array at = Array::from_vector(std::vector<int64_t>{1234}, {1});
+  const auto exe = cuda().compile(g);
+  const Array first = exe->run({q, k, v, at})[0].to(host_device());
+  for (int run = 0; run < 3; ++run) {
+    const Array again = exe->run({q, k, v, at})[0].to(host_device());
+    EXPECT_EQ(std::memcmp(first.data<const float>(), again.data<const float>(), first.nbytes()), 0) << "run " << run;
+  }
+  const Array bad = Array::from_vector(std::vector<int64_t>{rows}, {1});
+  const Array zeros = exe->run({q, k, v, bad})[0].to(host_device());
+  for (int64_t i = 0; i < zeros.numel(); ++i) ASSERT_EQ(zeros.data<const float>()[i], 0.0f) << i;
+  EXPECT_THROW(exe->run({q, k, v, at}), Error);  // the flag of the bad run is reported by the next
+  const Array after = exe->run({q, k, v, at})[0].to(host_device());
+  EXPECT_EQ(std::memcmp(first.data<const float>(), after.data<const float>(), first.nbytes()), 0);
 }
 
 TEST(CudaLlmKernels, PrefillAttentionOnTheTensorCoresMatchesTheReference) {

@@ -6,6 +6,7 @@
 // leaves that query's output 0.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -90,10 +91,13 @@ __device__ __forceinline__ void scores(const float (*qs)[D], const KV_T* __restr
 }
 extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const float* __restrict__ q,
     const KV_T* __restrict__ k, const KV_T* __restrict__ v, const POS_T* __restrict__ pos, float* __restrict__ out,
-    int* error, int m, int hq, int hk, long long rows, float scale, long long q_stride) {
+    int* error, int m, int hq, int hk, long long rows, float scale, long long q_stride, float* partials,
+    unsigned* counters) {
   TSR_GRID_PROLOGUE();
   const int groups_per_query = hq / HEADS;
-  const int i0 = (blockIdx.x / groups_per_query) * QT, h0 = (blockIdx.x % groups_per_query) * HEADS;
+  // SPLITS blocks share one (queries, heads) unit, each over its own SPLIT_ROWS cache rows.
+  const int split = blockIdx.x % SPLITS, unit = blockIdx.x / SPLITS;
+  const int i0 = (unit / groups_per_query) * QT, h0 = (unit % groups_per_query) * HEADS;
   const int g = h0 / (hq / hk);
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   __shared__ float qs[NH][D];
@@ -124,8 +128,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const flo
     run_sum[j] = 0.0f;
     for (int u = 0; u < PER_LANE; ++u) acc[j][u] = 0.0f;
   }
-  for (long long c0 = 0; c0 <= p_max; c0 += CHUNK) {
-    const int len = (int)min((long long)CHUNK, p_max + 1 - c0);
+  const long long r_begin = (long long)split * SPLIT_ROWS, r_end = min(r_begin + SPLIT_ROWS, p_max + 1);
+  for (long long c0 = r_begin; c0 < r_end; c0 += CHUNK) {
+    const int len = (int)min((long long)CHUNK, r_end - c0);
     float mx[NH];
 #pragma unroll
     for (int j = 0; j < NH; ++j) mx[j] = NEG_INF;
@@ -191,6 +196,50 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const flo
       }
     }
     __syncthreads();
+#if SPLITS > 1
+    // One query (QT is 1): this split's maximum, sum and weighted values go to its slot of partials;
+    // the block that arrives last combines the slots in split order (a result that does not depend on
+    // which block finishes first) and leaves the counter at zero for the next run.
+    float* mine = partials + ((long long)unit * SPLITS + split) * HEADS * (DV + 2);
+    for (int c = tid; c < HEADS * DV; c += THREADS) {
+      const int h = c / DV;
+      float total = 0.0f;
+      for (int w = 0; w < WARPS; ++w) total += partial[(w * HEADS + h) * DV + (c % DV)];
+      mine[h * (DV + 2) + c % DV] = total;
+    }
+    if (tid < HEADS) {
+      mine[tid * (DV + 2) + DV] = run_max[tid];
+      mine[tid * (DV + 2) + DV + 1] = run_sum[tid];
+    }
+    __threadfence();
+    __syncthreads();
+    __shared__ bool last_block;
+    if (tid == 0) last_block = atomicAdd(counters + unit, 1u) == SPLITS - 1;
+    __syncthreads();
+    if (!last_block) return;
+    __threadfence();
+    const float* all = partials + (long long)unit * SPLITS * HEADS * (DV + 2);
+    if (i0 < m) {
+      float* o = out + ((long long)i0 * hq + h0) * DV;
+      for (int c = tid; c < HEADS * DV; c += THREADS) {
+        const int h = c / DV;
+        float top = NEG_INF;
+        for (int sp = 0; sp < SPLITS; ++sp) top = fmaxf(top, __ldcg(all + (sp * HEADS + h) * (DV + 2) + DV));
+        float total = 0.0f, weight = 0.0f;
+        for (int sp = 0; sp < SPLITS; ++sp) {
+          const float* slot = all + (sp * HEADS + h) * (DV + 2);
+          const float mx = __ldcg(slot + DV);
+          if (mx == NEG_INF) continue;  // a split past the query's position
+          const float f = expf(mx - top);
+          total += __ldcg(slot + c % DV) * f;
+          weight += __ldcg(slot + DV + 1) * f;
+        }
+        o[c] = p[0] >= 0 ? total / weight : 0.0f;
+      }
+    }
+    if (tid == 0) counters[unit] = 0;
+    return;
+#else
     if (i0 + t < m) {
       float* o = out + ((long long)(i0 + t) * hq + h0) * DV;
       for (int c = tid; c < HEADS * DV; c += THREADS) {
@@ -201,6 +250,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const flo
       }
     }
     __syncthreads();  // partial is rewritten for the next query
+#endif
   }
 }
 )CUDA";
@@ -231,11 +281,20 @@ bool claim_kv_attention(const ir::Node& node) {
   return d > 0 && dv > 0 && d <= kMaxHeadDim && dv <= kMaxHeadDim && node.input(0).shape()[0] > 0;
 }
 
+// Scratch of a kernel whose blocks split the cache rows: each block's partial softmax state, and one
+// arrival counter per (queries, heads) unit (zero between runs).
+struct SplitScratch {
+  int64_t partial_floats = 0;
+  int64_t counters = 0;
+};
+
 class KvAttentionStep final : public common::Step {
  public:
+  // `split` for the CUDA-core kernel (which takes the scratch pointers, null when it does not split);
+  // std::nullopt for the tensor-core kernel.
   KvAttentionStep(std::shared_ptr<KernelModule> module, const char* kernel, dim3 grid, dim3 block,
                   std::vector<Operand> operands, int m, int hq, int hk, int64_t rows, float scale, int64_t q_stride,
-                  std::string what)
+                  std::string what, std::optional<SplitScratch> split = std::nullopt)
       : module_(std::move(module)),
         kernel_(module_->kernel(kernel)),
         grid_(grid),
@@ -247,7 +306,23 @@ class KvAttentionStep final : public common::Step {
         rows_(rows),
         scale_(scale),
         q_stride_(q_stride),
-        what_(std::move(what)) {}
+        what_(std::move(what)),
+        takes_scratch_(split.has_value()) {
+    if (split && split->counters > 0) {
+      check(cudaMalloc(&partials_, static_cast<size_t>(split->partial_floats) * sizeof(float)),
+            "cudaMalloc (kv_cache_attention split partials)");
+      check(cudaMalloc(&counters_, static_cast<size_t>(split->counters) * sizeof(unsigned)),
+            "cudaMalloc (kv_cache_attention split counters)");
+      check(cudaMemset(counters_, 0, static_cast<size_t>(split->counters) * sizeof(unsigned)),
+            "cudaMemset (kv_cache_attention split counters)");
+    }
+  }
+  ~KvAttentionStep() override {
+    if (partials_ != nullptr) cudaFree(partials_);
+    if (counters_ != nullptr) cudaFree(counters_);
+  }
+  KvAttentionStep(const KvAttentionStep&) = delete;
+  KvAttentionStep& operator=(const KvAttentionStep&) = delete;
   void run(const common::RunContext& ctx) const override {
     void* ptrs[5];
     for (size_t i = 0; i < 5; ++i) ptrs[i] = ctx.ptr<std::byte>(operands_[i]);
@@ -256,7 +331,12 @@ class KvAttentionStep final : public common::Step {
     long long rows = rows_;
     float scale = scale_;
     long long q_stride = q_stride_;
-    void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &flag, &m, &hq, &hk, &rows, &scale, &q_stride};
+    void* partials = partials_;
+    void* counters = counters_;
+    void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &flag, &m, &hq, &hk, &rows, &scale, &q_stride,
+                      &partials, &counters};
+    static_assert(sizeof(params) / sizeof(params[0]) == 14);
+    if (!takes_scratch_) params[12] = params[13] = nullptr;  // the tensor-core kernel has 12 parameters
     launch_kernel(reinterpret_cast<const void*>(kernel_), grid_, block_, params, 0, stream_of(ctx),
                   "cudaLaunchKernel (kv_cache_attention)");
   }
@@ -273,7 +353,21 @@ class KvAttentionStep final : public common::Step {
   float scale_;
   int64_t q_stride_;  // elements from one query's row to the next
   std::string what_;
+  bool takes_scratch_ = false;
+  void* partials_ = nullptr;
+  void* counters_ = nullptr;
 };
+
+// Blocks that split one query's cache rows: enough for about two blocks per multiprocessor over all
+// (query, heads) units, each split at least kMinSplitRows long (a decode step of 8 KV groups over
+// 2,049 rows ran 8 blocks for 87 us a layer on an H200). Only one query per block splits.
+constexpr int64_t kMinSplitRows = 128;
+int row_splits(int64_t rows, int64_t units, int queries, int multiprocessors) {
+  if (queries != 1) return 1;
+  const int64_t by_rows = (rows + kMinSplitRows - 1) / kMinSplitRows;
+  const int64_t by_machine = std::max<int64_t>(1, 2 * int64_t{multiprocessors} / std::max<int64_t>(1, units));
+  return static_cast<int>(std::clamp<int64_t>(std::min(by_rows, by_machine), 1, 64));
+}
 
 bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   if (!claim_kv_attention(*node)) return false;
@@ -314,17 +408,25 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   }
   const int heads = heads_per_block(qs[1] / ks[1], vs[2]);
   const int queries = queries_per_block(qs[0], heads, vs[2]);
+  const int tiles = (m + queries - 1) / queries;
+  const int64_t units = int64_t{tiles} * (hq / heads);
+  const int splits = row_splits(ks[0], units, queries, ctx.multiprocessors());
+  const int64_t split_rows = (ks[0] + splits - 1) / splits;
   const std::string src =
       fmt::format("#define THREADS {}\n#define HEADS {}\n#define QT {}\n#define VEC {}\n#define D {}\n#define DV {}\n"
-                  "#define KV_T {}\n#define POS_T {}\n",
+                  "#define KV_T {}\n#define POS_T {}\n#define SPLITS {}\n#define SPLIT_ROWS {}LL\n",
                   kThreads, heads, queries, vector_rows ? 1 : 0, qs[2], vs[2], f16 ? "__half" : "float",
-                  pos == DType::i32 ? "int" : "long long") +
+                  pos == DType::i32 ? "int" : "long long", splits, std::max<int64_t>(split_rows, 1)) +
       kSource;
-  const int tiles = (m + queries - 1) / queries;
+  SplitScratch scratch;
+  if (splits > 1) scratch = {units * splits * heads * (vs[2] + 2), units};
   L.emit(std::make_unique<KvAttentionStep>(ctx.compiler().module(src, "kv_cache_attention kernel"), "tsr_kv_attention",
-                                           dim3(static_cast<unsigned>(tiles * (hq / heads))), dim3(kThreads),
+                                           dim3(static_cast<unsigned>(units * splits)), dim3(kThreads),
                                            std::move(operands), m, hq, hk, ks[0], static_cast<float>(scale),
-                                           q_stride, "kv_cache_attention " + types),
+                                           q_stride,
+                                           fmt::format("kv_cache_attention {}{}", types,
+                                                       splits > 1 ? fmt::format(" ({} row splits)", splits) : ""),
+                                           scratch),
          ids, {out});
   return true;
 }
