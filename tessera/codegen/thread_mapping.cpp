@@ -92,9 +92,16 @@ int64_t scratch_bytes(const lower::Kernel& k, const Dialect& d) {
   return bytes + k.range() * 4;
 }
 
+// Range units from which an elementwise kernel without vectors takes dialect.scalar_unroll per thread.
+constexpr int64_t kUnrollMinRange = int64_t{1} << 16;
+
 ThreadMapping thread_mapping(const lower::Kernel& k, const Dialect& d) {
   ThreadMapping m{reduction_group(k, d), vector_width(k, d), reduction_split(k, d)};
-  if (!k.has_reduction() && m.vector == 1 && d.schedule == Schedule::GridStride) m.unroll = std::max(1, d.scalar_unroll);
+  // Only where there are enough elements to keep every thread busy: a small kernel (a decode step's)
+  // gains nothing and its unrolled body costs compile time (a Llama decode graph's NVRTC time doubled).
+  if (!k.has_reduction() && m.vector == 1 && d.schedule == Schedule::GridStride && k.range() >= kUnrollMinRange) {
+    m.unroll = std::max(1, d.scalar_unroll);
+  }
   return m;
 }
 

@@ -3,6 +3,7 @@
 // test_dialect_goldens.cpp).
 #include "codegen_test_util.h"
 #include "tessera/codegen/emitter.h"
+#include "tessera/codegen/thread_mapping.h"
 
 using namespace tessera;
 using namespace tessera::test;
@@ -191,6 +192,25 @@ TEST(Emitter, CudaGoldenElementwise) {
   EXPECT_NE(src.find("L0[q] = *(const tsr_vec<float, 4>*)(in0 + (i0 * 8 + j));"), std::string::npos) << src;
   EXPECT_NE(src.find("*(tsr_vec<float, 4>*)(out0 + (i0 * 8 + j)) = S0;"), std::string::npos) << src;
   EXPECT_NE(src.find(scalar_loop), std::string::npos) << src;
+}
+
+TEST(Emitter, CudaLargeKernelsWithoutVectorsTakeFourElementsPerThread) {
+  // Rows of two (RoPE's pairs) leave no vector access; with 80,000 elements each thread loads four of
+  // them, a grid stride apart, before computing any (more loads in flight); the grid is range / 4.
+  const auto pairs = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * ops::flip(in[0], {1})}; };
+  const lower::Kernel k = single_kernel(pairs, {{DType::f32, {40000, 2}}});
+  const codegen::ThreadMapping m = codegen::thread_mapping(k, codegen::cuda_dialect());
+  EXPECT_EQ(m.vector, 1);
+  EXPECT_EQ(m.unroll, 4);
+  const std::string src = codegen::emit_kernel(k, "tsr_kernel_0", codegen::cuda_dialect());
+  EXPECT_NE(src.find("u0 += ((int64_t)gridDim.x * blockDim.x) * 4) {\n"), std::string::npos) << src;
+  EXPECT_NE(src.find("float L0[4];"), std::string::npos) << src;
+  EXPECT_NE(src.find("const int64_t u = u0 + q * ((int64_t)gridDim.x * blockDim.x);"), std::string::npos) << src;
+  EXPECT_NE(src.find("const float v0 = L0[q];"), std::string::npos) << src;
+  // A small kernel keeps one element per thread (nothing to gain, compile time to lose).
+  const lower::Kernel small = single_kernel(pairs, {{DType::f32, {16, 2}}});
+  EXPECT_EQ(codegen::thread_mapping(small, codegen::cuda_dialect()).unroll, 1);
+  EXPECT_EQ(codegen::emit_kernel(small, "tsr_kernel_0", codegen::cuda_dialect()).find("L0[q]"), std::string::npos);
 }
 
 TEST(Emitter, CudaGoldenReductionAndMath) {

@@ -264,12 +264,14 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tsr_flash_atte
 }
 )CUDA";
 
-// Query heads per block: two when a KV group has an even number of them (each staged tile then feeds
-// twice the products), else one; TESSERA_CUDA_FLASH_HEADS=1 keeps one (for measuring).
+// Query heads per block: one. TESSERA_CUDA_FLASH_HEADS=2 pairs the heads of a KV group (each staged
+// tile then feeds twice the products) where the group is even: on an H200 the 2,048-token prefill of a
+// Llama-1B shape ran 2% slower so (two blocks of 128 registers a thread with spills against three of
+// 166 without).
 int flash_heads_per_block(int64_t hq, int64_t hk) {
   const char* env = std::getenv("TESSERA_CUDA_FLASH_HEADS");
-  if (env != nullptr && std::strcmp(env, "1") == 0) return 1;
-  return (hq / hk) % 2 == 0 ? 2 : 1;
+  if (env != nullptr && std::strcmp(env, "2") == 0) return (hq / hk) % 2 == 0 ? 2 : 1;
+  return 1;
 }
 
 // Keys per tile: 64 while the tiles (two stages when copied asynchronously) fit the 48 KiB of static

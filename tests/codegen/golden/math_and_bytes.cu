@@ -19,36 +19,19 @@ extern "C" __global__ void tsr_kernel_0(const void* const* in_, void* const* out
   int8_t* out0 = (int8_t*)out_[0];
   bool* out1 = (bool*)out_[1];
   bool* out2 = (bool*)out_[2];
-  for (int64_t u0 = begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); u0 < end; u0 += ((int64_t)gridDim.x * blockDim.x) * 4) {
-    bool L0[4];
-    float L1[4];
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int64_t u = u0 + q * ((int64_t)gridDim.x * blockDim.x);
-      if (u < end) {
-        const int64_t j = u;
-        L0[q] = in4[j];
-        L1[q] = in0[j];
-      }
-    }
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int64_t u = u0 + q * ((int64_t)gridDim.x * blockDim.x);
-      if (u < end) {
-        const int64_t j = u;
-        const bool v0 = L0[q];
-        const float v1 = L1[q];
-        const float v2 = erff(v1);
-        const bool v4 = (v2 > 0.0f);
-        const bool v5 = (v0 & v4);
-        const float v6 = log1pf(v2);
-        const bool v8 = (v6 > 0.5f);
-        const float v10 = v2 * 100.0f;
-        const int8_t v11 = tsr_f32_to_i8(v10);
-        out2[j] = v5;
-        out1[j] = v8;
-        out0[j] = v11;
-      }
-    }
+  for (int64_t u = begin + ((int64_t)blockIdx.x * blockDim.x + threadIdx.x); u < end; u += ((int64_t)gridDim.x * blockDim.x)) {
+    const int64_t j = u;
+    const bool v0 = in4[j];
+    const float v1 = in0[j];
+    const float v2 = erff(v1);
+    const bool v4 = (v2 > 0.0f);
+    const bool v5 = (v0 & v4);
+    const float v6 = log1pf(v2);
+    const bool v8 = (v6 > 0.5f);
+    const float v10 = v2 * 100.0f;
+    const int8_t v11 = tsr_f32_to_i8(v10);
+    out2[j] = v5;
+    out1[j] = v8;
+    out0[j] = v11;
   }
 }
