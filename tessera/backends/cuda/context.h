@@ -1,6 +1,7 @@
 #pragma once
 // What the CUDA backend keeps per GPU: the device (memory pool, stream), the NVRTC compiler with its
-// caches, the cuBLASLt handle and its workspace, and the generic copy kernels. Made on first use.
+// caches, the cuBLASLt handle and its workspace, the generic copy kernels and the executables' status
+// words. Made on first use.
 #include <cublasLt.h>
 
 #include <map>
@@ -12,6 +13,7 @@
 #include "tessera/backends/cuda/copy_kernel.h"
 #include "tessera/backends/cuda/cuda_device.h"
 #include "tessera/backends/cuda/nvrtc_compiler.h"
+#include "tessera/backends/cuda/status_words.h"
 
 namespace tessera::backends::cuda {
 
@@ -31,6 +33,7 @@ class Context {
   int multiprocessors() const { return device_.properties().multiProcessorCount; }
   // n ones of dtype (f32, f16, bf16) in device memory, kept for the process (sums as products).
   const void* ones(DType dtype, int64_t n);
+  StatusWords& status_words() { return status_words_; }
 
  private:
   CudaDevice device_;
@@ -41,6 +44,7 @@ class Context {
   std::unique_ptr<CopyKernels> copies_;
   std::mutex ones_mutex_;
   std::map<std::pair<DType, int64_t>, Array> ones_;
+  StatusWords status_words_;
 };
 
 }  // namespace tessera::backends::cuda

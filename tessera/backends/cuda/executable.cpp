@@ -27,15 +27,13 @@ CudaExecutable::CudaExecutable(Context& context, ir::Graph graph, std::shared_pt
   const char* env = std::getenv("TESSERA_CUDA_GRAPHS");
   use_graphs_ = env == nullptr || std::strcmp(env, "0") != 0;
   if (StepProfiler::enabled()) profiler_ = std::make_unique<StepProfiler>(this->graph().name());
-  status_ = Array::zeros(DType::i32, {1}).to(context_.device());
-  check(cudaMallocHost(reinterpret_cast<void**>(&status_host_), sizeof(int32_t)), "cudaMallocHost (status word)");
-  *status_host_ = 0;
+  status_ = context_.status_words().acquire(context_.device().stream());
   check(cudaEventCreateWithFlags(&status_ready_, cudaEventDisableTiming), "cudaEventCreate");
 }
 
 CudaExecutable::~CudaExecutable() {
   if (status_ready_ != nullptr) cudaEventDestroy(status_ready_);
-  if (status_host_ != nullptr) cudaFreeHost(status_host_);
+  context_.status_words().release(status_);
   for (auto& [key, g] : graphs_) {
     if (g.exec != nullptr) cudaGraphExecDestroy(g.exec);
   }
@@ -52,10 +50,10 @@ void CudaExecutable::check_previous_run() {
   }
   check(state, "cudaEventQuery (status word)");
   status_pending_ = false;
-  if (*status_host_ == 0) return;
-  const int32_t word = *status_host_;
-  *status_host_ = 0;
-  check(cudaMemsetAsync(status_.device_data(), 0, sizeof(int32_t), context_.device().stream()), "cudaMemsetAsync");
+  if (*status_.host == 0) return;
+  const int32_t word = *status_.host;
+  *status_.host = 0;
+  check(cudaMemsetAsync(status_.device, 0, sizeof(int32_t), context_.device().stream()), "cudaMemsetAsync");
   if ((word & kStatusAdamStep) != 0) {
     fail("cuda: in an earlier run of graph '{}', an adam_update step was not a whole number >= 1 (its parameters "
          "were updated with it anyway)",
@@ -75,10 +73,10 @@ void CudaExecutable::prepare() {
 void CudaExecutable::launch(common::RunContext& ctx) {
   CudaDevice& dev = context_.device();
   ctx.stream = dev.stream();
-  ctx.status = status_.device_data();
+  ctx.status = status_.device;
   launch_steps(ctx);
   // The flag comes back with the run; the next run (or its outputs' reader) does not wait for it.
-  check(cudaMemcpyAsync(status_host_, status_.device_data(), sizeof(int32_t), cudaMemcpyDeviceToHost, dev.stream()),
+  check(cudaMemcpyAsync(status_.host, status_.device, sizeof(int32_t), cudaMemcpyDeviceToHost, dev.stream()),
         "cudaMemcpyAsync (status word)");
   check(cudaEventRecord(status_ready_, dev.stream()), "cudaEventRecord (status word)");
   status_pending_ = true;

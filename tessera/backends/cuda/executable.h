@@ -40,8 +40,7 @@ class CudaExecutable final : public common::DeviceExecutable {
   };
   std::map<std::vector<std::byte*>, Captured> graphs_;
   bool use_graphs_ = true;
-  Array status_;                    // i32[1] on the device: the index-error flag
-  int32_t* status_host_ = nullptr;  // pinned copy of it, written after every run
+  StatusWords::Slot status_;  // the index-error and Adam-step flags on the device, and their pinned copy
   cudaEvent_t status_ready_ = nullptr;
   bool status_pending_ = false;
   int captures_ = 0, replays_ = 0;
