@@ -20,6 +20,9 @@ Tensor scatter_add(const Tensor& x, int64_t axis, const Tensor& index, const Ten
 // along `axis` = src's slice i. index is 1-D and its entries distinct; src has x's shape with
 // shape[axis] = index.numel(). Written in place when the result replaces x (a KV cache's new rows).
 Tensor index_copy(const Tensor& x, int64_t axis, const Tensor& index, const Tensor& src);
+// As index_copy with a floating src of any dtype, rounded to x's (floating) dtype as it is written
+// (attribute convert): an f16 KV cache's rows from f32 keys without a cast pass of their own.
+Tensor index_copy_converted(const Tensor& x, int64_t axis, const Tensor& index, const Tensor& src);
 // indices [...] -> [..., num_classes] with a 1 at each index; dtype of the result as given.
 Tensor one_hot(const Tensor& indices, int64_t num_classes, DType dtype = DType::f32);
 

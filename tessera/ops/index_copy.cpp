@@ -1,5 +1,6 @@
 // index_copy: x with whole slices along an axis replaced by the slices of src (torch.index_copy) — the
-// write of a KV cache's new rows. Its decomposition (a scatter_add into zeros and a select) serves
+// write of a KV cache's new rows; with `convert`, a floating src of another dtype is rounded to x's as
+// it is written (an f16 cache's rows from f32 keys). Its decomposition (a scatter_add into zeros and a select) serves
 // backends without a kernel and the StableHLO exporter; its gradient is the decomposition's.
 #include <cstring>
 
@@ -27,7 +28,14 @@ std::vector<TensorType> infer_index_copy(const std::vector<TensorType>& in, cons
   }
   if (index.rank() != 1) ir::op_fail(kIndexCopyOp, in, "the index must be 1-D, got rank {}", index.rank());
   if (src.dtype != x.dtype) {
-    ir::op_fail(kIndexCopyOp, in, "src is {} but x is {}; they must match", dtype_name(src.dtype), dtype_name(x.dtype));
+    if (!a.get_bool_or("convert", false)) {
+      ir::op_fail(kIndexCopyOp, in, "src is {} but x is {}; they must match (or set convert for floating types)",
+                  dtype_name(src.dtype), dtype_name(x.dtype));
+    }
+    if (!is_floating(src.dtype) || !is_floating(x.dtype)) {
+      ir::op_fail(kIndexCopyOp, in, "convert takes floating src and x, got {} into {}", dtype_name(src.dtype),
+                  dtype_name(x.dtype));
+    }
   }
   Shape expected = x.shape;
   expected[static_cast<size_t>(axis)] = index.shape[0];
@@ -58,7 +66,8 @@ std::vector<int64_t> checked_rows(const std::vector<Array>& in, int64_t axis) {
 
 Array index_copy_kernel(const std::vector<Array>& in, int64_t axis) {
   const std::vector<int64_t> rows = checked_rows(in, axis);
-  const Array x = in[0].contiguous(), src = in[2].contiguous();
+  // src in x's dtype (rounded to nearest even as astype does) when they differ (the convert attribute).
+  const Array x = in[0].contiguous(), src = in[2].astype(in[0].dtype()).contiguous();
   Array out = x.copy();
   const Shape& shape = x.shape();
   int64_t outer = 1, inner = static_cast<int64_t>(dtype_size(x.dtype()));
@@ -78,7 +87,8 @@ Array index_copy_kernel(const std::vector<Array>& in, int64_t axis) {
 
 // where(covered, scatter_add(zeros, index, src), x), with `covered` marking the written slices.
 std::vector<Value> decompose_index_copy(const std::vector<Value>& in, const Attrs& a) {
-  const Tensor x0(in[0]), index(in[1]), src0(in[2]);
+  const Tensor x0(in[0]), index(in[1]);
+  const Tensor src0 = Tensor(in[2]).dtype() == x0.dtype() ? Tensor(in[2]) : cast(Tensor(in[2]), x0.dtype());
   const int64_t axis = normalize_axis(a.get_int("axis"), x0.rank(), kIndexCopyOp);
   const bool boolean = x0.dtype() == DType::boolean;  // scatter_add takes numbers
   const Tensor x = boolean ? cast(x0, DType::i32) : x0, src = boolean ? cast(src0, DType::i32) : src0;
@@ -101,12 +111,17 @@ Tensor index_copy(const Tensor& x, int64_t axis, const Tensor& index, const Tens
   return ir::make_node1(kIndexCopyOp, {x, index, src}, {{"axis", axis}});
 }
 
+Tensor index_copy_converted(const Tensor& x, int64_t axis, const Tensor& index, const Tensor& src) {
+  if (src.dtype() == x.dtype()) return index_copy(x, axis, index, src);
+  return ir::make_node1(kIndexCopyOp, {x, index, src}, {{"axis", axis}, {"convert", true}});
+}
+
 void register_index_copy_ops(ir::OpRegistry& r) {
   r.add(ir::OpDef{
       .name = kIndexCopyOp,
       .min_inputs = 3,
       .max_inputs = 3,
-      .attrs = {{"axis", ir::AttrKind::Int}},
+      .attrs = {{"axis", ir::AttrKind::Int}, {"convert", ir::AttrKind::Bool, false}},
       .infer = infer_index_copy,
       .reference = [](const std::vector<Array>& in, const Attrs& a,
                       const std::vector<TensorType>&) -> std::vector<Array> {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "cuda/cuda_test_util.h"
+#include "tessera/backends/cuda/convert_on_write.h"
 #include "tessera/backends/cuda/executable.h"
 #include "tessera/backends/cuda/narrow_activations.h"
 #include "tessera/core/error.h"
@@ -323,6 +324,35 @@ TEST(CudaLlmKernels, IndexCopyWritesTheCacheInPlace) {
   exe->run({cache, Array::from_vector<int64_t>({2, 9, 2}, {3}), src});
   cache.to(host_device());  // waits for that run, so that the next one sees its flag
   EXPECT_THROW(exe->run({cache, rows, src}), Error);
+}
+
+TEST(CudaLlmKernels, CacheRowsAreRoundedAsTheyAreWritten) {
+  // index_copy(cache, rows, cast(k, cache type)): the cast folds into the write (convert_on_write.h),
+  // one step, each value rounded to nearest even as the cast rounds; f32 rows into f16 and bf16 caches.
+  for (DType cache_type : {DType::f16, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(cache_type));
+    const Shape cache_shape{40, 2, 8};
+    const ir::Graph g = trace(
+        [&](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+          return {ops::index_copy(a[0], 0, a[1], ops::cast(a[2] * 2.0, cache_type))};
+        },
+        {{cache_type, cache_shape}, {DType::i64, {3}}, {DType::f32, {3, 2, 8}}});
+    int converts = 0;
+    const ir::Graph folded = backends::cuda::convert_on_write(g);
+    for (const ir::NodePtr& n : folded.nodes()) {
+      converts += n->op_name() == "index_copy" && n->attrs().get_bool_or("convert", false) ? 1 : 0;
+    }
+    EXPECT_EQ(converts, 1);
+    const auto exe = cuda().compile(g);
+    const std::string program = program_text(whole_on_gpu(*exe));
+    EXPECT_EQ(program.find("cast"), std::string::npos) << program;
+    const std::vector<Array> in = {random_array(cache_shape, 91, -1, 1, DType::f32).astype(cache_type),
+                                   Array::from_vector<int64_t>({39, 0, 17}, {3}),
+                                   random_array({3, 2, 8}, 92, -1, 1, DType::f32)};
+    const Array got = exe->run(in)[0].to(host_device()).astype(DType::f32);
+    const Array want = backends::reference_backend().compile(g)->run(in)[0].astype(DType::f32);
+    EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>());
+  }
 }
 
 }  // namespace

@@ -66,3 +66,40 @@ TEST(IndexCopy, Gradient) {
                          (std::vector<Array>{random_array({2, 3, 2}, 13), Array::from_vector<int32_t>({1}, {1}),
                                              random_array({2, 1, 2}, 14)}));
 }
+
+TEST(IndexCopy, ConvertRoundsSrcToTheDtypeOfX) {
+  // f32 rows into an f16 tensor: each value rounded to nearest even as astype rounds, on every backend
+  // (the decomposition casts first).
+  const Array x = random_array({4, 3}, 21, -1, 1, DType::f32).astype(DType::f16);
+  const Array src = random_array({2, 3}, 22, -1, 1, DType::f32);
+  const Tensor index = Tensor::from_vector<int64_t>({3, 0}, {2});
+  const Tensor y = ops::index_copy_converted(Tensor(x), 0, index, Tensor(src));
+  EXPECT_EQ(y.dtype(), DType::f16);
+  const Tensor want = ops::index_copy(Tensor(x), 0, index, ops::cast(Tensor(src), DType::f16));
+  const Array got = y.array().astype(DType::f32), expected = want.array().astype(DType::f32);
+  EXPECT_EQ(got.to_vector<float>(), expected.to_vector<float>());
+  const ir::OpDef& def = ir::OpRegistry::instance().get("index_copy");
+  const std::vector<ir::Value> parts =
+      def.decompose({Tensor(x), index, Tensor(src)}, ir::Attrs{{"axis", int64_t{0}}, {"convert", true}});
+  EXPECT_EQ(Tensor(parts[0]).array().astype(DType::f32).to_vector<float>(), expected.to_vector<float>());
+  // The same dtype is the plain op.
+  EXPECT_FALSE(ops::index_copy_converted(Tensor(src), 0, index, Tensor(src)).value().node()->attrs().has("convert"));
+}
+
+TEST(IndexCopy, ConvertErrors) {
+  const Tensor index = Tensor::from_vector<int64_t>({0}, {1});
+  EXPECT_TESSERA_ERROR(ops::index_copy_converted(ops::zeros({3, 2}), 0, index, ops::zeros({1, 2}, DType::i32)),
+                       "index_copy", "convert takes floating src and x", "i32 into f32");
+  EXPECT_TESSERA_ERROR(ops::index_copy_converted(ops::zeros({3, 2}, DType::i64), 0, index, ops::zeros({1, 2})),
+                       "index_copy", "convert takes floating", "f32 into i64");
+}
+
+TEST(IndexCopy, GradientThroughAConversion) {
+  // f32 rows into an f64 tensor: exact, so finite differences in f64 x and a coarse step in f32 src
+  // (the op is linear in src) check both cotangents; src's comes back as f32.
+  const Array index = Array::from_vector<int64_t>({2, 0}, {2});
+  EXPECT_GRADIENTS_MATCH(
+      [](const std::vector<Tensor>& xs) { return ops::index_copy_converted(xs[0], 0, xs[1], xs[2]) * xs[0]; },
+      (std::vector<Array>{random_array({3, 2}, 23), index, random_array({2, 2}, 24, -1, 1, DType::f32)}),
+      tessera::testing::GradCheckOptions{.eps = 0.125, .atol = 1e-5, .rtol = 1e-5});
+}

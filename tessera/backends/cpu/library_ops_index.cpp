@@ -274,7 +274,10 @@ bool lower_scatter_add(Lowering& L, const ir::NodePtr& node) {
   return true;
 }
 
-bool claim_index_copy(const ir::Node& node) { return index_dtype_ok(node.input(1).dtype()); }
+// Slices move by size: src in x's dtype (a convert of another dtype runs on the reference kernel).
+bool claim_index_copy(const ir::Node& node) {
+  return index_dtype_ok(node.input(1).dtype()) && node.input(2).dtype() == node.input(0).dtype();
+}
 
 bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
   if (!claim_index_copy(*node)) return false;

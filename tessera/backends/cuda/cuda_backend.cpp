@@ -12,6 +12,7 @@
 #include "tessera/backends/common/program.h"
 #include "tessera/backends/cpu/cpu_backend.h"
 #include "tessera/backends/cuda/context.h"
+#include "tessera/backends/cuda/convert_on_write.h"
 #include "tessera/backends/cuda/cuda_check.h"
 #include "tessera/backends/cuda/executable.h"
 #include "tessera/backends/cuda/lazy_library.h"
@@ -114,7 +115,7 @@ class CudaBackend final : public Backend {
     ctx.device().make_current();
     std::optional<common::CompilePhase> phase(std::in_place, "prepare");
     common::DeviceGraph d = common::prepare_device_graph(*this, graph);
-    d.optimized = narrow_product_activations(d.optimized);
+    d.optimized = convert_on_write(narrow_product_activations(d.optimized));
     phase.emplace("lower");
     common::BackendLowering lowering;
     lowering.name = "cuda";

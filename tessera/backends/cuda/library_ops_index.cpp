@@ -252,6 +252,46 @@ extern "C" __global__ void tsr_index_copy(const UNIT* __restrict__ src, const PO
 }
 )CUDA";
 
+// index_copy with `convert`: src of another floating type, each element rounded to x's type as it is
+// written (f32 keys into an f16 cache; widened to float first, then rounded to nearest even).
+constexpr const char* kIndexCopyConvertSource = R"CUDA(
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__device__ __forceinline__ float widen(float v) { return v; }
+__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ void narrow(float v, float* to) { *to = v; }
+__device__ __forceinline__ void narrow(float v, __half* to) { *to = __float2half_rn(v); }
+__device__ __forceinline__ void narrow(float v, __nv_bfloat16* to) { *to = __float2bfloat16_rn(v); }
+extern "C" __global__ void tsr_index_copy(const SRC_T* __restrict__ src, const POS_T* __restrict__ idx, DST_T* out,
+    int* error, long long outer, long long size, long long m, long long slice) {
+  TSR_GRID_PROLOGUE();
+  const long long total = outer * m * slice, step = (long long)gridDim.x * blockDim.x;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += step) {
+    const long long e = t % slice, rest = t / slice, i = rest % m, o = rest / m;
+    const long long r = (long long)idx[i];
+    if (r < 0 || r >= size) { *error = 1; continue; }
+    if (o == 0) {
+      for (long long j = e; j < i; j += slice) if ((long long)idx[j] == r) *error = 1;
+    }
+    narrow(widen(src[(o * m + i) * slice + e]), out + (o * size + r) * slice + e);
+  }
+}
+)CUDA";
+
+const char* float_type(DType dt) {
+  switch (dt) {
+    case DType::f32:
+      return "float";
+    case DType::f16:
+      return "__half";
+    case DType::bf16:
+      return "__nv_bfloat16";
+    default:
+      return nullptr;
+  }
+}
+
 class IndexCopyStep final : public common::Step {
  public:
   IndexCopyStep(std::shared_ptr<KernelModule> module, Operand x, Operand idx, Operand src, Operand out, int64_t outer,
@@ -300,8 +340,9 @@ class IndexCopyStep final : public common::Step {
 };
 
 bool claim_index_copy(const ir::Node& n) {
-  return n.inputs().size() == 3 && n.num_outputs() == 1 && n.input(0).rank() >= 1 && index_dtype_ok(n) &&
-         n.input(0).dtype() == n.input(2).dtype();
+  if (n.inputs().size() != 3 || n.num_outputs() != 1 || n.input(0).rank() < 1 || !index_dtype_ok(n)) return false;
+  const DType x = n.input(0).dtype(), src = n.input(2).dtype();
+  return x == src || (float_type(x) != nullptr && float_type(src) != nullptr);  // convert: f32, f16, bf16
 }
 
 bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
@@ -311,9 +352,16 @@ bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
   const int32_t out = L.produce(ir::Value(node, 0));
   L.allow_in_place(out, x, {x, idx, src});
   const SlabGeometry g = slabs_along_axis(*node);
-  const int64_t unit = move_unit(g.slice_bytes, {L.operand(src).byte_offset, L.operand(out).byte_offset});
+  const DType x_type = node->input(0).dtype(), src_type = node->input(2).dtype();
+  // Slices move in the widest unit that divides them, or element by element when converted.
+  const int64_t unit = x_type != src_type ? static_cast<int64_t>(dtype_size(x_type))
+                                          : move_unit(g.slice_bytes, {L.operand(src).byte_offset, L.operand(out).byte_offset});
   const std::string src_text =
-      fmt::format("#define UNIT {}\n#define POS_T {}\n", unit_type(unit), index_type(*node)) + kIndexCopySource;
+      x_type != src_type
+          ? fmt::format("#define SRC_T {}\n#define DST_T {}\n#define POS_T {}\n", float_type(src_type),
+                        float_type(x_type), index_type(*node)) +
+                kIndexCopyConvertSource
+          : fmt::format("#define UNIT {}\n#define POS_T {}\n", unit_type(unit), index_type(*node)) + kIndexCopySource;
   Context& ctx = lowering_context();
   L.emit(std::make_unique<IndexCopyStep>(ctx.compiler().module(src_text, "index_copy kernel"), L.operand(x),
                                          L.operand(idx), L.operand(src), L.operand(out), g.outer, g.size,

@@ -1,0 +1,14 @@
+#pragma once
+// A KV cache's new rows are cast to the cache's type, then written (index_copy): on the CUDA backend the
+// index_copy converts as it writes instead (its `convert` attribute), so the cast is not a launch of its
+// own (two per layer of a decode step, 2,048-row passes of a prefill). Same values: the rounding is the
+// cast's, to nearest even.
+#include "tessera/ir/graph.h"
+
+namespace tessera::backends::cuda {
+
+// The graph with index_copy(x, axis, index, cast(y, x's dtype)) made index_copy(x, axis, index, y) with
+// convert where the cast has no other use and both types are f32, f16 or bf16 (the graph itself when none).
+ir::Graph convert_on_write(const ir::Graph& graph);
+
+}  // namespace tessera::backends::cuda
