@@ -1,7 +1,8 @@
 // build_loop_kernel: turns a cluster into a loop kernel. Values are generated on demand from the
 // outputs backwards, each at the index map its consumer reads it with (views and broadcasts only
 // change maps, never copy), memoised per (node, map, phase). Reductions split the code into the body
-// (per domain element) and the epilogue (per kept element, after the reductions).
+// (per domain element), the epilogue (per kept element, after the reductions) and the row phase (per
+// domain element again, after the reductions: outputs of the domain's size that use them).
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
@@ -17,12 +18,13 @@ void coalesce_domain(Kernel& kernel);  // loop_coalesce.cpp
 
 namespace {
 
-enum class Phase { Body, Epilogue };
+enum class Phase { Body, Epilogue, Row };
 
 class KernelBuilder {
  public:
   KernelBuilder(const Cluster& cluster, const Shape& domain, std::vector<bool> reduced)
-      : cluster_(cluster), domain_(domain), reduced_(std::move(reduced)), body_(k_.body), epilogue_(k_.epilogue) {
+      : cluster_(cluster), domain_(domain), reduced_(std::move(reduced)), body_(k_.body), epilogue_(k_.epilogue),
+        row_(k_.row) {
     for (size_t i = 0; i < cluster.nodes.size(); ++i) pos_[cluster.nodes[i].get()] = static_cast<int>(i);
     for (size_t i = 0; i < cluster.inputs.size(); ++i) input_pos_[cluster.inputs[i]] = static_cast<int>(i);
     kept_.resize(reduced_.size());
@@ -56,6 +58,18 @@ class KernelBuilder {
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return output_pos(a) > output_pos(b); });
     for (size_t o : order) add_store(o);
     coalesce_domain(k_);
+    if (k_.has_row_phase()) {
+      // The emitters give each kept element's row to one thread or one group of threads, walking it
+      // contiguously: the reduced axes must come after every kept one.
+      bool kept_seen_after_reduced = false, reduced_seen = false;
+      for (bool r : k_.reduced) {
+        kept_seen_after_reduced = kept_seen_after_reduced || (reduced_seen && !r);
+        reduced_seen = reduced_seen || r;
+      }
+      TESSERA_CHECK(!kept_seen_after_reduced,
+                    "loop IR: a reduction's result is used over its input's domain, but the reduced axes are not "
+                    "the innermost ones");
+    }
     return std::move(k_);
   }
 
@@ -66,7 +80,7 @@ class KernelBuilder {
     return it->second;
   }
 
-  ScalarCode& code(Phase ph) { return ph == Phase::Body ? body_ : epilogue_; }
+  ScalarCode& code(Phase ph) { return ph == Phase::Body ? body_ : ph == Phase::Epilogue ? epilogue_ : row_; }
 
   // The epilogue's layout of a value of `shape`: row-major over the kept axes.
   IndexMap kept_map(const Shape& shape) const {
@@ -95,18 +109,19 @@ class KernelBuilder {
     k_.reductions.push_back(r);
   }
 
-  // The finished reduction, in the node's output type.
-  int reduction_result(int pos) {
+  // The finished reduction, in the node's output type, in the epilogue or the row phase.
+  int reduction_result(int pos, Phase ph) {
     const ir::Node& n = *cluster_.nodes[static_cast<size_t>(pos)];
     const Reduction& r = k_.reductions[static_cast<size_t>(reduction_index_.at(pos))];
     const ScalarType out = scalar_type_of(n.output_types()[0].dtype);
-    int acc = epilogue_.reduced(reduction_index_.at(pos), r.acc_type);
+    ScalarCode& c = code(ph);
+    int acc = c.reduced(reduction_index_.at(pos), r.acc_type);
     if (n.op_name() == "mean") {
       int64_t count = 1;
       for (size_t d = 0; d < domain_.size(); ++d) count *= reduced_[d] ? domain_[d] : 1;
-      acc = epilogue_.binary(Op::Div, acc, epilogue_.lit(ScalarType::f64, static_cast<double>(count)));
+      acc = c.binary(Op::Div, acc, c.lit(ScalarType::f64, static_cast<double>(count)));
     }
-    return is_float(r.acc_type) ? epilogue_.convert(acc, out) : epilogue_.cast(acc, out);
+    return is_float(r.acc_type) ? c.convert(acc, out) : c.cast(acc, out);
   }
 
   int value(const ir::Value& v, const IndexMap& map, Phase ph) {
@@ -122,7 +137,7 @@ class KernelBuilder {
   }
 
   int node_value(int pos, const IndexMap& map, Phase ph) {
-    const std::string key = map.key() + (ph == Phase::Body ? "b" : "e");
+    const std::string key = map.key() + (ph == Phase::Body ? "b" : ph == Phase::Epilogue ? "e" : "w");
     auto& memo = memo_[pos];
     auto found = memo.find(key);
     if (found != memo.end()) return found->second;
@@ -130,11 +145,12 @@ class KernelBuilder {
     const Shape& shape = n.output_types()[0].shape;
     int r;
     if (n.op().has(ir::kReduction)) {
-      TESSERA_CHECK(ph == Phase::Epilogue, "loop IR: the result of '{}' is used inside its own reduction loop",
+      TESSERA_CHECK(ph != Phase::Body, "loop IR: the result of '{}' is used inside its own reduction loop",
                     n.op_name());
+      // In the row phase too: read back at the kept element whose row is being walked.
       TESSERA_CHECK(shape_numel(shape) == 0 || to_linear(map, shape, domain_.size()) == row_major(domain_, kept_),
                     "loop IR: the result of '{}' is read at another index than it is computed", n.op_name());
-      r = reduction_result(pos);
+      r = reduction_result(pos, ph);
     } else if ((r = literal_of(n, code(ph))) >= 0) {
     } else if (is_view(n)) {
       r = value(n.input(0), input_map(n, 0, map), ph);
@@ -235,6 +251,17 @@ class KernelBuilder {
       k_.body_stores.push_back(std::move(s));
       return;
     }
+    if (has_red && numel == all && numel != kept_numel) {
+      // A value of the domain's size that uses a finished reduction: the row phase computes it.
+      auto dims = delinearize(row_major(domain_, std::vector<bool>(domain_.size(), true)), t.shape, domain_);
+      TESSERA_CHECK(dims.has_value(), "loop IR: output {} does not follow the domain {}", ir::type_str(t),
+                    shape_str(domain_));
+      const IndexMap m{false, std::move(*dims), {}};
+      s.value = node_value(pos, m, Phase::Row);
+      s.access = to_linear(m, t.shape, domain_.size());
+      k_.row_stores.push_back(std::move(s));
+      return;
+    }
     TESSERA_CHECK(has_red && numel == kept_numel, "loop IR: output {} of '{}' does not fit the domain {}",
                   ir::type_str(t), cluster_.nodes[static_cast<size_t>(pos)]->op_name(), shape_str(domain_));
     const IndexMap m = kept_map(t.shape);
@@ -247,7 +274,7 @@ class KernelBuilder {
   Shape domain_;
   std::vector<bool> reduced_, kept_;
   Kernel k_;
-  ScalarCode body_, epilogue_;
+  ScalarCode body_, epilogue_, row_;
   std::unordered_map<const ir::Node*, int> pos_;
   std::unordered_map<ir::Value, int, ir::ValueHash> input_pos_;
   std::vector<bool> depends_on_reduction_;

@@ -166,6 +166,9 @@ std::string print_kernel(const Kernel& k) {
   for (const Store& s : k.epilogue_stores) {
     out += fmt::format("  out{}[{}] = e{}\n", s.output, affine_str(s.access), s.value);
   }
+  if (!k.row.empty() || !k.row_stores.empty()) out += "row:\n";
+  print_instrs(out, "w", k.row);
+  for (const Store& s : k.row_stores) out += fmt::format("  out{}[{}] = w{}\n", s.output, affine_str(s.access), s.value);
   return out;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The loop IR: one fused kernel as a rectangular iteration domain, straight-line scalar code per
-// domain element (the body), optional reductions over some domain axes, and scalar code per kept
-// element after the reductions (the epilogue). Every buffer is contiguous; an access is an affine
+// domain element (the body), optional reductions over some domain axes, scalar code per kept
+// element after the reductions (the epilogue) and, for row kernels, a second walk over each kept
+// element's reduced elements that uses the finished reductions (the row phase). Every buffer is contiguous; an access is an affine
 // function of the domain indices, so broadcasting (stride 0), permuted and sliced reads are index
 // math, never copies. Emitters (tessera/codegen) turn a Kernel into C, CUDA C, ... text.
 #include <array>
@@ -60,7 +61,7 @@ enum class Op : uint8_t {
   Call,    // math function `fn` of args[0] (and args[1] for pow)
   IsNan,
   IsInf,
-  Reduced,  // epilogue only: the finished value of reduction `ival`
+  Reduced,  // epilogue and row phase only: the finished value of reduction `ival`
 };
 
 enum class MathFn : uint8_t { exp, expm1, log, log1p, sqrt, sin, cos, tanh, erf, floor, ceil, nearbyint, fabs, pow };
@@ -95,6 +96,13 @@ struct Store {
 
 // One loop kernel. `domain` has at least one axis; `reduced` marks the reduced axes. The kernel's
 // range unit is one domain element without reductions, one kept element (output element) with them.
+//
+// A row kernel (RMSNorm's x * rsqrt(mean(x^2) + eps) * w) also has a row phase: after a kept
+// element's reductions and epilogue, its reduced elements are walked again and `row` runs per
+// domain element, reading the finished reductions (Op::Reduced) and loading its inputs afresh (the
+// row is read twice; the second time from cache), to store outputs of the domain's size. The
+// reduced axes of a row kernel are the innermost ones, so that a kept element's row is contiguous
+// in the domain and one thread, or one group of threads, owns it.
 struct Kernel {
   std::string name;
   std::vector<ScalarType> input_types;
@@ -107,8 +115,11 @@ struct Kernel {
   std::vector<Reduction> reductions;
   std::vector<Instr> epilogue;
   std::vector<Store> epilogue_stores;
+  std::vector<Instr> row;
+  std::vector<Store> row_stores;
 
   bool has_reduction() const { return !reductions.empty(); }
+  bool has_row_phase() const { return !row_stores.empty(); }
   int64_t range() const;          // number of range units
   int64_t work_per_unit() const;  // domain elements per range unit
 };

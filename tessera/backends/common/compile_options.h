@@ -19,6 +19,7 @@ enum class Fusion : uint32_t {
   adam_groups = 1u << 3,         // every adam_update of a graph in one pass over all parameters
   in_place = 1u << 4,            // a result takes over the memory of an input that dies at its step
   relayout = 1u << 5,            // constant quantized weights re-laid once for the x8 kernels
+  row_kernels = 1u << 6,         // a reduction and its result's use over the row in one kernel (RMSNorm)
 };
 
 class FusionSet {
