@@ -3,7 +3,7 @@
 // milliseconds of RMSNorm, LayerNorm, softmax and log_softmax (as generated kernels see them) taken
 // in turns; step counts of the MLP training step and, given a GGUF model, its decode graph on the
 // CPU and (where a device runs) on Vulkan.
-// Usage: bench_rows [--reps N] [--model FILE.gguf]
+// Usage: bench_rows [--reps N] [--model FILE.gguf] [--steps]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,11 +57,18 @@ std::vector<Workload> workloads() {
   return w;
 }
 
+bool print_steps = false;  // --steps: the decode graphs' steps, one a line
+
 // The steps of an executable's program (kernels, library calls, copies; not views).
 size_t step_count(const backends::Executable& exe) {
-  if (const auto* c = dynamic_cast<const backends::cpu::CpuExecutable*>(&exe)) return c->program().steps.size();
-  if (const auto* d = dynamic_cast<const backends::common::DeviceExecutable*>(&exe)) return d->program().steps.size();
-  return 0;
+  const backends::common::Program* p = nullptr;
+  if (const auto* c = dynamic_cast<const backends::cpu::CpuExecutable*>(&exe)) p = &c->program();
+  if (const auto* d = dynamic_cast<const backends::common::DeviceExecutable*>(&exe)) p = &d->program();
+  if (p == nullptr) return 0;
+  if (print_steps) {
+    for (const auto& step : p->steps) std::printf("    %s\n", step->describe().c_str());
+  }
+  return p->steps.size();
 }
 
 size_t steps_of(backends::Backend& backend, const ir::Graph& g, const std::vector<backends::Alias>& aliases = {}) {
@@ -112,6 +119,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::atoi(argv[++i]);
     if (std::strcmp(argv[i], "--model") == 0 && i + 1 < argc) model_path = argv[++i];
+    if (std::strcmp(argv[i], "--steps") == 0) print_steps = true;
   }
   setenv("TESSERA_JIT", "1", 0);  // small graphs would otherwise skip the compiler (and these kernels)
   backends::Backend& cpu = backends::backend_by_name("cpu");
@@ -132,8 +140,9 @@ int main(int argc, char** argv) {
     auto run_after = [&] { after->run(in); };
     const int inner = bench::calibrate_inner(run_before);
     const std::vector<double> t = bench::interleaved_seconds(reps, {{run_before, inner}, {run_after, inner}});
-    std::printf("%-12s %-12s %6zu %6zu %10.4f %10.4f %7.2f\n", w.name, shape_str(w.shape).c_str(),
-                step_count(*before), step_count(*after), t[0] * 1e3, t[1] * 1e3, t[0] / t[1]);
+    const size_t steps_before = step_count(*before), steps_after = step_count(*after);
+    std::printf("%-12s %-12s %6zu %6zu %10.4f %10.4f %7.2f\n", w.name, shape_str(w.shape).c_str(), steps_before,
+                steps_after, t[0] * 1e3, t[1] * 1e3, t[0] / t[1]);
   }
   const ir::Graph mlp = mlp_training_step();
   count_steps("mlp training step b64 (cpu)", [&] { return steps_of(cpu, mlp); });

@@ -208,3 +208,52 @@ TEST(RowKernels, GradientsOfNormsStillMatch) {
       }),
       {x, w, b}, 1e-4, 1e-6);
 }
+
+#if defined(TESSERA_HAVE_NVRTC) && defined(TESSERA_HAVE_CUDA)
+#include <nvrtc.h>
+
+#include <fstream>
+
+#include "tessera/backends/cuda/launch.h"
+#include "tessera/backends/cuda/loop_kernels.h"
+
+TEST(RowKernels, CudaModuleOfDecoderRowsCompiles) {
+  // The module the CUDA backend would compile for bf16 norms and softmaxes of a decoder at decode and
+  // prefill sizes (a block per row, lanes per row, one thread per row), with the launch prologue;
+  // TESSERA_ROW_KERNELS_CUDA_OUT=FILE also writes it out (for nvcc -arch=sm_90 --cubin).
+  const ir::Graph g = trace(
+      [](const std::vector<Tensor>& in) {
+        std::vector<Tensor> outs;
+        for (size_t i = 0; i < 3; ++i) {
+          const Tensor& x = in[2 * i];
+          outs.push_back(rms_norm_last(x, in[2 * i + 1]));
+          outs.push_back(layer_norm_last(x, in[2 * i + 1], in[2 * i + 1]));
+          outs.push_back(ops::cast(softmax_decomposed(ops::cast(x, DType::f32)), DType::bf16));
+          outs.push_back(log_softmax_decomposed(ops::cast(x, DType::f32)));
+        }
+        return outs;
+      },
+      {{DType::bf16, {1, 2048}}, {DType::bf16, {2048}}, {DType::bf16, {64, 200}}, {DType::bf16, {200}},
+       {DType::bf16, {5000, 12}}, {DType::bf16, {12}}});
+  std::vector<lower::Kernel> kernels;
+  size_t rows = 0;
+  for (const lower::Cluster& c : cluster_all(g, /*half_types=*/true)) {
+    kernels.push_back(lower::build_loop_kernel(c, fmt::format("k{}", kernels.size())));
+    rows += kernels.back().has_row_phase() ? 1 : 0;
+  }
+  EXPECT_GE(rows, 9u);
+  const std::string src = std::string(backends::cuda::kGridPrologueSource) + backends::cuda::loop_kernels_source(kernels);
+  if (const char* out = std::getenv("TESSERA_ROW_KERNELS_CUDA_OUT")) std::ofstream(out) << src;
+  nvrtcProgram prog;
+  ASSERT_EQ(nvrtcCreateProgram(&prog, src.c_str(), "rows.cu", 0, nullptr, nullptr), NVRTC_SUCCESS);
+  const std::string include = std::string("-I") + TESSERA_CUDA_INCLUDE_DIR;
+  const char* options[] = {"--gpu-architecture=sm_90", include.c_str()};
+  const nvrtcResult r = nvrtcCompileProgram(prog, 2, options);
+  size_t log_size = 0;
+  nvrtcGetProgramLogSize(prog, &log_size);
+  std::string log(log_size, '\0');
+  nvrtcGetProgramLog(prog, log.data());
+  EXPECT_EQ(r, NVRTC_SUCCESS) << nvrtcGetErrorString(r) << "\n" << log;
+  nvrtcDestroyProgram(&prog);
+}
+#endif
