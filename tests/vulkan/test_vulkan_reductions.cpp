@@ -120,6 +120,25 @@ TEST(VulkanReductions, RowKernelsMatchOverRowLengthsAndRepeatTheirBits) {
   }
 }
 
+TEST(VulkanReductions, NanOfARowReachesEveryInvocationOfItsRowPhase) {
+  // A NaN in one row's max: every element of that row's x - max is NaN, whichever invocation of the
+  // workgroup (3000) or lane group (200) computes it; the other rows stay finite.
+  for (const Shape& shape : {Shape{2, 3000}, Shape{3, 200}}) {
+    SCOPED_TRACE(shape_str(shape));
+    std::vector<float> v = random_array(shape, 10, -1, 1, DType::f32).to_vector<float>();
+    v[static_cast<size_t>(shape[1] + 7)] = std::numeric_limits<float>::quiet_NaN();
+    auto f = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{a[0] - ops::max(a[0], {1}, true)}; };
+    const ir::Graph g = trace(f, {{DType::f32, shape}});
+    EXPECT_EQ(shader_steps(vulkan_step_descriptions(g)), 1u) << vulkan_step_descriptions(g);
+    const std::vector<float> got =
+        expect_vulkan_matches(g, {Array::from_vector<float>(v, shape)}, 1e-6)[0].to_vector<float>();
+    for (int64_t j = 0; j < shape[1]; ++j) {
+      EXPECT_TRUE(std::isnan(got[static_cast<size_t>(shape[1] + j)])) << j;
+      EXPECT_FALSE(std::isnan(got[static_cast<size_t>(j)])) << j;
+    }
+  }
+}
+
 TEST(VulkanReductions, RmsNormIsOneShader) {
   auto f = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::rms_norm(a[0], {2048}, a[1])}; };
   const ir::Graph g = trace(f, {{DType::f32, {4, 2048}}, {DType::f32, {2048}}});

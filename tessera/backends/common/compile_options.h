@@ -68,6 +68,10 @@ struct CompileOptions {
 CompileOptions compile_options();
 void set_compile_options(const CompileOptions& options);
 
+// The GPU backends choose their fusions themselves, but follow the options' row_kernels switch, so
+// that TESSERA_FUSION=-row_kernels times a device's norms and softmaxes without row kernels.
+FusionSet following_row_kernel_switch(FusionSet backend_choice);
+
 // Sets the options for a scope (tests, the graph fuzzer).
 class ScopedCompileOptions {
  public:
