@@ -99,7 +99,9 @@ class KernelWriter {
       } else {
         elementwise_grid();
       }
-    } else if (d_.schedule == Schedule::RowLoops && !k_.reduced[last_]) {
+    } else if (d_.schedule == Schedule::RowLoops && !k_.reduced[last_] && !k_.has_row_phase()) {
+      // (A row kernel keeps its innermost axis only when its rows are single elements, whose
+      // reduced axes coalescing dropped: one output at a time walks them.)
       reduction_tiles();
     } else if (mapping_.split > 1) {
       reduction_split_blocks();
@@ -144,7 +146,7 @@ class KernelWriter {
       return lo >= -limit && hi <= limit;
     };
     bool ok = numel <= limit;
-    for (const auto* code : {&k_.body, &k_.epilogue, &k_.row}) {
+    for (const auto* code : all_code()) {
       for (const Instr& in : *code) ok = ok && (in.op != Op::Load || fits(in.access));
     }
     for (const auto* list : {&k_.body_stores, &k_.epilogue_stores, &k_.row_stores}) {
@@ -159,11 +161,17 @@ class KernelWriter {
     for (const auto* list : {&k_.input_types, &k_.output_types}) {
       for (ScalarType t : *list) helpers_.types.insert(t == ScalarType::boolean ? ScalarType::u8 : t);
     }
-    for (const auto* code : {&k_.body, &k_.epilogue, &k_.row}) {
+    for (const auto* code : all_code()) {
       for (const Instr& in : *code) helpers_.types.insert(in.type);
     }
     for (const auto& r : k_.reductions) helpers_.types.insert(r.acc_type);
   }
+  std::vector<const std::vector<Instr>*> all_code() const {
+    std::vector<const std::vector<Instr>*> code = {&k_.body, &k_.epilogue, &k_.row};
+    for (const auto& walk : k_.chained) code.push_back(&walk);
+    return code;
+  }
+
   const std::string& idx() const { return d_.index_type; }
   void line(const std::string& s) { out_ += std::string(static_cast<size_t>(indent_) * 2, ' ') + s + "\n"; }
   void open(const std::string& s) {
@@ -433,7 +441,7 @@ class KernelWriter {
   }
 
   // --- reductions -------------------------------------------------------------------------------
-  bool tiled() const { return d_.schedule == Schedule::RowLoops && !k_.reduced[last_]; }
+  bool tiled() const { return d_.schedule == Schedule::RowLoops && !k_.reduced[last_] && !k_.has_row_phase(); }
   std::string acc(size_t r) const { return tiled() ? fmt::format("a{}[j - jb]", r) : fmt::format("a{}", r); }
   std::string nan_flag(size_t r) const { return tiled() ? fmt::format("n{}[j - jb]", r) : fmt::format("n{}", r); }
   bool tracks_nan(size_t r) const {
@@ -469,10 +477,24 @@ class KernelWriter {
     return "0";
   }
 
+  // The reductions of the walk being written (walk_: 0 the body, k chained walk k).
+  bool in_walk(size_t r) const { return k_.reductions[r].walk == walk_; }
+  const std::vector<Instr>& walk_code() const {
+    return walk_ == 0 ? k_.body : k_.chained[static_cast<size_t>(walk_ - 1)];
+  }
+  char walk_prefix() const { return walk_prefix(walk_); }
+  static char walk_prefix(int walk) {
+    static const char prefixes[] = "vcdfghkmqtuxyz";  // none another name of the kernels starts with
+    TESSERA_CHECK(walk >= 0 && walk + 1 < static_cast<int>(sizeof prefixes), "emitter: more than {} chained walks",
+                  sizeof prefixes - 2);
+    return prefixes[walk];
+  }
+
   void accumulate() {
     for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      if (!in_walk(r)) continue;
       const auto& red = k_.reductions[r];
-      const std::string v = ref(k_.body, 'v', red.value), a = acc(r);
+      const std::string v = ref(walk_code(), walk_prefix(), red.value), a = acc(r);
       switch (red.kind) {
         case ReduceKind::Sum:
           line(fmt::format("{} += {};", a, v));
@@ -496,6 +518,7 @@ class KernelWriter {
   std::string simd_clauses() const {
     std::string s;
     for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      if (!in_walk(r)) continue;
       const auto& red = k_.reductions[r];
       if (narrow(red.acc_type)) return "";  // OpenMP reductions over bool/bytes: leave the loop scalar
       static const char* ops[] = {"+", "*", "max", "min"};
@@ -681,11 +704,12 @@ class KernelWriter {
   void share_block_result(int warps);
 
   // This thread's share of one output's reduced elements: flat indices first, first + step, ...
+  // (walk_ > 0: the chained walk's code, which stores nothing.)
   void strided_reduced_loop(const std::string& first, int step) {
     open(fmt::format("for ({0} r = {1}; r < {2}; r += {3})", idx(), first, num(k_.work_per_unit()), step));
     decompose("r", dims_where(true));
-    instrs(k_.body, 'v');
-    stores(k_.body_stores, k_.body, 'v');
+    instrs(walk_code(), walk_prefix());
+    if (walk_ == 0) stores(k_.body_stores, k_.body, 'v');
     accumulate();
     close();
   }
@@ -693,6 +717,7 @@ class KernelWriter {
   // acc(r) = acc(r) (op) other, for every reduction; `flag` gives the other's NaN flag of reduction r.
   void combine(const std::function<std::string(size_t)>& other, const std::function<std::string(size_t)>& flag) {
     for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      if (!in_walk(r)) continue;
       const std::string a = acc(r), o = other(r);
       switch (k_.reductions[r].kind) {
         case ReduceKind::Sum:
@@ -751,6 +776,7 @@ class KernelWriter {
     line(d_.barrier);  // the slots' previous readers are done
     auto store = [&] {
       for (size_t r = 0; r < k_.reductions.size(); ++r) {
+        if (!in_walk(r)) continue;
         const ScalarType t = k_.reductions[r].acc_type;
         const std::string v = slot_type(t) == d_.type(t) ? acc(r) : cast_to(slot_type(t), acc(r), d_);
         line(fmt::format("tsr_tree{}[{}] = {};", r, li, v));
@@ -813,12 +839,20 @@ class KernelWriter {
     close();
     combine_lanes(g);
     if (k_.has_row_phase() && tree_lanes()) share_through_tree(g);
+    for (walk_ = 1; walk_ <= static_cast<int>(k_.chained.size()); ++walk_) {
+      open("if (tsr_live)");
+      strided_reduced_loop("tsr_lane", g);
+      close();
+      combine_lanes(g);
+      if (tree_lanes()) share_through_tree(g);
+    }
+    walk_ = 0;
     if (has_epilogue()) {
       open("if (tsr_live && tsr_lane == 0)");
       epilogue_part();
       close();
     }
-    if (k_.has_row_phase()) {
+    if (!k_.row_stores.empty()) {
       open("if (tsr_live)");
       strided_row_loop("tsr_lane", g);
       close();
@@ -837,6 +871,7 @@ class KernelWriter {
     combine_lanes(w);
     open(fmt::format("if (tsr_l % {} == 0)", w));
     for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      if (!in_walk(r)) continue;
       line(fmt::format("tsr_sh{}[tsr_l / {}] = {};", r, w, acc(r)));
       if (tracks_nan(r)) line(fmt::format("tsr_shn{}[tsr_l / {}] = {};", r, w, nan_flag(r)));
     }
@@ -844,6 +879,7 @@ class KernelWriter {
     line(d_.barrier);
     open(fmt::format("if (tsr_l < {})", w));
     for (size_t r = 0; r < k_.reductions.size(); ++r) {
+      if (!in_walk(r)) continue;
       line(fmt::format("{} = tsr_l < {} ? tsr_sh{}[tsr_l] : {};", acc(r), warps, r, identity(r)));
       if (tracks_nan(r)) line(fmt::format("{} = tsr_l < {} ? tsr_shn{}[tsr_l] : 0;", nan_flag(r), warps, r));
     }
@@ -935,12 +971,18 @@ class KernelWriter {
     strided_reduced_loop("tsr_l", bs);
     combine_block(warps);
     if (k_.has_row_phase()) share_block_result(warps);
+    for (walk_ = 1; walk_ <= static_cast<int>(k_.chained.size()); ++walk_) {
+      strided_reduced_loop("tsr_l", bs);
+      combine_block(warps);
+      share_block_result(warps);
+    }
+    walk_ = 0;
     if (has_epilogue()) {
       open("if (tsr_l == 0)");
       epilogue_part();
       close();
     }
-    if (k_.has_row_phase()) strided_row_loop("tsr_l", bs);
+    if (!k_.row_stores.empty()) strided_row_loop("tsr_l", bs);
     // The shared slots are rewritten for the next output (a tree waits before it writes them).
     if (!tree_lanes()) line(d_.barrier);
     close();
@@ -955,25 +997,30 @@ class KernelWriter {
       if (tracks_nan(r)) line(fmt::format(fmt::runtime(d_.nan_flag_decl), fmt::arg("flag", nan_flag(r))) + ";");
     }
     const std::vector<size_t> red = dims_where(true);
-    // On RowLoops the innermost loop runs over the last axis (reduced here): hoist what it does not change.
-    const bool hoist = d_.schedule == Schedule::RowLoops;
-    for (size_t i = 0; i < red.size(); ++i) {
-      if (i + 1 == red.size()) {
-        if (hoist) instrs(k_.body, 'v', Part::Invariant);
-        const std::string clauses = simd_clauses();
-        if (!clauses.empty() && !d_.simd_reduction_pragma.empty()) {
-          pragma(fmt::format(fmt::runtime(d_.simd_reduction_pragma), clauses));
+    // On RowLoops the innermost loop runs over the last axis (reduced here): hoist what it does not
+    // change. (A row kernel of one-element rows has no reduced axis left: nothing to hoist out of.)
+    const bool hoist = d_.schedule == Schedule::RowLoops && !red.empty();
+    for (walk_ = 0; walk_ <= static_cast<int>(k_.chained.size()); ++walk_) {
+      const std::vector<Instr>& code = walk_code();
+      for (size_t i = 0; i < red.size(); ++i) {
+        if (i + 1 == red.size()) {
+          if (hoist) instrs(code, walk_prefix(), Part::Invariant);
+          const std::string clauses = simd_clauses();
+          if (!clauses.empty() && !d_.simd_reduction_pragma.empty()) {
+            pragma(fmt::format(fmt::runtime(d_.simd_reduction_pragma), clauses));
+          }
         }
+        open(fmt::format("for ({2} {0} = 0; {0} < {1}; ++{0})", var(red[i]), extent(red[i]), idx()));
       }
-      open(fmt::format("for ({2} {0} = 0; {0} < {1}; ++{0})", var(red[i]), extent(red[i]), idx()));
+      instrs(code, walk_prefix(), hoist ? Part::Variant : Part::All);
+      if (walk_ == 0) stores(k_.body_stores, k_.body, 'v');
+      accumulate();
+      for (size_t i = 0; i < red.size(); ++i) close();
     }
-    instrs(k_.body, 'v', hoist ? Part::Variant : Part::All);
-    stores(k_.body_stores, k_.body, 'v');
-    accumulate();
-    for (size_t i = 0; i < red.size(); ++i) close();
+    walk_ = 0;
     instrs(k_.epilogue, 'e');
     stores(k_.epilogue_stores, k_.epilogue, 'e');
-    if (k_.has_row_phase()) row_loops(hoist);
+    if (!k_.row_stores.empty()) row_loops(hoist);
     close();
   }
 
@@ -1033,6 +1080,7 @@ class KernelWriter {
   std::string out_;
   int indent_ = 0;
   int tree_level_ = 0;  // names of combine_lanes_in_tree's local index, one per use
+  int walk_ = 0;        // the walk whose reductions accumulate() and the combines take (0: the body's)
 };
 
 }  // namespace tessera::codegen::detail

@@ -45,6 +45,7 @@ void KernelWriter::share_through_tree(int lanes) {
   line(fmt::format("const {} {} = {};", idx(), li, d_.local_index));
   open(fmt::format("if ({} % {} == 0)", li, lanes));
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
+    if (!in_walk(r)) continue;
     const ScalarType t = k_.reductions[r].acc_type;
     const std::string v = slot_type(t) == d_.type(t) ? acc(r) : cast_to(slot_type(t), acc(r), d_);
     line(fmt::format("tsr_tree{}[{}] = {};", r, li, v));
@@ -53,6 +54,7 @@ void KernelWriter::share_through_tree(int lanes) {
   close();
   line(d_.barrier);
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
+    if (!in_walk(r)) continue;
     const ScalarType t = k_.reductions[r].acc_type;
     const std::string slot = fmt::format("tsr_tree{}[{} - {} % {}]", r, li, li, lanes);
     line(fmt::format("{} = {};", acc(r), slot_type(t) == d_.type(t) ? slot : cast_to(d_.type(t), slot, d_)));
@@ -72,12 +74,14 @@ void KernelWriter::share_block_result(int warps) {
   }
   open("if (tsr_l == 0)");
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
+    if (!in_walk(r)) continue;
     line(fmt::format("tsr_sh{}[0] = {};", r, acc(r)));
     if (tracks_nan(r)) line(fmt::format("tsr_shn{}[0] = {};", r, nan_flag(r)));
   }
   close();
   line(d_.barrier);
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
+    if (!in_walk(r)) continue;
     line(fmt::format("{} = tsr_sh{}[0];", acc(r), r));
     if (tracks_nan(r)) line(fmt::format("{} = tsr_shn{}[0];", nan_flag(r), r));
   }

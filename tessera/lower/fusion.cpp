@@ -5,12 +5,14 @@
 // x * rsqrt(mean(x^2) + eps)) joins it as a row kernel (loop_ir.h) when the reduced axes are the
 // innermost ones (the loop IR's condition) and a row holds at most kMaxRowElements elements (ours:
 // the second walk over the row should find it in cache, and on GPUs one group of threads walks a row
-// alone, which long rows would leave to too few threads). A node of plain arithmetic that feeds
-// another reduction of its own size through plain arithmetic does not join a row phase: LayerNorm's
-// x - mean is then computed in the variance's body and again in its row phase, instead of being
-// stored by the first kernel and read twice by the second. Math calls are worth storing rather than
-// computing twice (softmax's exp(x - max) is stored by the max's row phase; measured on the CPU JIT,
-// whose exp is a libm call). Generators without inputs (`full`) join their consumers' cluster afterwards when all
+// alone, which long rows would leave to too few threads). With RowKernelRules::chain_reductions, a
+// reduction of values that use another's result joins it too, as a chained walk (LayerNorm's
+// variance around the mean, softmax's sum of exp(x - max): each one kernel). Without, a node of plain
+// arithmetic that feeds another reduction of its own size through plain arithmetic does not join a
+// row phase: LayerNorm's x - mean is then computed in the variance's body and again in its row
+// phase, instead of being stored by the first kernel and read twice by the second; math calls are
+// worth storing rather than computing twice (softmax's exp(x - max) is stored by the max's row phase;
+// measured on the CPU JIT, whose exp is a libm call). Generators without inputs (`full`) join their consumers' cluster afterwards when all
 // consumers are in one.
 #include "tessera/lower/fusion.h"
 
@@ -38,8 +40,8 @@ constexpr int64_t kMaxRowElements = 16384;
 
 class Clusterer {
  public:
-  Clusterer(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible, bool row_kernels)
-      : graph_(graph), row_kernels_(row_kernels) {
+  Clusterer(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible, RowKernelRules rules)
+      : graph_(graph), rules_(rules) {
     const auto& nodes = graph.nodes();
     n_ = nodes.size();
     for (size_t i = 0; i < n_; ++i) index_[nodes[i].get()] = static_cast<int>(i);
@@ -236,8 +238,9 @@ class Clusterer {
     try {
       const Kernel k = build_loop_kernel(make_cluster(members));
       if (!k.has_row_phase()) return true;
-      if (!row_kernels_ || k.work_per_unit() > kMaxRowElements) return false;
-      return joining < 0 || !cheaply_feeds_reduction_of_its_size(joining);
+      if (!rules_.row_kernels || k.work_per_unit() > kMaxRowElements) return false;
+      if (rules_.chain_reductions) return true;
+      return k.chained.empty() && (joining < 0 || !cheaply_feeds_reduction_of_its_size(joining));
     } catch (const Error&) {
       return false;
     }
@@ -349,7 +352,7 @@ class Clusterer {
   }
 
   const ir::Graph& graph_;
-  bool row_kernels_;
+  RowKernelRules rules_;
   size_t n_ = 0;
   std::unordered_map<const ir::Node*, int> index_;
   std::vector<std::vector<int>> producers_, consumers_;
@@ -363,8 +366,8 @@ class Clusterer {
 }  // namespace
 
 std::vector<Cluster> find_clusters(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible,
-                                   bool row_kernels) {
-  return Clusterer(graph, eligible, row_kernels).run();
+                                   RowKernelRules rules) {
+  return Clusterer(graph, eligible, rules).run();
 }
 
 }  // namespace tessera::lower

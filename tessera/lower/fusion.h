@@ -24,9 +24,12 @@ bool can_generate(const ir::Node& node, bool half_types = false);
 
 // Partitions the nodes accepted by `eligible` (the backend's choice, typically: not a library call
 // and can_generate) into clusters. Every eligible node lands in exactly one cluster; a cluster never
-// creates a cycle with the rest of the graph. With `row_kernels`, a reduction's result used over the
-// reduced row joins the reduction's cluster (a row kernel, loop_ir.h; the rule is in fusion.cpp).
+// creates a cycle with the rest of the graph; `rules` say which row kernels may form (loop_ir.h).
+struct RowKernelRules {
+  bool row_kernels = true;       // a reduction's result used over the reduced row joins the reduction
+  bool chain_reductions = true;  // and so does a reduction of values that use it (softmax's sum after the max)
+};
 std::vector<Cluster> find_clusters(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible,
-                                   bool row_kernels = true);
+                                   RowKernelRules rules = {});
 
 }  // namespace tessera::lower

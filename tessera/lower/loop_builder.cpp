@@ -1,8 +1,11 @@
 // build_loop_kernel: turns a cluster into a loop kernel. Values are generated on demand from the
 // outputs backwards, each at the index map its consumer reads it with (views and broadcasts only
 // change maps, never copy), memoised per (node, map, phase). Reductions split the code into the body
-// (per domain element), the epilogue (per kept element, after the reductions) and the row phase (per
-// domain element again, after the reductions: outputs of the domain's size that use them).
+// (per domain element), chained walks (per domain element again, for reductions whose values use
+// earlier reductions' results), the epilogue (per kept element, after the reductions) and the row
+// phase (per domain element once more: outputs of the domain's size that use the reductions).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
@@ -18,7 +21,9 @@ void coalesce_domain(Kernel& kernel);  // loop_coalesce.cpp
 
 namespace {
 
-enum class Phase { Body, Epilogue, Row };
+// Where code goes: the body (walk 0), chained walk k >= 1, the epilogue or the row phase.
+using Phase = int;
+constexpr Phase kBody = 0, kEpilogue = -1, kRow = -2;
 
 class KernelBuilder {
  public:
@@ -38,18 +43,33 @@ class KernelBuilder {
   }
 
   Kernel build() {
-    depends_on_reduction_.assign(cluster_.nodes.size(), false);
-    for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
+    // The walk that accumulates each reduction: one after the last walk whose reductions its value
+    // needs finished (finished_after_: -1 for values that need none).
+    const size_t n_nodes = cluster_.nodes.size();
+    depends_on_reduction_.assign(n_nodes, false);
+    finished_after_.assign(n_nodes, -1);
+    int walks = 0;
+    for (size_t i = 0; i < n_nodes; ++i) {
       const ir::Node& n = *cluster_.nodes[i];
       TESSERA_CHECK(can_generate(n, /*half_types=*/true), "loop IR: op '{}' ({}) cannot be generated", n.op_name(),
                     ir::type_str(n.output_types()[0]));
       bool dep = n.op().has(ir::kReduction);
+      int needs = -1;
       for (const ir::Value& v : n.inputs()) {
         auto it = pos_.find(v.node().get());
-        if (it != pos_.end()) dep = dep || depends_on_reduction_[static_cast<size_t>(it->second)];
+        if (it == pos_.end()) continue;
+        dep = dep || depends_on_reduction_[static_cast<size_t>(it->second)];
+        needs = std::max(needs, finished_after_[static_cast<size_t>(it->second)]);
       }
       depends_on_reduction_[i] = dep;
-      if (n.op().has(ir::kReduction)) add_reduction(static_cast<int>(i));
+      finished_after_[i] = n.op().has(ir::kReduction) ? needs + 1 : needs;
+      walks = std::max(walks, finished_after_[i]);
+    }
+    k_.chained.resize(static_cast<size_t>(walks));
+    chained_.reserve(k_.chained.size());
+    for (auto& walk : k_.chained) chained_.emplace_back(walk);
+    for (size_t i = 0; i < n_nodes; ++i) {
+      if (cluster_.nodes[i]->op().has(ir::kReduction)) add_reduction(static_cast<int>(i));
     }
     // Outputs from the last to the first, so that the maps consumers read an output with are known
     // before its store is placed (a store reuses one of them when it is a bijection).
@@ -80,7 +100,12 @@ class KernelBuilder {
     return it->second;
   }
 
-  ScalarCode& code(Phase ph) { return ph == Phase::Body ? body_ : ph == Phase::Epilogue ? epilogue_ : row_; }
+  ScalarCode& code(Phase ph) {
+    if (ph == kBody) return body_;
+    if (ph == kEpilogue) return epilogue_;
+    if (ph == kRow) return row_;
+    return chained_.at(static_cast<size_t>(ph - 1));
+  }
 
   // The epilogue's layout of a value of `shape`: row-major over the kept axes.
   IndexMap kept_map(const Shape& shape) const {
@@ -103,8 +128,10 @@ class KernelBuilder {
                             : ReduceKind::Sum;
     const bool extremum = r.kind == ReduceKind::Max || r.kind == ReduceKind::Min;
     r.acc_type = extremum ? in : is_float(in) ? ScalarType::f64 : ScalarType::u64;
-    const int x = value(n.input(0), identity_map(domain_), Phase::Body);
-    r.value = is_float(in) ? body_.convert(x, r.acc_type) : body_.cast(x, r.acc_type);
+    r.walk = finished_after_[static_cast<size_t>(pos)];
+    ScalarCode& c = code(r.walk);
+    const int x = value(n.input(0), identity_map(domain_), r.walk);
+    r.value = is_float(in) ? c.convert(x, r.acc_type) : c.cast(x, r.acc_type);
     reduction_index_[pos] = static_cast<int>(k_.reductions.size());
     k_.reductions.push_back(r);
   }
@@ -137,7 +164,7 @@ class KernelBuilder {
   }
 
   int node_value(int pos, const IndexMap& map, Phase ph) {
-    const std::string key = map.key() + (ph == Phase::Body ? "b" : ph == Phase::Epilogue ? "e" : "w");
+    const std::string key = map.key() + fmt::format("@{}", ph);
     auto& memo = memo_[pos];
     auto found = memo.find(key);
     if (found != memo.end()) return found->second;
@@ -145,8 +172,9 @@ class KernelBuilder {
     const Shape& shape = n.output_types()[0].shape;
     int r;
     if (n.op().has(ir::kReduction)) {
-      TESSERA_CHECK(ph != Phase::Body, "loop IR: the result of '{}' is used inside its own reduction loop",
-                    n.op_name());
+      // Finished for the epilogue and the row phase, and for the walks after its own.
+      TESSERA_CHECK(ph == kEpilogue || ph == kRow || ph > finished_after_[static_cast<size_t>(pos)],
+                    "loop IR: the result of '{}' is used inside its own reduction loop", n.op_name());
       // In the row phase too: read back at the kept element whose row is being walked.
       TESSERA_CHECK(shape_numel(shape) == 0 || to_linear(map, shape, domain_.size()) == row_major(domain_, kept_),
                     "loop IR: the result of '{}' is read at another index than it is computed", n.op_name());
@@ -160,7 +188,7 @@ class KernelBuilder {
       r = lower_elementwise(n, args, code(ph));
     }
     memo.emplace(key, r);
-    if (ph == Phase::Body) body_values_[static_cast<size_t>(pos)].emplace_back(map, r);
+    if (ph == kBody) body_values_[static_cast<size_t>(pos)].emplace_back(map, r);
     return r;
   }
 
@@ -245,7 +273,7 @@ class KernelBuilder {
         TESSERA_CHECK(dims.has_value(), "loop IR: output {} does not follow the domain {}", ir::type_str(t),
                       shape_str(domain_));
         const IndexMap m{false, std::move(*dims), {}};
-        s.value = node_value(pos, m, Phase::Body);
+        s.value = node_value(pos, m, kBody);
         s.access = to_linear(m, t.shape, domain_.size());
       }
       k_.body_stores.push_back(std::move(s));
@@ -257,7 +285,7 @@ class KernelBuilder {
       TESSERA_CHECK(dims.has_value(), "loop IR: output {} does not follow the domain {}", ir::type_str(t),
                     shape_str(domain_));
       const IndexMap m{false, std::move(*dims), {}};
-      s.value = node_value(pos, m, Phase::Row);
+      s.value = node_value(pos, m, kRow);
       s.access = to_linear(m, t.shape, domain_.size());
       k_.row_stores.push_back(std::move(s));
       return;
@@ -265,7 +293,7 @@ class KernelBuilder {
     TESSERA_CHECK(has_red && numel == kept_numel, "loop IR: output {} of '{}' does not fit the domain {}",
                   ir::type_str(t), cluster_.nodes[static_cast<size_t>(pos)]->op_name(), shape_str(domain_));
     const IndexMap m = kept_map(t.shape);
-    s.value = node_value(pos, m, Phase::Epilogue);
+    s.value = node_value(pos, m, kEpilogue);
     s.access = to_linear(m, t.shape, domain_.size());
     k_.epilogue_stores.push_back(std::move(s));
   }
@@ -275,6 +303,8 @@ class KernelBuilder {
   std::vector<bool> reduced_, kept_;
   Kernel k_;
   ScalarCode body_, epilogue_, row_;
+  std::vector<ScalarCode> chained_;  // one per chained walk, over k_.chained
+  std::vector<int> finished_after_;  // per node: the last walk whose reductions its value needs (-1: none)
   std::unordered_map<const ir::Node*, int> pos_;
   std::unordered_map<ir::Value, int, ir::ValueHash> input_pos_;
   std::vector<bool> depends_on_reduction_;

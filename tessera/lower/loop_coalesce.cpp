@@ -16,6 +16,11 @@ void coalesce_domain(Kernel& kernel) {
   for (Instr& in : kernel.epilogue) {
     if (in.op == Op::Load) accesses.push_back(&in.access);
   }
+  for (auto& walk : kernel.chained) {
+    for (Instr& in : walk) {
+      if (in.op == Op::Load) accesses.push_back(&in.access);
+    }
+  }
   for (Instr& in : kernel.row) {
     if (in.op == Op::Load) accesses.push_back(&in.access);
   }

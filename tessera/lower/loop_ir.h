@@ -85,7 +85,8 @@ const char* reduce_kind_name(ReduceKind k);
 struct Reduction {
   ReduceKind kind = ReduceKind::Sum;
   ScalarType acc_type = ScalarType::f64;  // the body value is already of this type
-  int32_t value = -1;                     // body instruction
+  int32_t value = -1;                     // instruction of its walk's code: the body, or chained[walk - 1]
+  int32_t walk = 0;                       // 0: accumulated by the body; k: by chained walk k (a row kernel)
 };
 
 struct Store {
@@ -103,6 +104,11 @@ struct Store {
 // row is read twice; the second time from cache), to store outputs of the domain's size. The
 // reduced axes of a row kernel are the innermost ones, so that a kept element's row is contiguous
 // in the domain and one thread, or one group of threads, owns it.
+//
+// A reduction whose value uses another's finished result (softmax's sum of exp(x - max), LayerNorm's
+// variance around the mean) is accumulated by a chained walk: chained[k - 1] runs per domain element
+// after the reductions of walks before k are finished (reading them with Op::Reduced), feeding the
+// reductions of walk k. The body is walk 0; the epilogue and the row phase follow the last walk.
 struct Kernel {
   std::string name;
   std::vector<ScalarType> input_types;
@@ -115,11 +121,13 @@ struct Kernel {
   std::vector<Reduction> reductions;
   std::vector<Instr> epilogue;
   std::vector<Store> epilogue_stores;
+  std::vector<std::vector<Instr>> chained;
   std::vector<Instr> row;
   std::vector<Store> row_stores;
 
   bool has_reduction() const { return !reductions.empty(); }
-  bool has_row_phase() const { return !row_stores.empty(); }
+  // Whether the kernel walks its rows again after the body: a row phase or chained reductions.
+  bool has_row_phase() const { return !row_stores.empty() || !chained.empty(); }
   int64_t range() const;          // number of range units
   int64_t work_per_unit() const;  // domain elements per range unit
 };

@@ -48,6 +48,17 @@ std::vector<GoldenKernel> golden_kernels() {
        [](const V& in) { return V{ops::exp(in[0] - ops::max(in[0], {1}, true))}; },
        {{DType::f32, {4, 4096}}}},
       {"row_share_alone", [](const V& in) { return V{in[0] / ops::sum(in[0], {1}, true)}; }, {{DType::f32, {300, 12}}}},
+      // Chained reductions: softmax's sum of exp(x - max) over lanes, LayerNorm's variance around the
+      // mean over a block, each a walk after the first reduction is shared.
+      {"softmax_lanes",
+       [](const V& in) {
+         const Tensor e = ops::exp(in[0] - ops::max(in[0], {1}, true));
+         return V{e / ops::sum(e, {1}, true)};
+       },
+       {{DType::f32, {64, 256}}}},
+      {"layer_norm_block",
+       [](const V& in) { return V{ops::layer_norm(in[0], {4096}, in[1], in[2], 1e-5)}; },
+       {{DType::f32, {2, 4096}}, {DType::f32, {4096}}, {DType::f32, {4096}}}},
       {"half_load_store",
        [](const V& in) {
          const Tensor e = ops::expm1(in[0]);

@@ -44,8 +44,16 @@ size_t row_kernels(const std::vector<lower::Cluster>& clusters) {
   return n;
 }
 
-std::vector<lower::Cluster> clusters_of_fn(const MultiFn& fn, const std::vector<ir::TensorType>& types) {
-  return cluster_all(trace(fn, types));
+std::vector<lower::Cluster> clusters_of_fn(const MultiFn& fn, const std::vector<ir::TensorType>& types,
+                                           lower::RowKernelRules rules = {}) {
+  return cluster_all(trace(fn, types), false, rules);
+}
+
+// The CPU backend's rules: row kernels without chained reductions.
+constexpr lower::RowKernelRules kUnchained{true, false};
+
+MultiFn single_output(Tensor (*fn)(const Tensor&)) {
+  return [fn](const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(in[0])}; };
 }
 
 }  // namespace
@@ -68,12 +76,44 @@ TEST(RowKernels, RmsNormIsOneKernel) {
   EXPECT_EQ(row_loads, 2u) << text;
 }
 
-TEST(RowKernels, LayerNormAndSoftmaxTakeTwoKernelsEach) {
-  // The second reduction (variance around the mean, sum of exp(x - max)) reads the first's result in
-  // its body, which one kernel cannot do: the first reduction alone, then the second with the row.
+TEST(RowKernels, ChainedReductionsMakeLayerNormAndSoftmaxOneKernel) {
+  // The second reduction (variance around the mean, sum of exp(x - max)) reads the first's finished
+  // result: a chained walk of the same kernel.
   const auto ln = clusters_of_fn(
       [](const std::vector<Tensor>& in) { return std::vector<Tensor>{layer_norm_last(in[0], in[1], in[2])}; },
       {f32_type({6, 64}), f32_type({64}), f32_type({64})});
+  ASSERT_EQ(ln.size(), 1u);
+  const lower::Kernel k = lower::build_loop_kernel(ln[0], "ln");
+  ASSERT_EQ(k.chained.size(), 1u) << lower::print_kernel(k);
+  ASSERT_EQ(k.reductions.size(), 2u);
+  EXPECT_EQ(k.reductions[0].walk, 0);
+  EXPECT_EQ(k.reductions[1].walk, 1);
+  const std::string text = lower::print_kernel(k);
+  EXPECT_NE(text.find("walk 1:"), std::string::npos) << text;
+  EXPECT_NE(text.find("row:"), std::string::npos) << text;
+  for (Tensor (*fn)(const Tensor&) : {&softmax_decomposed, &log_softmax_decomposed}) {
+    const auto sm = clusters_of_fn(single_output(fn), {f32_type({6, 64})});
+    ASSERT_EQ(sm.size(), 1u);
+    EXPECT_EQ(lower::build_loop_kernel(sm[0]).chained.size(), 1u);
+  }
+  // A third reduction over values that use the second: two chained walks.
+  const auto third = clusters_of_fn(
+      [](const std::vector<Tensor>& in) {
+        const Tensor c = in[0] - ops::mean(in[0], {1}, true);
+        const Tensor d = c / ops::max(ops::abs(c), {1}, true);
+        return std::vector<Tensor>{d - ops::mean(d, {1}, true)};
+      },
+      {f32_type({6, 64})});
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(lower::build_loop_kernel(third[0]).chained.size(), 2u);
+}
+
+TEST(RowKernels, UnchainedLayerNormAndSoftmaxTakeTwoKernelsEach) {
+  // Without chained reductions (the CPU backend's rules): the first reduction alone, then the second
+  // with the row phase.
+  const auto ln = clusters_of_fn(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{layer_norm_last(in[0], in[1], in[2])}; },
+      {f32_type({6, 64}), f32_type({64}), f32_type({64})}, kUnchained);
   // x - mean joins the variance's kernel (body and row phase), not the mean's row phase: nothing
   // of the row's size is stored between the two kernels.
   ASSERT_EQ(ln.size(), 2u);
@@ -83,7 +123,7 @@ TEST(RowKernels, LayerNormAndSoftmaxTakeTwoKernelsEach) {
   for (const MultiFn& fn :
        {MultiFn([](const std::vector<Tensor>& in) { return std::vector<Tensor>{softmax_decomposed(in[0])}; }),
         MultiFn([](const std::vector<Tensor>& in) { return std::vector<Tensor>{log_softmax_decomposed(in[0])}; })}) {
-    const auto sm = clusters_of_fn(fn, {f32_type({6, 64})});
+    const auto sm = clusters_of_fn(fn, {f32_type({6, 64})}, kUnchained);
     // exp(x - max) is a math call: the max's row phase stores it rather than the sum's kernel
     // computing it twice (fusion.cpp).
     ASSERT_EQ(sm.size(), 2u);
@@ -142,7 +182,9 @@ TEST(RowKernels, NormsAndSoftmaxMatchTheReferenceOverRowLengths) {
       inputs.push_back(random_of(DType::f32, {n}, seed++, -1, 1));
     }
   }
-  const auto clusters = check_against_reference(
+  std::vector<ir::TensorType> types;
+  for (const Array& a : inputs) types.push_back({a.dtype(), a.shape()});
+  const ir::Graph g = trace(
       [](const std::vector<Tensor>& in) {
         std::vector<Tensor> outs;
         for (size_t i = 0; i < in.size(); i += 3) {
@@ -153,8 +195,15 @@ TEST(RowKernels, NormsAndSoftmaxMatchTheReferenceOverRowLengths) {
         }
         return outs;
       },
-      inputs, 2e-5, 1e-6);
-  EXPECT_GE(row_kernels(clusters), inputs.size() / 3 * 3);
+      types);
+  const std::vector<Array> want = run_reference(g, inputs);
+  for (const lower::RowKernelRules rules : {lower::RowKernelRules{}, kUnchained}) {
+    SCOPED_TRACE(rules.chain_reductions ? "chained" : "unchained");
+    const JitRun jit = run_with_jit(g, inputs, 2, false, rules);
+    expect_arrays_match(jit.outputs, want, 2e-5, 1e-6);
+    // Rows of one element store through the epilogue: every other norm and softmax is a row kernel.
+    EXPECT_GE(row_kernels(jit.clusters), (inputs.size() / 3 - 2) * 4);
+  }
 }
 
 TEST(RowKernels, SeveralReducedAxesAndBroadcastOperands) {

@@ -2,7 +2,8 @@
 // LayerNorm's second kernel, softmax) against the reference backend, over row lengths that take one
 // thread (3), lanes of a warp (31 .. 1000) or a block (2048, 4097 over few rows) per row, in f32 and
 // bf16; every thread of a block must take the row's result from shared memory, so a NaN in a row
-// reaches all of it; repeated runs give the same bits; TESSERA_FUSION=-row_kernels gives two kernels.
+// reaches all of it; repeated runs give the same bits; LayerNorm and softmax chain their second
+// reduction into the first's kernel; TESSERA_FUSION=-row_kernels gives RMSNorm two kernels again.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -62,6 +63,16 @@ TEST(CudaRowKernels, NanOfARowReachesEveryThreadOfItsRowPhase) {
       EXPECT_FALSE(std::isnan(got[static_cast<size_t>(j)])) << j;
     }
   }
+}
+
+TEST(CudaRowKernels, LayerNormAndSoftmaxAreOneKernelEach) {
+  // Their second reduction (variance, sum of exp(x - max)) is a chained walk of the first's kernel.
+  auto ln = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::layer_norm(a[0], {768}, a[1], a[1], 1e-5)};
+  };
+  auto sm = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::softmax(a[0], -1)}; };
+  EXPECT_EQ(row_kernel_steps(trace(ln, {{DType::bf16, {7, 768}}, {DType::bf16, {768}}})), 1u);
+  EXPECT_EQ(row_kernel_steps(trace(sm, {{DType::f32, {12, 5, 77}}})), 1u);
 }
 
 TEST(CudaRowKernels, RmsNormIsOneKernelUnlessSwitchedOff) {

@@ -139,11 +139,21 @@ TEST(VulkanReductions, NanOfARowReachesEveryInvocationOfItsRowPhase) {
   }
 }
 
-TEST(VulkanReductions, RmsNormIsOneShader) {
-  auto f = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::rms_norm(a[0], {2048}, a[1])}; };
-  const ir::Graph g = trace(f, {{DType::f32, {4, 2048}}, {DType::f32, {2048}}});
-  const std::string steps = vulkan_step_descriptions(g);
-  EXPECT_EQ(shader_steps(steps), 1u) << steps;
+TEST(VulkanReductions, NormsAndSoftmaxAreOneShaderEach) {
+  // LayerNorm's variance and softmax's sum are chained walks of the first reduction's shader.
+  auto rms = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::rms_norm(a[0], {2048}, a[1])}; };
+  auto ln = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::layer_norm(a[0], {2048}, a[1], a[1], 1e-5)};
+  };
+  auto sm = [](const std::vector<Tensor>& a) {
+    const Tensor e = ops::exp(a[0] - ops::max(a[0], {-1}, true));
+    return std::vector<Tensor>{e / ops::sum(e, {-1}, true) * a[1]};
+  };
+  for (const MultiFn& f : {MultiFn(rms), MultiFn(ln), MultiFn(sm)}) {
+    const ir::Graph g = trace(f, {{DType::f32, {4, 2048}}, {DType::f32, {2048}}});
+    const std::string steps = vulkan_step_descriptions(g);
+    EXPECT_EQ(shader_steps(steps), 1u) << steps;
+  }
 }
 
 TEST(VulkanReductions, OneInvocationPerOutputWhenSwitchedOff) {
