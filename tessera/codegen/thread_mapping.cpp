@@ -59,7 +59,8 @@ bool vector_aligned(const lower::Affine& a, int vector) {
 }
 
 int reduction_split(const lower::Kernel& k, const Dialect& d) {
-  if (d.scratch_binding.empty() || reduction_group(k, d) != d.block_size) return 1;
+  // A row kernel's threads of one row all need its finished reductions, which a split leaves to one block.
+  if (d.scratch_binding.empty() || k.has_row_phase() || reduction_group(k, d) != d.block_size) return 1;
   const int64_t work = k.work_per_unit(), outputs = k.range();
   // About 16K elements per block, and no more blocks in all than a few per multiprocessor of a large GPU.
   const int64_t want = std::min<int64_t>(work / 16384, 512 / std::max<int64_t>(outputs, 1));

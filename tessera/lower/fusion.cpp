@@ -1,7 +1,18 @@
 // find_clusters: greedy fusion in topological order. Each eligible node tries to join the clusters
 // of its producers (all of them at once, then each alone); a merge is kept only when the merged
 // cluster lowers to one loop kernel (build_loop_kernel succeeds) and creates no cycle with the rest
-// of the graph. Generators without inputs (`full`) join their consumers' cluster afterwards when all
+// of the graph. A reduction's result read back over the reduction's own input domain (RMSNorm's
+// x * rsqrt(mean(x^2) + eps)) joins it as a row kernel (loop_ir.h) when the reduced axes are the
+// innermost ones (the loop IR's condition) and a row holds at most kMaxRowElements elements (ours:
+// the second walk over the row should find it in cache, and on GPUs one group of threads walks a row
+// alone, which long rows would leave to too few threads). With RowKernelRules::chain_reductions, a
+// reduction of values that use another's result joins it too, as a chained walk (LayerNorm's
+// variance around the mean, softmax's sum of exp(x - max): each one kernel). Without, a node of plain
+// arithmetic that feeds another reduction of its own size through plain arithmetic does not join a
+// row phase: LayerNorm's x - mean is then computed in the variance's body and again in its row
+// phase, instead of being stored by the first kernel and read twice by the second; math calls are
+// worth storing rather than computing twice (softmax's exp(x - max) is stored by the max's row phase;
+// measured on the CPU JIT, whose exp is a libm call). Generators without inputs (`full`) join their consumers' cluster afterwards when all
 // consumers are in one.
 #include "tessera/lower/fusion.h"
 
@@ -9,6 +20,7 @@
 #include <iterator>
 #include <optional>
 #include <queue>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -23,9 +35,13 @@ namespace {
 // recursive lowering of its expression tree keep growing: longer chains are cut into several kernels.
 constexpr size_t kMaxClusterNodes = 256;
 
+// The longest row a row kernel walks twice: 64 KB of f32, within any L2 (an LLM's hidden size is 2K-16K).
+constexpr int64_t kMaxRowElements = 16384;
+
 class Clusterer {
  public:
-  Clusterer(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible) : graph_(graph) {
+  Clusterer(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible, RowKernelRules rules)
+      : graph_(graph), rules_(rules) {
     const auto& nodes = graph.nodes();
     n_ = nodes.size();
     for (size_t i = 0; i < n_; ++i) index_[nodes[i].get()] = static_cast<int>(i);
@@ -105,7 +121,7 @@ class Clusterer {
         merged.swap(both);
       }
       merged.push_back(i);
-      if (stays_uniform || lowers(merged)) {
+      if (stays_uniform || lowers(merged, i)) {
         commit(merged, attempt, stays_uniform);
         return;
       }
@@ -217,13 +233,49 @@ class Clusterer {
     return true;
   }
 
-  bool lowers(const std::vector<int>& members) const {
+  // Whether the cluster lowers to one kernel that fusion accepts; `joining` is the node being placed.
+  bool lowers(const std::vector<int>& members, int joining = -1) const {
     try {
-      build_loop_kernel(make_cluster(members));
-      return true;
+      const Kernel k = build_loop_kernel(make_cluster(members));
+      if (!k.has_row_phase()) return true;
+      if (!rules_.row_kernels || k.work_per_unit() > kMaxRowElements) return false;
+      if (rules_.chain_reductions) return true;
+      return k.chained.empty() && (joining < 0 || !cheaply_feeds_reduction_of_its_size(joining));
     } catch (const Error&) {
       return false;
     }
+  }
+
+  // Ops that cost about a load to compute again: arithmetic without math calls, and views.
+  bool cheap_to_recompute(int i) const {
+    static const std::unordered_set<std::string> cheap = {
+        "add", "sub", "mul", "neg", "square", "abs", "cast", "maximum", "minimum", "where",
+        "reshape", "broadcast_to", "permute", "slice", "flip", "stop_gradient"};
+    return cheap.count(graph_.nodes()[static_cast<size_t>(i)]->op_name()) != 0;
+  }
+
+  // Whether node i is cheap to recompute and reaches an eligible reduction over as many elements as
+  // it has through eligible consumers of its size that are cheap too (asked only of merges that make
+  // a row phase).
+  bool cheaply_feeds_reduction_of_its_size(int i) const {
+    if (!cheap_to_recompute(i)) return false;
+    const int64_t numel = shape_numel(node_shape(i));
+    std::vector<int> stack(consumers_[static_cast<size_t>(i)].begin(), consumers_[static_cast<size_t>(i)].end());
+    std::unordered_set<int> seen;
+    while (!stack.empty()) {
+      const int c = stack.back();
+      stack.pop_back();
+      if (!eligible_[static_cast<size_t>(c)] || !seen.insert(c).second) continue;
+      const ir::Node& n = *graph_.nodes()[static_cast<size_t>(c)];
+      if (n.op().has(ir::kReduction)) {
+        if (shape_numel(n.input(0).shape()) == numel) return true;
+        continue;
+      }
+      // A broadcast or a slice walks another row; a math call is worth storing.
+      if (shape_numel(node_shape(c)) != numel || !cheap_to_recompute(c)) continue;
+      for (int next : consumers_[static_cast<size_t>(c)]) stack.push_back(next);
+    }
+    return false;
   }
 
  public:
@@ -300,6 +352,7 @@ class Clusterer {
   }
 
   const ir::Graph& graph_;
+  RowKernelRules rules_;
   size_t n_ = 0;
   std::unordered_map<const ir::Node*, int> index_;
   std::vector<std::vector<int>> producers_, consumers_;
@@ -312,8 +365,9 @@ class Clusterer {
 
 }  // namespace
 
-std::vector<Cluster> find_clusters(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible) {
-  return Clusterer(graph, eligible).run();
+std::vector<Cluster> find_clusters(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible,
+                                   RowKernelRules rules) {
+  return Clusterer(graph, eligible, rules).run();
 }
 
 }  // namespace tessera::lower

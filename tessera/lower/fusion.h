@@ -1,6 +1,7 @@
 #pragma once
-// Fusion: groups chains of elementwise/broadcast ops (and an elementwise chain feeding a reduction)
-// into clusters that become one generated loop kernel each.
+// Fusion: groups chains of elementwise/broadcast ops (and an elementwise chain feeding a reduction,
+// and the uses of a reduction's result over its row) into clusters that become one generated loop
+// kernel each.
 #include <functional>
 #include <vector>
 
@@ -23,7 +24,12 @@ bool can_generate(const ir::Node& node, bool half_types = false);
 
 // Partitions the nodes accepted by `eligible` (the backend's choice, typically: not a library call
 // and can_generate) into clusters. Every eligible node lands in exactly one cluster; a cluster never
-// creates a cycle with the rest of the graph.
-std::vector<Cluster> find_clusters(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible);
+// creates a cycle with the rest of the graph; `rules` say which row kernels may form (loop_ir.h).
+struct RowKernelRules {
+  bool row_kernels = true;       // a reduction's result used over the reduced row joins the reduction
+  bool chain_reductions = true;  // and so does a reduction of values that use it (softmax's sum after the max)
+};
+std::vector<Cluster> find_clusters(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible,
+                                   RowKernelRules rules = {});
 
 }  // namespace tessera::lower

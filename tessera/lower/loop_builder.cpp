@@ -1,7 +1,11 @@
 // build_loop_kernel: turns a cluster into a loop kernel. Values are generated on demand from the
 // outputs backwards, each at the index map its consumer reads it with (views and broadcasts only
 // change maps, never copy), memoised per (node, map, phase). Reductions split the code into the body
-// (per domain element) and the epilogue (per kept element, after the reductions).
+// (per domain element), chained walks (per domain element again, for reductions whose values use
+// earlier reductions' results), the epilogue (per kept element, after the reductions) and the row
+// phase (per domain element once more: outputs of the domain's size that use the reductions).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
@@ -17,12 +21,15 @@ void coalesce_domain(Kernel& kernel);  // loop_coalesce.cpp
 
 namespace {
 
-enum class Phase { Body, Epilogue };
+// Where code goes: the body (walk 0), chained walk k >= 1, the epilogue or the row phase.
+using Phase = int;
+constexpr Phase kBody = 0, kEpilogue = -1, kRow = -2;
 
 class KernelBuilder {
  public:
   KernelBuilder(const Cluster& cluster, const Shape& domain, std::vector<bool> reduced)
-      : cluster_(cluster), domain_(domain), reduced_(std::move(reduced)), body_(k_.body), epilogue_(k_.epilogue) {
+      : cluster_(cluster), domain_(domain), reduced_(std::move(reduced)), body_(k_.body), epilogue_(k_.epilogue),
+        row_(k_.row) {
     for (size_t i = 0; i < cluster.nodes.size(); ++i) pos_[cluster.nodes[i].get()] = static_cast<int>(i);
     for (size_t i = 0; i < cluster.inputs.size(); ++i) input_pos_[cluster.inputs[i]] = static_cast<int>(i);
     kept_.resize(reduced_.size());
@@ -36,18 +43,33 @@ class KernelBuilder {
   }
 
   Kernel build() {
-    depends_on_reduction_.assign(cluster_.nodes.size(), false);
-    for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
+    // The walk that accumulates each reduction: one after the last walk whose reductions its value
+    // needs finished (finished_after_: -1 for values that need none).
+    const size_t n_nodes = cluster_.nodes.size();
+    depends_on_reduction_.assign(n_nodes, false);
+    finished_after_.assign(n_nodes, -1);
+    int walks = 0;
+    for (size_t i = 0; i < n_nodes; ++i) {
       const ir::Node& n = *cluster_.nodes[i];
       TESSERA_CHECK(can_generate(n, /*half_types=*/true), "loop IR: op '{}' ({}) cannot be generated", n.op_name(),
                     ir::type_str(n.output_types()[0]));
       bool dep = n.op().has(ir::kReduction);
+      int needs = -1;
       for (const ir::Value& v : n.inputs()) {
         auto it = pos_.find(v.node().get());
-        if (it != pos_.end()) dep = dep || depends_on_reduction_[static_cast<size_t>(it->second)];
+        if (it == pos_.end()) continue;
+        dep = dep || depends_on_reduction_[static_cast<size_t>(it->second)];
+        needs = std::max(needs, finished_after_[static_cast<size_t>(it->second)]);
       }
       depends_on_reduction_[i] = dep;
-      if (n.op().has(ir::kReduction)) add_reduction(static_cast<int>(i));
+      finished_after_[i] = n.op().has(ir::kReduction) ? needs + 1 : needs;
+      walks = std::max(walks, finished_after_[i]);
+    }
+    k_.chained.resize(static_cast<size_t>(walks));
+    chained_.reserve(k_.chained.size());
+    for (auto& walk : k_.chained) chained_.emplace_back(walk);
+    for (size_t i = 0; i < n_nodes; ++i) {
+      if (cluster_.nodes[i]->op().has(ir::kReduction)) add_reduction(static_cast<int>(i));
     }
     // Outputs from the last to the first, so that the maps consumers read an output with are known
     // before its store is placed (a store reuses one of them when it is a bijection).
@@ -56,6 +78,18 @@ class KernelBuilder {
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return output_pos(a) > output_pos(b); });
     for (size_t o : order) add_store(o);
     coalesce_domain(k_);
+    if (k_.has_row_phase()) {
+      // The emitters give each kept element's row to one thread or one group of threads, walking it
+      // contiguously: the reduced axes must come after every kept one.
+      bool kept_seen_after_reduced = false, reduced_seen = false;
+      for (bool r : k_.reduced) {
+        kept_seen_after_reduced = kept_seen_after_reduced || (reduced_seen && !r);
+        reduced_seen = reduced_seen || r;
+      }
+      TESSERA_CHECK(!kept_seen_after_reduced,
+                    "loop IR: a reduction's result is used over its input's domain, but the reduced axes are not "
+                    "the innermost ones");
+    }
     return std::move(k_);
   }
 
@@ -66,7 +100,12 @@ class KernelBuilder {
     return it->second;
   }
 
-  ScalarCode& code(Phase ph) { return ph == Phase::Body ? body_ : epilogue_; }
+  ScalarCode& code(Phase ph) {
+    if (ph == kBody) return body_;
+    if (ph == kEpilogue) return epilogue_;
+    if (ph == kRow) return row_;
+    return chained_.at(static_cast<size_t>(ph - 1));
+  }
 
   // The epilogue's layout of a value of `shape`: row-major over the kept axes.
   IndexMap kept_map(const Shape& shape) const {
@@ -89,24 +128,27 @@ class KernelBuilder {
                             : ReduceKind::Sum;
     const bool extremum = r.kind == ReduceKind::Max || r.kind == ReduceKind::Min;
     r.acc_type = extremum ? in : is_float(in) ? ScalarType::f64 : ScalarType::u64;
-    const int x = value(n.input(0), identity_map(domain_), Phase::Body);
-    r.value = is_float(in) ? body_.convert(x, r.acc_type) : body_.cast(x, r.acc_type);
+    r.walk = finished_after_[static_cast<size_t>(pos)];
+    ScalarCode& c = code(r.walk);
+    const int x = value(n.input(0), identity_map(domain_), r.walk);
+    r.value = is_float(in) ? c.convert(x, r.acc_type) : c.cast(x, r.acc_type);
     reduction_index_[pos] = static_cast<int>(k_.reductions.size());
     k_.reductions.push_back(r);
   }
 
-  // The finished reduction, in the node's output type.
-  int reduction_result(int pos) {
+  // The finished reduction, in the node's output type, in the epilogue or the row phase.
+  int reduction_result(int pos, Phase ph) {
     const ir::Node& n = *cluster_.nodes[static_cast<size_t>(pos)];
     const Reduction& r = k_.reductions[static_cast<size_t>(reduction_index_.at(pos))];
     const ScalarType out = scalar_type_of(n.output_types()[0].dtype);
-    int acc = epilogue_.reduced(reduction_index_.at(pos), r.acc_type);
+    ScalarCode& c = code(ph);
+    int acc = c.reduced(reduction_index_.at(pos), r.acc_type);
     if (n.op_name() == "mean") {
       int64_t count = 1;
       for (size_t d = 0; d < domain_.size(); ++d) count *= reduced_[d] ? domain_[d] : 1;
-      acc = epilogue_.binary(Op::Div, acc, epilogue_.lit(ScalarType::f64, static_cast<double>(count)));
+      acc = c.binary(Op::Div, acc, c.lit(ScalarType::f64, static_cast<double>(count)));
     }
-    return is_float(r.acc_type) ? epilogue_.convert(acc, out) : epilogue_.cast(acc, out);
+    return is_float(r.acc_type) ? c.convert(acc, out) : c.cast(acc, out);
   }
 
   int value(const ir::Value& v, const IndexMap& map, Phase ph) {
@@ -122,7 +164,7 @@ class KernelBuilder {
   }
 
   int node_value(int pos, const IndexMap& map, Phase ph) {
-    const std::string key = map.key() + (ph == Phase::Body ? "b" : "e");
+    const std::string key = map.key() + fmt::format("@{}", ph);
     auto& memo = memo_[pos];
     auto found = memo.find(key);
     if (found != memo.end()) return found->second;
@@ -130,11 +172,13 @@ class KernelBuilder {
     const Shape& shape = n.output_types()[0].shape;
     int r;
     if (n.op().has(ir::kReduction)) {
-      TESSERA_CHECK(ph == Phase::Epilogue, "loop IR: the result of '{}' is used inside its own reduction loop",
-                    n.op_name());
+      // Finished for the epilogue and the row phase, and for the walks after its own.
+      TESSERA_CHECK(ph == kEpilogue || ph == kRow || ph > finished_after_[static_cast<size_t>(pos)],
+                    "loop IR: the result of '{}' is used inside its own reduction loop", n.op_name());
+      // In the row phase too: read back at the kept element whose row is being walked.
       TESSERA_CHECK(shape_numel(shape) == 0 || to_linear(map, shape, domain_.size()) == row_major(domain_, kept_),
                     "loop IR: the result of '{}' is read at another index than it is computed", n.op_name());
-      r = reduction_result(pos);
+      r = reduction_result(pos, ph);
     } else if ((r = literal_of(n, code(ph))) >= 0) {
     } else if (is_view(n)) {
       r = value(n.input(0), input_map(n, 0, map), ph);
@@ -144,7 +188,7 @@ class KernelBuilder {
       r = lower_elementwise(n, args, code(ph));
     }
     memo.emplace(key, r);
-    if (ph == Phase::Body) body_values_[static_cast<size_t>(pos)].emplace_back(map, r);
+    if (ph == kBody) body_values_[static_cast<size_t>(pos)].emplace_back(map, r);
     return r;
   }
 
@@ -229,16 +273,27 @@ class KernelBuilder {
         TESSERA_CHECK(dims.has_value(), "loop IR: output {} does not follow the domain {}", ir::type_str(t),
                       shape_str(domain_));
         const IndexMap m{false, std::move(*dims), {}};
-        s.value = node_value(pos, m, Phase::Body);
+        s.value = node_value(pos, m, kBody);
         s.access = to_linear(m, t.shape, domain_.size());
       }
       k_.body_stores.push_back(std::move(s));
       return;
     }
+    if (has_red && numel == all && numel != kept_numel) {
+      // A value of the domain's size that uses a finished reduction: the row phase computes it.
+      auto dims = delinearize(row_major(domain_, std::vector<bool>(domain_.size(), true)), t.shape, domain_);
+      TESSERA_CHECK(dims.has_value(), "loop IR: output {} does not follow the domain {}", ir::type_str(t),
+                    shape_str(domain_));
+      const IndexMap m{false, std::move(*dims), {}};
+      s.value = node_value(pos, m, kRow);
+      s.access = to_linear(m, t.shape, domain_.size());
+      k_.row_stores.push_back(std::move(s));
+      return;
+    }
     TESSERA_CHECK(has_red && numel == kept_numel, "loop IR: output {} of '{}' does not fit the domain {}",
                   ir::type_str(t), cluster_.nodes[static_cast<size_t>(pos)]->op_name(), shape_str(domain_));
     const IndexMap m = kept_map(t.shape);
-    s.value = node_value(pos, m, Phase::Epilogue);
+    s.value = node_value(pos, m, kEpilogue);
     s.access = to_linear(m, t.shape, domain_.size());
     k_.epilogue_stores.push_back(std::move(s));
   }
@@ -247,7 +302,9 @@ class KernelBuilder {
   Shape domain_;
   std::vector<bool> reduced_, kept_;
   Kernel k_;
-  ScalarCode body_, epilogue_;
+  ScalarCode body_, epilogue_, row_;
+  std::vector<ScalarCode> chained_;  // one per chained walk, over k_.chained
+  std::vector<int> finished_after_;  // per node: the last walk whose reductions its value needs (-1: none)
   std::unordered_map<const ir::Node*, int> pos_;
   std::unordered_map<ir::Value, int, ir::ValueHash> input_pos_;
   std::vector<bool> depends_on_reduction_;

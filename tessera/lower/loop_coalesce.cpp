@@ -16,8 +16,17 @@ void coalesce_domain(Kernel& kernel) {
   for (Instr& in : kernel.epilogue) {
     if (in.op == Op::Load) accesses.push_back(&in.access);
   }
+  for (auto& walk : kernel.chained) {
+    for (Instr& in : walk) {
+      if (in.op == Op::Load) accesses.push_back(&in.access);
+    }
+  }
+  for (Instr& in : kernel.row) {
+    if (in.op == Op::Load) accesses.push_back(&in.access);
+  }
   for (Store& s : kernel.body_stores) accesses.push_back(&s.access);
   for (Store& s : kernel.epilogue_stores) accesses.push_back(&s.access);
+  for (Store& s : kernel.row_stores) accesses.push_back(&s.access);
 
   for (const Affine* a : accesses) {
     TESSERA_CHECK(a->coef.size() == kernel.domain.size(), "loop IR: an access of rank {} in a domain of rank {}",

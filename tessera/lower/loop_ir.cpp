@@ -157,15 +157,27 @@ std::string print_kernel(const Kernel& k) {
   print_instrs(out, "v", k.body);
   for (const Store& s : k.body_stores)
     out += fmt::format("  out{}[{}] = v{}\n", s.output, affine_str(s.access), s.value);
-  for (size_t i = 0; i < k.reductions.size(); ++i) {
-    const Reduction& r = k.reductions[i];
-    out += fmt::format("  r{}: {} {} of v{}\n", i, reduce_kind_name(r.kind), scalar_type_name(r.acc_type), r.value);
+  for (size_t w = 0; w <= k.chained.size(); ++w) {
+    const std::string prefix = w == 0 ? "v" : fmt::format("c{}_", w);
+    if (w > 0) {
+      out += fmt::format("walk {}:\n", w);
+      print_instrs(out, prefix.c_str(), k.chained[w - 1]);
+    }
+    for (size_t i = 0; i < k.reductions.size(); ++i) {
+      const Reduction& r = k.reductions[i];
+      if (static_cast<size_t>(r.walk) != w) continue;
+      out += fmt::format("  r{}: {} {} of {}{}\n", i, reduce_kind_name(r.kind), scalar_type_name(r.acc_type), prefix,
+                         r.value);
+    }
   }
   if (!k.epilogue.empty() || !k.epilogue_stores.empty()) out += "epilogue:\n";
   print_instrs(out, "e", k.epilogue);
   for (const Store& s : k.epilogue_stores) {
     out += fmt::format("  out{}[{}] = e{}\n", s.output, affine_str(s.access), s.value);
   }
+  if (!k.row.empty() || !k.row_stores.empty()) out += "row:\n";
+  print_instrs(out, "w", k.row);
+  for (const Store& s : k.row_stores) out += fmt::format("  out{}[{}] = w{}\n", s.output, affine_str(s.access), s.value);
   return out;
 }
 

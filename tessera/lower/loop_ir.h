@@ -1,7 +1,8 @@
 #pragma once
 // The loop IR: one fused kernel as a rectangular iteration domain, straight-line scalar code per
-// domain element (the body), optional reductions over some domain axes, and scalar code per kept
-// element after the reductions (the epilogue). Every buffer is contiguous; an access is an affine
+// domain element (the body), optional reductions over some domain axes, scalar code per kept
+// element after the reductions (the epilogue) and, for row kernels, a second walk over each kept
+// element's reduced elements that uses the finished reductions (the row phase). Every buffer is contiguous; an access is an affine
 // function of the domain indices, so broadcasting (stride 0), permuted and sliced reads are index
 // math, never copies. Emitters (tessera/codegen) turn a Kernel into C, CUDA C, ... text.
 #include <array>
@@ -60,7 +61,7 @@ enum class Op : uint8_t {
   Call,    // math function `fn` of args[0] (and args[1] for pow)
   IsNan,
   IsInf,
-  Reduced,  // epilogue only: the finished value of reduction `ival`
+  Reduced,  // epilogue and row phase only: the finished value of reduction `ival`
 };
 
 enum class MathFn : uint8_t { exp, expm1, log, log1p, sqrt, sin, cos, tanh, erf, floor, ceil, nearbyint, fabs, pow };
@@ -84,7 +85,8 @@ const char* reduce_kind_name(ReduceKind k);
 struct Reduction {
   ReduceKind kind = ReduceKind::Sum;
   ScalarType acc_type = ScalarType::f64;  // the body value is already of this type
-  int32_t value = -1;                     // body instruction
+  int32_t value = -1;                     // instruction of its walk's code: the body, or chained[walk - 1]
+  int32_t walk = 0;                       // 0: accumulated by the body; k: by chained walk k (a row kernel)
 };
 
 struct Store {
@@ -95,6 +97,18 @@ struct Store {
 
 // One loop kernel. `domain` has at least one axis; `reduced` marks the reduced axes. The kernel's
 // range unit is one domain element without reductions, one kept element (output element) with them.
+//
+// A row kernel (RMSNorm's x * rsqrt(mean(x^2) + eps) * w) also has a row phase: after a kept
+// element's reductions and epilogue, its reduced elements are walked again and `row` runs per
+// domain element, reading the finished reductions (Op::Reduced) and loading its inputs afresh (the
+// row is read twice; the second time from cache), to store outputs of the domain's size. The
+// reduced axes of a row kernel are the innermost ones, so that a kept element's row is contiguous
+// in the domain and one thread, or one group of threads, owns it.
+//
+// A reduction whose value uses another's finished result (softmax's sum of exp(x - max), LayerNorm's
+// variance around the mean) is accumulated by a chained walk: chained[k - 1] runs per domain element
+// after the reductions of walks before k are finished (reading them with Op::Reduced), feeding the
+// reductions of walk k. The body is walk 0; the epilogue and the row phase follow the last walk.
 struct Kernel {
   std::string name;
   std::vector<ScalarType> input_types;
@@ -107,8 +121,13 @@ struct Kernel {
   std::vector<Reduction> reductions;
   std::vector<Instr> epilogue;
   std::vector<Store> epilogue_stores;
+  std::vector<std::vector<Instr>> chained;
+  std::vector<Instr> row;
+  std::vector<Store> row_stores;
 
   bool has_reduction() const { return !reductions.empty(); }
+  // Whether the kernel walks its rows again after the body: a row phase or chained reductions.
+  bool has_row_phase() const { return !row_stores.empty() || !chained.empty(); }
   int64_t range() const;          // number of range units
   int64_t work_per_unit() const;  // domain elements per range unit
 };

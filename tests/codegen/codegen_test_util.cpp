@@ -39,9 +39,10 @@ std::vector<Array> run_reference(const ir::Graph& g, const std::vector<Array>& i
   return backends::reference_backend().compile(g)->run(inputs);
 }
 
-JitRun run_with_jit(const ir::Graph& g, const std::vector<Array>& inputs, int threads, bool half_types) {
+JitRun run_with_jit(const ir::Graph& g, const std::vector<Array>& inputs, int threads, bool half_types,
+                    lower::RowKernelRules rules) {
   JitRun r;
-  r.clusters = cluster_all(g, half_types);
+  r.clusters = cluster_all(g, half_types, rules);
   auto kernels = backends::cpu::compile_clusters(r.clusters, &r.stats);
   runtime::ThreadPool pool(threads);
   std::unordered_map<ir::Value, Array, ir::ValueHash> values;

@@ -25,8 +25,9 @@ inline ir::Graph trace_fn(const MultiFn& fn, const std::vector<ir::TensorType>& 
 }
 
 // With half_types, f16/bf16 nodes too (the CPU backend does not fuse those yet; the JIT compiles them).
-inline std::vector<lower::Cluster> cluster_all(const ir::Graph& g, bool half_types = false) {
-  return lower::find_clusters(g, [=](const ir::Node& n) { return lower::can_generate(n, half_types); });
+inline std::vector<lower::Cluster> cluster_all(const ir::Graph& g, bool half_types = false,
+                                               lower::RowKernelRules rules = {}) {
+  return lower::find_clusters(g, [=](const ir::Node& n) { return lower::can_generate(n, half_types); }, rules);
 }
 
 struct JitRun {
@@ -37,7 +38,8 @@ struct JitRun {
 
 // Runs `g`: clusters of generatable nodes through the JIT, other nodes through their reference
 // kernels, in dependency order.
-JitRun run_with_jit(const ir::Graph& g, const std::vector<Array>& inputs, int threads = 2, bool half_types = false);
+JitRun run_with_jit(const ir::Graph& g, const std::vector<Array>& inputs, int threads = 2, bool half_types = false,
+                    lower::RowKernelRules rules = {});
 
 // Reference backend results.
 std::vector<Array> run_reference(const ir::Graph& g, const std::vector<Array>& inputs);

@@ -8,6 +8,7 @@
 
 #include "codegen_test_util.h"
 #include "tessera/codegen/emitter.h"
+#include "tessera/ops/nn.h"
 
 #if defined(TESSERA_HAVE_NVRTC)
 #include <nvrtc.h>
@@ -38,6 +39,26 @@ std::vector<GoldenKernel> golden_kernels() {
       {"total_max_block", [](const V& in) { return V{ops::max(in[0], {0}) + 1.0}; }, {{DType::f32, {8192}}}},
       // Few outputs over very long rows: several blocks per output, meeting in scratch memory.
       {"split_max", [](const V& in) { return V{ops::max(in[0], {1})}; }, {{DType::f32, {4, 65536}}}},
+      // Row kernels: a reduction's result used over its own row in the same kernel. RMSNorm's rows
+      // over a warp's lanes, softmax's shift (max with its NaN flag) over a block, short rows alone.
+      {"rms_norm_lanes",
+       [](const V& in) { return V{ops::rms_norm(in[0], {128}, in[1])}; },
+       {{DType::f32, {64, 128}}, {DType::f32, {128}}}},
+      {"shift_by_max_block",
+       [](const V& in) { return V{ops::exp(in[0] - ops::max(in[0], {1}, true))}; },
+       {{DType::f32, {4, 4096}}}},
+      {"row_share_alone", [](const V& in) { return V{in[0] / ops::sum(in[0], {1}, true)}; }, {{DType::f32, {300, 12}}}},
+      // Chained reductions: softmax's sum of exp(x - max) over lanes, LayerNorm's variance around the
+      // mean over a block, each a walk after the first reduction is shared.
+      {"softmax_lanes",
+       [](const V& in) {
+         const Tensor e = ops::exp(in[0] - ops::max(in[0], {1}, true));
+         return V{e / ops::sum(e, {1}, true)};
+       },
+       {{DType::f32, {64, 256}}}},
+      {"layer_norm_block",
+       [](const V& in) { return V{ops::layer_norm(in[0], {4096}, in[1], in[2], 1e-5)}; },
+       {{DType::f32, {2, 4096}}, {DType::f32, {4096}}, {DType::f32, {4096}}}},
       {"half_load_store",
        [](const V& in) {
          const Tensor e = ops::expm1(in[0]);

@@ -68,6 +68,11 @@ OptionsSlot& slot() {
 
 }  // namespace
 
+FusionSet following_row_kernel_switch(FusionSet backend_choice) {
+  return compile_options().fusion.has(Fusion::row_kernels) ? backend_choice
+                                                            : backend_choice.without(Fusion::row_kernels);
+}
+
 FusionSet FusionSet::all() {
   uint32_t bits = 0;
   for (const auto& [name, f] : fusion_names()) bits |= static_cast<uint32_t>(f);
@@ -89,6 +94,7 @@ const std::vector<std::pair<std::string, Fusion>>& fusion_names() {
       {"epilogue", Fusion::epilogue}, {"transposed_product", Fusion::transposed_product},
       {"clusters", Fusion::clusters}, {"adam_groups", Fusion::adam_groups},
       {"in_place", Fusion::in_place}, {"relayout", Fusion::relayout},
+      {"row_kernels", Fusion::row_kernels},
   };
   return names;
 }

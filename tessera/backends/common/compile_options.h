@@ -19,6 +19,7 @@ enum class Fusion : uint32_t {
   adam_groups = 1u << 3,         // every adam_update of a graph in one pass over all parameters
   in_place = 1u << 4,            // a result takes over the memory of an input that dies at its step
   relayout = 1u << 5,            // constant quantized weights re-laid once for the x8 kernels
+  row_kernels = 1u << 6,         // a reduction and its result's use over the row in one kernel (RMSNorm)
 };
 
 class FusionSet {
@@ -66,6 +67,10 @@ struct CompileOptions {
 // reported once on stderr and ignored) and change with set_compile_options. Plans are cached per options.
 CompileOptions compile_options();
 void set_compile_options(const CompileOptions& options);
+
+// The GPU backends choose their fusions themselves, but follow the options' row_kernels switch, so
+// that TESSERA_FUSION=-row_kernels times a device's norms and softmaxes without row kernels.
+FusionSet following_row_kernel_switch(FusionSet backend_choice);
 
 // Sets the options for a scope (tests, the graph fuzzer).
 class ScopedCompileOptions {

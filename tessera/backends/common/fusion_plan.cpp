@@ -50,9 +50,11 @@ std::unordered_set<const ir::Node*> cluster_eligible(const ir::Graph& graph, con
 }
 
 std::vector<lower::Cluster> form_clusters(const ir::Graph& graph, const std::unordered_set<const ir::Node*>& eligible,
-                                          FusionSet fusion) {
+                                          FusionSet fusion, bool chain_reductions) {
   if (fusion.has(Fusion::clusters)) {
-    return lower::find_clusters(graph, [&](const ir::Node& n) { return eligible.count(&n) != 0; });
+    return lower::find_clusters(
+        graph, [&](const ir::Node& n) { return eligible.count(&n) != 0; },
+        lower::RowKernelRules{fusion.has(Fusion::row_kernels), chain_reductions});
   }
   std::vector<lower::Cluster> clusters;
   for (const ir::NodePtr& n : graph.nodes()) {

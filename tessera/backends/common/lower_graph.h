@@ -46,6 +46,8 @@ struct LowerOptions {
   int64_t min_generated_elements = 0;
   EpilogueLimits epilogue_limits;  // what the backend's matmul/conv lowerings fuse (with Fusion::epilogue)
   bool half_types = false;         // its generated kernels take f16/bf16 values (lower::can_generate)
+  // Row kernels may chain reductions (lower::RowKernelRules): softmax and LayerNorm in one kernel.
+  bool chain_reductions = true;
 };
 
 // Throws LoweringFault (lowering.h) on a bug of the lowering itself, naming the node and the switch

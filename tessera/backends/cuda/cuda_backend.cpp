@@ -133,7 +133,7 @@ class CudaBackend final : public Backend {
     options.epilogue_limits.convolutions = false;
     options.epilogue_limits.quantized_products = true;
     options.half_types = true;
-    options.fusion = common::FusionSet::all().without(common::Fusion::relayout);
+    options.fusion = common::following_row_kernel_switch(common::FusionSet::all().without(common::Fusion::relayout));
     set_lowering_context(&ctx);
     std::shared_ptr<const common::Program> program;
     try {

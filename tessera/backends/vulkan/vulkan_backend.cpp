@@ -146,9 +146,8 @@ class VulkanBackend final : public Backend {
     // results were off here while the training steps drifted by ~1e-3; that was the CPU plan cache
     // handing a split segment the scalars of another graph, fixed in the cache.)
     options.half_types = ctx.features().storage16;
-    options.fusion = common::FusionSet::all()
-                         .without(common::Fusion::transposed_product)
-                         .without(common::Fusion::relayout);
+    options.fusion = common::following_row_kernel_switch(
+        common::FusionSet::all().without(common::Fusion::transposed_product).without(common::Fusion::relayout));
     options.epilogue_limits.products = false;
     options.epilogue_limits.convolutions = false;
     options.epilogue_limits.quantized_products = true;
