@@ -25,6 +25,9 @@ std::vector<Tensor> norms_and_softmax(const std::vector<Tensor>& a) {
           ops::exp(x - ops::max(x, {-1}, true))};
 }
 
+// Row kernels are off on CUDA unless TESSERA_CUDA_ROW_KERNELS=1 (measured slower for decode).
+constexpr const char* kRowKernels = "TESSERA_CUDA_ROW_KERNELS";
+
 size_t row_kernel_steps(const ir::Graph& g) {
   const auto exe = cuda().compile(g);
   const auto* cu = dynamic_cast<const backends::cuda::CudaExecutable*>(exe.get());
@@ -32,6 +35,7 @@ size_t row_kernel_steps(const ir::Graph& g) {
 }
 
 TEST(CudaRowKernels, NormsAndSoftmaxOverRowLengthsRepeatTheirBits) {
+  const ScopedEnv on(kRowKernels, "1");
   const Shape shapes[] = {{67, 3}, {67, 31}, {67, 32}, {67, 33}, {600, 256}, {5, 1000}, {1, 2048}, {3, 4097}};
   for (const Shape& shape : shapes) {
     for (DType dt : {DType::f32, DType::bf16}) {
@@ -51,6 +55,7 @@ TEST(CudaRowKernels, NormsAndSoftmaxOverRowLengthsRepeatTheirBits) {
 }
 
 TEST(CudaRowKernels, NanOfARowReachesEveryThreadOfItsRowPhase) {
+  const ScopedEnv on(kRowKernels, "1");
   for (const Shape& shape : {Shape{2, 3000}, Shape{3, 200}}) {
     SCOPED_TRACE(shape_str(shape));
     std::vector<double> v = random_array(shape, 10, -1, 1, DType::f32).to_f64();
@@ -66,6 +71,7 @@ TEST(CudaRowKernels, NanOfARowReachesEveryThreadOfItsRowPhase) {
 }
 
 TEST(CudaRowKernels, LayerNormAndSoftmaxAreOneKernelEach) {
+  const ScopedEnv on(kRowKernels, "1");
   // Their second reduction (variance, sum of exp(x - max)) is a chained walk of the first's kernel.
   auto ln = [](const std::vector<Tensor>& a) {
     return std::vector<Tensor>{ops::layer_norm(a[0], {768}, a[1], a[1], 1e-5)};
@@ -78,8 +84,11 @@ TEST(CudaRowKernels, LayerNormAndSoftmaxAreOneKernelEach) {
 TEST(CudaRowKernels, RmsNormIsOneKernelUnlessSwitchedOff) {
   auto f = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::rms_norm(a[0], {2048}, a[1])}; };
   const ir::Graph g = trace(f, {{DType::bf16, {1, 2048}}, {DType::bf16, {2048}}});
+  const size_t by_default = row_kernel_steps(g);
+  const ScopedEnv enabled(kRowKernels, "1");
   const size_t on = row_kernel_steps(g);
   EXPECT_EQ(on, 1u);
+  EXPECT_EQ(by_default, on + 1);
   namespace common = backends::common;
   const common::ScopedCompileOptions off({common::FusionSet::all().without(common::Fusion::row_kernels), {}});
   EXPECT_EQ(row_kernel_steps(g), on + 1);

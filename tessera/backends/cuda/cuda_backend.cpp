@@ -1,8 +1,10 @@
 #include "tessera/backends/cuda/cuda_backend.h"
 
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -133,7 +135,15 @@ class CudaBackend final : public Backend {
     options.epilogue_limits.convolutions = false;
     options.epilogue_limits.quantized_products = true;
     options.half_types = true;
-    options.fusion = common::following_row_kernel_switch(common::FusionSet::all().without(common::Fusion::relayout));
+    // Row kernels (a norm's reduction and its use over the row in one kernel) are off unless
+    // TESSERA_CUDA_ROW_KERNELS=1: on an H200 they made decode slower (Llama-1B shape bf16 861 against
+    // 906 tok/s, GPT-2 small 1,246 against 1,453, same call), one block walking a decode step's row
+    // twice where the separate kernels spread it over the GPU and overlap by programmatic launch.
+    const char* rows = std::getenv("TESSERA_CUDA_ROW_KERNELS");
+    const bool row_kernels = rows != nullptr && std::string(rows) == "1";
+    common::FusionSet fusion = common::FusionSet::all().without(common::Fusion::relayout);
+    if (!row_kernels) fusion = fusion.without(common::Fusion::row_kernels);
+    options.fusion = common::following_row_kernel_switch(fusion);
     set_lowering_context(&ctx);
     std::shared_ptr<const common::Program> program;
     try {
