@@ -89,6 +89,7 @@ const std::vector<std::pair<std::string, Fusion>>& fusion_names() {
       {"epilogue", Fusion::epilogue}, {"transposed_product", Fusion::transposed_product},
       {"clusters", Fusion::clusters}, {"adam_groups", Fusion::adam_groups},
       {"in_place", Fusion::in_place}, {"relayout", Fusion::relayout},
+      {"depthwise_pointwise", Fusion::depthwise_pointwise},
   };
   return names;
 }

@@ -180,8 +180,139 @@ void emit_conv(Lowering& L, ConvKind kind, const kernels::Conv2dGeometry& g, con
          reads, {out}, scratch);
 }
 
+// A depthwise convolution and the pointwise one that alone reads it, as one step
+// (kernels::conv2d_depthwise_pointwise_forward): the depthwise result never goes to memory.
+class DepthwisePointwiseStep final : public Step {
+ public:
+  struct Operands {
+    Operand x, dw_w, dw_bias, pw_w, pw_bias, out, workspace, residual, packed;
+  };
+  DepthwisePointwiseStep(kernels::Conv2dGeometry dw, kernels::Activation dw_act, kernels::Conv2dGeometry pw,
+                         kernels::Activation act, kernels::Activation post, Operands o)
+      : dw_(dw), pw_(pw), dw_act_(dw_act), act_(act), post_(post), o_(o) {}
+
+  void run(const RunContext& ctx) const override {
+    auto optional = [&](const Operand& op) { return op.buffer >= 0 ? ctx.ptr<const float>(op) : nullptr; };
+    kernels::ConvEpilogue e;
+    e.activation = act_;
+    e.residual = optional(o_.residual);
+    e.post_activation = post_;
+    kernels::conv2d_depthwise_pointwise_forward(
+        dw_, ctx.ptr<const float>(o_.x), ctx.ptr<const float>(o_.dw_w), optional(o_.dw_bias), dw_act_, pw_,
+        ctx.ptr<const float>(o_.pw_w), optional(o_.pw_bias), ctx.ptr<float>(o_.out),
+        o_.workspace.buffer >= 0 ? ctx.ptr<void>(o_.workspace) : nullptr, e, ctx.pool, optional(o_.packed));
+  }
+  StepKind kind() const override { return StepKind::library; }
+  std::string describe() const override {
+    return fmt::format("conv2d n{} {}->{} {}x{} k{}x{} s{}x{} p{}x{} g{}{}{} then 1x1 ->{}{}{}{}{}{}", dw_.batch,
+                       dw_.in_channels, dw_.out_channels, dw_.in_h, dw_.in_w, dw_.kernel_h, dw_.kernel_w, dw_.stride_h,
+                       dw_.stride_w, dw_.pad_h, dw_.pad_w, dw_.groups, o_.dw_bias.buffer >= 0 ? " +bias" : "",
+                       dw_act_ != kernels::Activation::none ? " +act" : "", pw_.out_channels,
+                       o_.pw_bias.buffer >= 0 ? " +bias" : "", act_ != kernels::Activation::none ? " +act" : "",
+                       o_.residual.buffer >= 0 ? " +residual" : "", post_ != kernels::Activation::none ? " +act" : "",
+                       o_.packed.buffer >= 0 ? " (packed weights)" : "");
+  }
+
+ private:
+  kernels::Conv2dGeometry dw_, pw_;
+  kernels::Activation dw_act_, act_, post_;
+  Operands o_;
+};
+
+kernels::Conv2dGeometry forward_geometry(const ir::Node& node) {
+  return geometry(node, node.input(0).shape(), node.input(1).shape(), node.output_types()[0].shape);
+}
+
+// What a convolution node produces for its readers: its fused tail's result, or its own output.
+ir::Value conv_result(const Lowering& L, const ir::NodePtr& node) {
+  const Epilogue* epi = L.epilogue(*node);
+  return epi != nullptr ? epi->result : ir::Value(node, 0);
+}
+
+// The depthwise convolution whose step `pw` takes over: the producer of pw's input, through a tail of
+// at most an activation applied in registers, whose result nothing else reads, where
+// conv2d_depthwise_pointwise_fuses says the pair runs faster as one.
+const ir::Node* fused_depthwise_of(const Lowering& L, const ir::Node& pw) {
+  if (!L.fusion().has(common::Fusion::depthwise_pointwise) || !claim_conv(pw) || L.uses(pw.input(0)) != 1) return nullptr;
+  const ir::Value& v = pw.input(0);
+  const ir::Node* dw = nullptr;
+  for (const ir::NodePtr& n : L.graph().nodes()) {
+    if (n->op_name() == "conv" && claim_conv(*n) && conv_result(L, n) == v) dw = n.get();
+  }
+  if (dw == nullptr) return nullptr;
+  if (const Epilogue* epi = L.epilogue(*dw)) {
+    const bool in_registers = epi->activation == kernels::Activation::none ||
+                              epi->activation == kernels::Activation::relu ||
+                              epi->activation == kernels::Activation::relu6;
+    if (epi->transposed || epi->bias.defined() || epi->residual.defined() ||
+        epi->post_activation != kernels::Activation::none || !in_registers)
+      return nullptr;
+  }
+  return kernels::conv2d_depthwise_pointwise_fuses(forward_geometry(*dw), forward_geometry(pw)) ? dw : nullptr;
+}
+
+// Whether the depthwise convolution `dw` is lowered with the pointwise one that reads it (and emits
+// nothing itself).
+bool fused_into_pointwise(const Lowering& L, const ir::NodePtr& dw) {
+  const ir::Value result = conv_result(L, dw);
+  if (L.uses(result) != 1) return false;
+  for (const ir::NodePtr& n : L.graph().nodes()) {
+    if (n->op_name() == "conv" && !n->inputs().empty() && n->input(0) == result) return fused_depthwise_of(L, *n) == dw.get();
+  }
+  return false;
+}
+
+void emit_depthwise_pointwise(Lowering& L, const ir::Node& dw, const ir::NodePtr& pw_node, const Epilogue* epi) {
+  const ir::Node& pw = *pw_node;
+  const kernels::Conv2dGeometry dwg = forward_geometry(dw), pwg = forward_geometry(pw);
+  DepthwisePointwiseStep::Operands o;
+  std::vector<int32_t> reads;
+  auto read = [&](const ir::Value& v) {
+    reads.push_back(L.packed(L.value(v)));
+    return L.operand(reads.back());
+  };
+  o.x = read(dw.input(0));
+  o.dw_w = read(dw.input(1));
+  if (dw.inputs().size() == 3) o.dw_bias = read(dw.input(2));
+  o.pw_w = read(pw.input(1));
+  const int32_t pw_w = reads.back();
+  if (pw.inputs().size() == 3) o.pw_bias = read(pw.input(2));
+  const Epilogue* dw_epi = L.epilogue(dw);
+  const kernels::Activation dw_act = dw_epi != nullptr ? dw_epi->activation : kernels::Activation::none;
+  kernels::Activation act = kernels::Activation::none, post = kernels::Activation::none;
+  if (epi != nullptr) {
+    act = epi->activation;
+    post = epi->post_activation;
+    if (epi->residual.defined()) o.residual = read(epi->residual);
+  }
+  const int32_t packed = L.derived_constant(
+      pw_w, "conv_pointwise_rows", DType::f32, {kernels::conv2d_packed_weights_floats(pwg)}, [pwg](const Array& w) {
+        Array p = Array::empty(DType::f32, {kernels::conv2d_packed_weights_floats(pwg)});
+        kernels::conv2d_pack_weights(pwg, w.data<const float>(), p.data<float>(), nullptr,
+                                     kernels::ConvAlgorithm::pointwise_rows);
+        return p;
+      });
+  if (packed >= 0) {
+    reads.push_back(packed);
+    o.packed = L.operand(packed);
+  }
+  const int32_t out = L.produce(epi != nullptr ? epi->result : ir::Value(pw_node, 0));
+  o.out = L.operand(out);
+  std::vector<int32_t> scratch;
+  if (const int64_t bytes = kernels::conv2d_depthwise_pointwise_workspace_bytes(dwg, pwg, packed >= 0); bytes > 0) {
+    scratch.push_back(L.scratch(bytes));
+    o.workspace = Operand{scratch.back(), 0};
+  }
+  L.emit(std::make_unique<DepthwisePointwiseStep>(dwg, dw_act, pwg, act, post, o), reads, {out}, scratch);
+}
+
 bool lower_conv(Lowering& L, const ir::NodePtr& node) {
   if (!claim_conv(*node)) return false;
+  if (fused_into_pointwise(L, node)) return true;  // its step is the pointwise convolution's
+  if (const ir::Node* dw = fused_depthwise_of(L, *node)) {
+    emit_depthwise_pointwise(L, *dw, node, L.epilogue(*node));
+    return true;
+  }
   const Epilogue* epi = L.epilogue(*node);
   const kernels::Conv2dGeometry g =
       geometry(*node, node->input(0).shape(), node->input(1).shape(), node->output_types()[0].shape);

@@ -84,14 +84,13 @@ __attribute__((target("avx512f"))) void plane_rows(const Conv2dGeometry& g, cons
 #pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
         if (r >= rows) break;
-        const int64_t oh = oh0 + r;
+        const int64_t at = (oh0 + r - tail.first_row) * g.out_w + ow0;
         if (fused) {
           acc[r] = activate_avx512(tail.activation, acc[r]);
-          if (tail.residual != nullptr)
-            acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + oh * g.out_w + ow0));
+          if (tail.residual != nullptr) acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + at));
           acc[r] = activate_avx512(tail.post_activation, acc[r]);
         }
-        _mm512_mask_storeu_ps(y + oh * g.out_w + ow0, sm, acc[r]);
+        _mm512_mask_storeu_ps(y + at, sm, acc[r]);
       }
     }
   }
@@ -184,14 +183,13 @@ __attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, co
       const auto sm = static_cast<__mmask16>(masks.store[c]);
 #pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
-        const int64_t oh = oh0 + r;
+        const int64_t at = (oh0 + r - tail.first_row) * g.out_w + ow0;
         if (fused) {
           acc[r] = activate_avx512(tail.activation, acc[r]);
-          if (tail.residual != nullptr)
-            acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + oh * g.out_w + ow0));
+          if (tail.residual != nullptr) acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + at));
           acc[r] = activate_avx512(tail.post_activation, acc[r]);
         }
-        float* dst = y + oh * g.out_w + ow0;
+        float* dst = y + at;
         if (tail.stream && sm == 0xFFFF && (reinterpret_cast<uintptr_t>(dst) & 63) == 0) {
           _mm512_stream_ps(dst, acc[r]);
         } else {
@@ -203,17 +201,18 @@ __attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, co
   if (oh0 < oh_end) plane<3, S>(g, masks, x, w, bias, tail, fused, y, oh0, oh_end);
 }
 
-// A 3x3 plane, stride 1 or 2 both ways, no dilation: the rows with taps in the top or bottom padding
-// through `plane`, the others through interior_3x3.
+// Rows [begin, end) of a 3x3 plane, stride 1 or 2 both ways, no dilation: the rows with taps in the
+// top or bottom padding through `plane`, the others through interior_3x3.
 template <int S>
 void plane_3x3(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w, float bias,
-               const DepthwiseTail& tail, bool fused, float* y) {
+               const DepthwiseTail& tail, bool fused, float* y, int64_t begin, int64_t end) {
   // Output rows oh with 0 <= oh * S - pad_h and oh * S - pad_h + 2 < in_h.
   const int64_t lo = std::min(g.out_h, (g.pad_h + S - 1) / S);
   const int64_t hi = std::clamp<int64_t>(g.in_h - 3 + g.pad_h < 0 ? 0 : (g.in_h - 3 + g.pad_h) / S + 1, lo, g.out_h);
-  plane<3, S>(g, masks, x, w, bias, tail, fused, y, 0, lo);
-  interior_3x3<S>(g, masks, x, w, bias, tail, fused, y, lo, hi);
-  plane<3, S>(g, masks, x, w, bias, tail, fused, y, hi, g.out_h);
+  const auto in = [&](int64_t row) { return std::clamp(row, begin, end); };
+  plane<3, S>(g, masks, x, w, bias, tail, fused, y, in(0), in(lo));
+  interior_3x3<S>(g, masks, x, w, bias, tail, fused, y, in(lo), in(hi));
+  plane<3, S>(g, masks, x, w, bias, tail, fused, y, in(hi), end);
 }
 
 }  // namespace
@@ -240,23 +239,37 @@ DepthwiseMasks depthwise_masks(const Conv2dGeometry& g) {
   return m;
 }
 
-void depthwise_plane_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w,
-                            float bias, const DepthwiseTail& tail, float* y) {
-  const bool fused = activation_in_registers(tail.activation) && activation_in_registers(tail.post_activation);
+namespace {
+
+void rows_of_plane(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w, float bias,
+                   const DepthwiseTail& tail, bool fused, float* y, int64_t begin, int64_t end) {
   const bool square_3x3 = g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 && g.dilation_w == 1 &&
                           g.stride_h == g.stride_w;
   if (square_3x3 && g.stride_w == 1) {
-    plane_3x3<1>(g, masks, x, w, bias, tail, fused, y);
+    plane_3x3<1>(g, masks, x, w, bias, tail, fused, y, begin, end);
   } else if (square_3x3 && g.stride_w == 2) {
-    plane_3x3<2>(g, masks, x, w, bias, tail, fused, y);
+    plane_3x3<2>(g, masks, x, w, bias, tail, fused, y, begin, end);
   } else if (g.kernel_w == 3 && g.stride_w == 1) {
-    plane<3, 1>(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
+    plane<3, 1>(g, masks, x, w, bias, tail, fused, y, begin, end);
   } else if (g.kernel_w == 3 && g.stride_w == 2) {
-    plane<3, 2>(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
+    plane<3, 2>(g, masks, x, w, bias, tail, fused, y, begin, end);
   } else {
-    plane<0, 0>(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
+    plane<0, 0>(g, masks, x, w, bias, tail, fused, y, begin, end);
   }
+}
+
+}  // namespace
+
+void depthwise_plane_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w,
+                            float bias, const DepthwiseTail& tail, float* y) {
+  const bool fused = activation_in_registers(tail.activation) && activation_in_registers(tail.post_activation);
+  rows_of_plane(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
   if (!fused) finish_depthwise_plane(g, tail, y);
+}
+
+void depthwise_rows_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w,
+                           float bias, const DepthwiseTail& tail, float* y, int64_t end) {
+  rows_of_plane(g, masks, x, w, bias, tail, true, y, tail.first_row, end);
 }
 
 #else
@@ -267,6 +280,8 @@ DepthwiseMasks depthwise_masks(const Conv2dGeometry&) {
 }
 void depthwise_plane_avx512(const Conv2dGeometry&, const DepthwiseMasks&, const float*, const float*, float,
                             const DepthwiseTail&, float*) {}
+void depthwise_rows_avx512(const Conv2dGeometry&, const DepthwiseMasks&, const float*, const float*, float,
+                           const DepthwiseTail&, float*, int64_t) {}
 
 #endif  // TESSERA_X86_KERNELS
 

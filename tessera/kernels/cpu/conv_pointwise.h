@@ -28,5 +28,11 @@ int64_t pointwise_rows_workspace_bytes(const Conv2dGeometry& g, bool weights_pac
 void pointwise_rows_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* packed_weights,
                             const float* bias, float* y, void* workspace, const ConvEpilogue& epilogue,
                             runtime::ThreadPool& pool);
+// Pixels [p0, p1) of image n of y on this thread, with weights packed here (pointwise_rows_packed_for),
+// reading input channel c of pixel p0 + i at x[c * in_stride + i]: a band of another kernel's output
+// still in cache (the depthwise + pointwise bands, conv_depthwise_pointwise.cpp).
+void pointwise_rows_pixels(const Conv2dGeometry& g, const float* packed_weights, const float* bias,
+                           const ConvEpilogue& epilogue, const float* x, int64_t in_stride, float* y, int64_t n,
+                           int64_t p0, int64_t p1);
 
 }  // namespace tessera::kernels::conv_detail

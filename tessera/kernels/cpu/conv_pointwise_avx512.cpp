@@ -34,6 +34,7 @@ struct Pointwise {
   ConvEpilogue epilogue;
   bool fused;  // both activations run in registers
   int64_t plane;
+  int64_t in_stride;  // floats between input channels: the plane, or a band's pixels
 };
 
 // Channels [8 b, 8 b + 8) x NV vectors of pixels from x / y (one image's planes at the tile's first
@@ -52,7 +53,7 @@ __attribute__((target("avx512f"))) void tile(const Pointwise& d, const float* x,
     for (int j = 0; j < NV; ++j) acc[r][j] = bias;
   }
   const float* xc = x;
-  for (int64_t ci = 0; ci < g.in_channels; ++ci, xc += d.plane, w += kPointwiseRows) {
+  for (int64_t ci = 0; ci < g.in_channels; ++ci, xc += d.in_stride, w += kPointwiseRows) {
     __m512 col[NV];
 #pragma GCC unroll 3
     for (int j = 0; j < NV; ++j)
@@ -93,15 +94,15 @@ __attribute__((target("avx512f"))) void tile(const Pointwise& d, const float* x,
   }
 }
 
-// Pixels [p0, p1) of image n, every channel block: spans of pixels whose inputs stay in L2, each
-// channel block over a whole span, so that the stores run along 8 planes rather than across all.
-void pixels_of_image(const Pointwise& d, int64_t n, int64_t p0, int64_t p1, const float* x, float* y) {
+// Pixels [p0, p1) of image n, every channel block, input channel c of pixel p0 + i at xs[c * in_stride
+// + i]: spans of pixels whose inputs stay in L2, each channel block over a whole span, so that the
+// stores run along 8 planes rather than across all.
+void pixels_of_image(const Pointwise& d, int64_t n, int64_t p0, int64_t p1, const float* xs, float* y) {
   const Conv2dGeometry& g = *d.g;
   const int64_t blocks = (g.out_channels + kPointwiseRows - 1) / kPointwiseRows;
   // About 128 KiB of inputs a span (bench_conv --pointwise, batch 16: 16->96 on 112x112 5.1 ms against
   // 7.2 ms tile by tile across all channels, and 6.1 ms by the implicit GEMM).
   const int64_t span = kPixels * std::clamp<int64_t>(32768 / (kPixels * g.in_channels), 1, 64);
-  const float* xi = x + n * g.in_channels * d.plane;
   float* yi = y + n * g.out_channels * d.plane;
   for (int64_t s0 = p0; s0 < p1; s0 += span) {
     const int64_t s1 = std::min(p1, s0 + span);
@@ -111,11 +112,11 @@ void pixels_of_image(const Pointwise& d, int64_t n, int64_t p0, int64_t p1, cons
         const auto last = static_cast<__mmask16>((1u << (count - 16 * (vectors - 1))) - 1);
         const int64_t offset = n * g.out_channels * d.plane + p;  // of channel 0's pixel p (for the residual)
         if (vectors == 3) {
-          tile<3>(d, xi + p, b, yi + p, offset, last);
+          tile<3>(d, xs + (p - p0), b, yi + p, offset, last);
         } else if (vectors == 2) {
-          tile<2>(d, xi + p, b, yi + p, offset, last);
+          tile<2>(d, xs + (p - p0), b, yi + p, offset, last);
         } else {
-          tile<1>(d, xi + p, b, yi + p, offset, last);
+          tile<1>(d, xs + (p - p0), b, yi + p, offset, last);
         }
       }
     }
@@ -140,6 +141,7 @@ void pointwise_rows_forward(const Conv2dGeometry& g, const float* x, const float
                     bias,
                     epilogue,
                     activation_in_registers(epilogue.activation) && activation_in_registers(epilogue.post_activation),
+                    g.out_h * g.out_w,
                     g.out_h * g.out_w};
   // Tasks: ranges of whole 48-pixel tiles of one image, at least about 64K multiply-adds each and up
   // to four per thread per image.
@@ -152,16 +154,30 @@ void pointwise_rows_forward(const Conv2dGeometry& g, const float* x, const float
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / per_image, part = t % per_image;
       const int64_t p0 = tiles * part / per_image * kPixels, p1 = std::min(d.plane, tiles * (part + 1) / per_image * kPixels);
-      pixels_of_image(d, n, p0, p1, x, y);
+      pixels_of_image(d, n, p0, p1, x + n * g.in_channels * d.plane + p0, y);
     }
-
   });
+}
+
+void pointwise_rows_pixels(const Conv2dGeometry& g, const float* packed_weights, const float* bias,
+                           const ConvEpilogue& epilogue, const float* x, int64_t in_stride, float* y, int64_t n,
+                           int64_t p0, int64_t p1) {
+  const Pointwise d{&g,
+                    packed_weights + kHeaderFloats,
+                    bias,
+                    epilogue,
+                    activation_in_registers(epilogue.activation) && activation_in_registers(epilogue.post_activation),
+                    g.out_h * g.out_w,
+                    in_stride};
+  pixels_of_image(d, n, p0, p1, x, y);
 }
 
 #else
 
 void pointwise_rows_forward(const Conv2dGeometry&, const float*, const float*, const float*, const float*, float*,
                             void*, const ConvEpilogue&, runtime::ThreadPool&) {}
+void pointwise_rows_pixels(const Conv2dGeometry&, const float*, const float*, const ConvEpilogue&, const float*,
+                           int64_t, float*, int64_t, int64_t, int64_t) {}
 
 #endif  // TESSERA_X86_KERNELS
 
