@@ -238,10 +238,11 @@ int bench_pointwise(int reps, int64_t batch) {
 // automatic choice, weights packed once) against conv2d_depthwise_pointwise_forward.
 int bench_depthwise_pointwise(int reps, int64_t batch) {
   std::printf("threads=%d batch=%lld\n", runtime::default_pool().size(), static_cast<long long>(batch));
-  // channels, input size, stride, projected channels
-  const int64_t pairs[][4] = {{32, 112, 1, 16},  {96, 112, 2, 24},  {144, 56, 1, 24},  {144, 56, 2, 32},
-                              {192, 28, 1, 32},  {192, 28, 2, 64},  {384, 14, 1, 64},  {384, 14, 1, 96},
-                              {576, 14, 1, 96},  {576, 14, 2, 160}, {960, 7, 1, 160},  {960, 7, 1, 320}};
+  // channels, input size, stride, projected channels, the expansion's input channels (0: none)
+  const int64_t pairs[][5] = {{32, 112, 1, 16, 0},    {96, 112, 2, 24, 16},  {144, 56, 1, 24, 24},
+                              {144, 56, 2, 32, 24},   {192, 28, 1, 32, 32},  {192, 28, 2, 64, 32},
+                              {384, 14, 1, 64, 64},   {384, 14, 1, 96, 64},  {576, 14, 1, 96, 96},
+                              {576, 14, 2, 160, 96},  {960, 7, 1, 160, 160}, {960, 7, 1, 320, 160}};
   for (const auto& p : pairs) {
     const Conv2dGeometry dw = make_conv2d_geometry(batch, p[0], p[1], p[1], p[0], 3, 3, p[2], p[2], 1, 1, 1, 1, p[0]);
     const Conv2dGeometry pw = make_conv2d_geometry(batch, p[0], dw.out_h, dw.out_w, p[3], 1, 1);
@@ -274,6 +275,38 @@ int bench_depthwise_pointwise(int reps, int64_t batch) {
                 static_cast<long long>(p[0]), static_cast<long long>(p[1]), static_cast<long long>(p[1]),
                 static_cast<long long>(p[2]), static_cast<long long>(p[3]), apart * 1e3, fused * 1e3, apart / fused,
                 conv2d_depthwise_pointwise_fuses(dw, pw) ? "" : "  (not chosen)");
+    if (p[4] == 0) continue;
+    // With the expansion before it: three calls against one.
+    ConvExpansion e;
+    e.g = make_conv2d_geometry(batch, p[4], p[1], p[1], p[0], 1, 1);
+    auto xe = bench::random_vector(static_cast<size_t>(batch * p[4] * p[1] * p[1]), 6);
+    auto we = bench::random_vector(static_cast<size_t>(p[4] * p[0]), 7), be = bench::random_vector(static_cast<size_t>(p[0]), 8);
+    std::vector<float> e_packed(static_cast<size_t>(conv2d_packed_weights_floats(e.g))), e_rows(e_packed.size());
+    conv2d_pack_weights(e.g, we.data(), e_packed.data());
+    conv2d_pack_weights(e.g, we.data(), e_rows.data(), nullptr, ConvAlgorithm::pointwise_rows);
+    std::vector<char> e_work(static_cast<size_t>(conv2d_forward_workspace_bytes(e.g, nullptr, true)) + 64);
+    e.w = we.data();
+    e.bias = be.data();
+    e.activation = Activation::relu6;
+    e.packed = e_rows.data();
+    const double apart3 = bench::median_seconds(
+        [&] {
+          conv2d_forward(e.g, xe.data(), we.data(), be.data(), x.data(), e_work.data(), relu6, nullptr,
+                         ConvAlgorithm::automatic, e_packed.data());
+          conv2d_forward(dw, x.data(), wd.data(), bd.data(), mid.data(), nullptr, relu6);
+          conv2d_forward(pw, mid.data(), wp.data(), bp.data(), y.data(), work.data(), {}, nullptr,
+                         ConvAlgorithm::automatic, packed.data());
+        },
+        reps);
+    const double fused3 = bench::median_seconds(
+        [&] {
+          conv2d_depthwise_pointwise_forward(dw, xe.data(), wd.data(), bd.data(), Activation::relu6, pw, wp.data(),
+                                             bp.data(), y.data(), nullptr, {}, nullptr, rows_packed.data(), &e);
+        },
+        reps);
+    std::printf("  with the %4lld -> %4lld expansion   three calls %8.3f ms  fused %8.3f ms  %.2fx%s\n",
+                static_cast<long long>(p[4]), static_cast<long long>(p[0]), apart3 * 1e3, fused3 * 1e3,
+                apart3 / fused3, conv2d_expand_depthwise_pointwise_fuses(e.g, dw, pw) ? "" : "  (not chosen)");
   }
   return 0;
 }

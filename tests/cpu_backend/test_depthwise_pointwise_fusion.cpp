@@ -1,8 +1,9 @@
 // A depthwise convolution whose result only a 1x1 convolution reads (MobileNetV2's block: depthwise
-// 3x3 + bias + ReLU, then the projection with its bias and residual) compiles to one step
+// 3x3 + bias + ReLU, then the projection with its bias and residual), and with it the 1x1 expansion
+// before it (whole inverted residual blocks), compiles to one step
 // (kernels::conv2d_depthwise_pointwise_forward) where the kernels choose it, with constant weights
 // (packed once) and with weights as inputs (packed per call); values against the reference backend,
-// and with the fusion switched off the two convolutions are separate steps again.
+// and with the fusion switched off the convolutions are separate steps again.
 #include "cpu_test_util.h"
 #include "tessera/backends/common/compile_options.h"
 #include "tessera/kernels/cpu/conv.h"
@@ -53,16 +54,21 @@ TEST(CpuDepthwisePointwise, WeightsAsInputsRunAsOneStep) {
   expect_matches_reference(g, block_inputs(), "depthwise + pointwise, weights as inputs");
 }
 
+// The whole block: x [2, 16, 112, 112] expanded to 48 channels (ReLU), the depthwise convolution, the
+// projection back to 16 with x as the residual.
 TEST(CpuDepthwisePointwise, ConstantWeightsArePackedOnceAndTheSwitchSplitsTheStep) {
   if (!testing_cpu()) GTEST_SKIP() << "CPU backend steps";
   const std::vector<Array> in = block_inputs();
+  const Array we = random_array({kChannels, kOut, 1, 1}, 7, -1, 1, DType::f32);
+  const Array be = random_array({kChannels}, 8, -1, 1, DType::f32);
   const ir::Graph g = trace(
       [&](const std::vector<Tensor>& a) {
-        return block(a[0], Tensor::from_array(in[1]), Tensor::from_array(in[2]), Tensor::from_array(in[3]),
-                     Tensor::from_array(in[4]), a[1]);
+        const Tensor expanded = ops::relu(ops::conv2d(a[0], Tensor::from_array(we), Tensor::from_array(be)));
+        return block(expanded, Tensor::from_array(in[1]), Tensor::from_array(in[2]), Tensor::from_array(in[3]),
+                     Tensor::from_array(in[4]), a[0]);
       },
-      {{DType::f32, {kBatch, kChannels, kSize, kSize}}, {DType::f32, {kBatch, kOut, kSize, kSize}}});
-  const std::vector<Array> inputs = {in[0], in[5]};
+      {{DType::f32, {kBatch, kOut, kSize, kSize}}});
+  const std::vector<Array> inputs = {in[5]};
   std::string fused, apart;
   {
     backends::common::ScopedCompileOptions o(CompileOptions{});
@@ -75,6 +81,8 @@ TEST(CpuDepthwisePointwise, ConstantWeightsArePackedOnceAndTheSwitchSplitsTheSte
     expect_matches_reference(g, inputs, "depthwise + pointwise switched off");
   }
   if (fused_here()) {
+    EXPECT_NE(fused.find("conv2d n2 16->48 112x112 k1x1 +bias +act then conv2d n2 48->48"), std::string::npos)
+        << fused;
     EXPECT_NE(fused.find("then 1x1 ->16 +bias +residual (packed weights)"), std::string::npos) << fused;
   } else {
     EXPECT_EQ(fused.find("then 1x1"), std::string::npos) << fused;

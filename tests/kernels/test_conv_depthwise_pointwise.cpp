@@ -2,7 +2,8 @@
 // a double-precision pair computed here: bands cut off the 4-row blocks, planes off the 16-lane
 // vectors and the 48-pixel tiles, stride 2, a 5x5 kernel, a channel multiplier, channel counts off the
 // 8-row blocks, an activation not applied in registers, every tail of the 1x1, weights packed once,
-// per call or in another layout, one to three threads; and the same without AVX-512 (portable loops).
+// per call or in another layout, one to three threads, with a pointwise expansion before the depthwise
+// convolution and without; and the same without AVX-512 (portable loops).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,10 +18,39 @@ namespace depthwise_pointwise_test {
 
 using conv_test::random_values;
 
-void check(const char* name, const Conv2dGeometry& dw, int64_t out_channels, Activation dw_act, std::mt19937& rng) {
+// expand_in > 0: an expansion from that many channels (activation relu6) computes the depthwise input.
+void check(const char* name, const Conv2dGeometry& dw, int64_t out_channels, Activation dw_act, std::mt19937& rng,
+           int64_t expand_in = 0) {
   const Conv2dGeometry pw = make_conv2d_geometry(dw.batch, dw.out_channels, dw.out_h, dw.out_w, out_channels, 1, 1);
   const int64_t plane = dw.out_h * dw.out_w, taps = dw.kernel_h * dw.kernel_w, mult = dw.out_channels / dw.groups;
-  const auto x = random_values(dw.batch * dw.in_channels * dw.in_h * dw.in_w, rng);
+  const int64_t in_plane = dw.in_h * dw.in_w, xs = dw.batch * dw.in_channels * in_plane;
+  // The depthwise input (the expansion's result in float, when there is one) and its rounding scale.
+  ConvExpansion expansion;
+  const auto xe = random_values(expand_in > 0 ? dw.batch * expand_in * in_plane : 0, rng);
+  const auto we = random_values(expand_in * dw.in_channels, rng), be = random_values(expand_in > 0 ? dw.in_channels : 0, rng);
+  std::vector<float> x = random_values(expand_in > 0 ? 0 : xs, rng);
+  std::vector<double> x_mag(static_cast<size_t>(xs), 0.0);
+  if (expand_in > 0) {
+    expansion.g = make_conv2d_geometry(dw.batch, expand_in, dw.in_h, dw.in_w, dw.in_channels, 1, 1);
+    expansion.w = we.data();
+    expansion.bias = be.data();
+    expansion.activation = Activation::relu6;
+    x.resize(static_cast<size_t>(xs));
+    for (int64_t n = 0; n < dw.batch; ++n)
+      for (int64_t c = 0; c < dw.in_channels; ++c)
+        for (int64_t p = 0; p < in_plane; ++p) {
+          double sum = be[static_cast<size_t>(c)], mag = std::abs(sum);
+          for (int64_t ci = 0; ci < expand_in; ++ci) {
+            const double t = static_cast<double>(we[static_cast<size_t>(c * expand_in + ci)]) *
+                             xe[static_cast<size_t>((n * expand_in + ci) * in_plane + p)];
+            sum += t;
+            mag += std::abs(t);
+          }
+          const auto i = static_cast<size_t>((n * dw.in_channels + c) * in_plane + p);
+          x[i] = activation_value(Activation::relu6, static_cast<float>(sum));
+          x_mag[i] = mag;
+        }
+  }
   const auto wd = random_values(dw.out_channels * taps, rng), bd = random_values(dw.out_channels, rng);
   const auto wp = random_values(out_channels * dw.out_channels, rng), bp = random_values(out_channels, rng);
   const int64_t ys = dw.batch * out_channels * plane;
@@ -36,10 +66,10 @@ void check(const char* name, const Conv2dGeometry& dw, int64_t out_channels, Act
             for (int64_t kw = 0; kw < dw.kernel_w; ++kw) {
               const int64_t ih = oh * dw.stride_h - dw.pad_h + kh, iw = ow * dw.stride_w - dw.pad_w + kw;
               if (ih < 0 || ih >= dw.in_h || iw < 0 || iw >= dw.in_w) continue;
-              const double t = static_cast<double>(wd[static_cast<size_t>(c * taps + kh * dw.kernel_w + kw)]) *
-                               x[static_cast<size_t>(((n * dw.in_channels + c / mult) * dw.in_h + ih) * dw.in_w + iw)];
-              sum += t;
-              mag += std::abs(t);
+              const double wv = wd[static_cast<size_t>(c * taps + kh * dw.kernel_w + kw)];
+              const auto xi = static_cast<size_t>(((n * dw.in_channels + c / mult) * dw.in_h + ih) * dw.in_w + iw);
+              sum += wv * x[xi];
+              mag += std::abs(wv) * (std::abs(x[xi]) + x_mag[xi]);
             }
           const auto i = static_cast<size_t>((n * dw.out_channels + c) * plane + oh * dw.out_w + ow);
           mid[i] = activation_value(dw_act, static_cast<float>(sum));
@@ -69,6 +99,14 @@ void check(const char* name, const Conv2dGeometry& dw, int64_t out_channels, Act
     runtime::ThreadPool pool(threads);
     for (const conv_test::Tail& t : tails) {
       for (Packing packing : {Packing::per_call, Packing::once, Packing::other_layout}) {
+        std::vector<float> expand_packed;
+        expansion.packed = nullptr;
+        if (expand_in > 0 && packing != Packing::per_call) {
+          expand_packed.resize(static_cast<size_t>(conv2d_packed_weights_floats(expansion.g)));
+          conv2d_pack_weights(expansion.g, we.data(), expand_packed.data(), &pool,
+                              packing == Packing::once ? ConvAlgorithm::pointwise_rows : ConvAlgorithm::implicit_gemm);
+          expansion.packed = expand_packed.data();
+        }
         ConvEpilogue e;
         e.activation = t.activation;
         e.residual = t.residual ? residual.data() : nullptr;
@@ -79,12 +117,14 @@ void check(const char* name, const Conv2dGeometry& dw, int64_t out_channels, Act
           conv2d_pack_weights(pw, wp.data(), packed.data(), &pool,
                               packing == Packing::once ? ConvAlgorithm::pointwise_rows : ConvAlgorithm::implicit_gemm);
         }
-        std::vector<char> ws(static_cast<size_t>(
-            conv2d_depthwise_pointwise_workspace_bytes(dw, pw, packing == Packing::once)));
+        std::vector<char> ws(static_cast<size_t>(conv2d_depthwise_pointwise_workspace_bytes(
+            dw, pw, packing == Packing::once, expand_in > 0 ? &expansion.g : nullptr)));
         std::vector<float> y(static_cast<size_t>(ys), std::nanf(""));
-        conv2d_depthwise_pointwise_forward(dw, x.data(), wd.data(), bd.data(), dw_act, pw, wp.data(),
-                                           t.bias ? bp.data() : nullptr, y.data(), ws.empty() ? nullptr : ws.data(), e,
-                                           &pool, packing == Packing::per_call ? nullptr : packed.data());
+        conv2d_depthwise_pointwise_forward(dw, expand_in > 0 ? xe.data() : x.data(), wd.data(), bd.data(), dw_act, pw,
+                                           wp.data(), t.bias ? bp.data() : nullptr, y.data(),
+                                           ws.empty() ? nullptr : ws.data(), e, &pool,
+                                           packing == Packing::per_call ? nullptr : packed.data(),
+                                           expand_in > 0 ? &expansion : nullptr);
         SCOPED_TRACE(testing::Message() << name << " avx512=" << use_avx512() << " threads=" << threads
                                         << " tail=" << t.name << " packing=" << static_cast<int>(packing));
         for (int64_t i = 0; i < ys; ++i) {
@@ -115,6 +155,11 @@ void check_all(std::mt19937& rng) {
   check("5x5 on 17x9, no activation", depthwise(2, 8, 17, 9, 5, 1), 8, Activation::none, rng);
   check("3x3, channel multiplier 2, sigmoid", depthwise(2, 6, 11, 13, 3, 1, 2), 5, Activation::sigmoid, rng);
   check("3x3 on 1x1", depthwise(3, 9, 1, 1, 3, 1), 7, Activation::relu6, rng);
+  check("expanded 5 -> 16, 3x3 on 30x30", depthwise(2, 16, 30, 30, 3, 1), 13, Activation::relu6, rng, 5);
+  check("expanded 9 -> 19, 3x3 stride 2 on 29x31", depthwise(3, 19, 29, 31, 3, 2), 40, Activation::relu, rng, 9);
+  check("expanded 24 -> 160, 3x3 on 56x9 (bands of a few rows, expanded rows computed twice)",
+        depthwise(2, 160, 56, 9, 3, 1), 17, Activation::relu6, rng, 24);
+  check("expanded 3 -> 6, channel multiplier 2, 5x5", depthwise(2, 6, 11, 13, 5, 1, 2), 5, Activation::relu6, rng, 3);
 }
 
 TEST(ConvDepthwisePointwise, MatchesDefinition) {
@@ -143,6 +188,9 @@ TEST(ConvDepthwisePointwise, FusesWhereTheResultLeavesTheCaches) {
   EXPECT_FALSE(pair(1, 144, 56, 1, 24));
   EXPECT_FALSE(pair(16, 576, 14, 1, 96));
   EXPECT_FALSE(pair(16, 960, 7, 1, 160));
+  const Conv2dGeometry dw112 = depthwise(16, 96, 112, 112, 3, 2);
+  EXPECT_TRUE(conv2d_expand_depthwise_pointwise_fuses(make_conv2d_geometry(16, 16, 112, 112, 96, 1, 1), dw112,
+                                                      make_conv2d_geometry(16, 96, 56, 56, 24, 1, 1)));
   const Conv2dGeometry dw = depthwise(16, 144, 56, 56, 3, 1);
   EXPECT_FALSE(conv2d_depthwise_pointwise_fuses(dw, make_conv2d_geometry(16, 144, 56, 56, 24, 3, 3)));
 }

@@ -19,7 +19,7 @@ enum class Fusion : uint32_t {
   adam_groups = 1u << 3,         // every adam_update of a graph in one pass over all parameters
   in_place = 1u << 4,            // a result takes over the memory of an input that dies at its step
   relayout = 1u << 5,            // constant quantized weights re-laid once for the x8 kernels
-  depthwise_pointwise = 1u << 6,  // a depthwise convolution computed band by band inside the 1x1 one that reads it
+  depthwise_pointwise = 1u << 6,  // a depthwise conv (and the 1x1 expansion before it) band by band in the 1x1 after it
 };
 
 class FusionSet {

@@ -17,6 +17,8 @@ struct DepthwiseTail {
   bool stream = false;
   // The plane row that y (and residual) point at: 0 for a whole plane, a band's first row otherwise.
   int64_t first_row = 0;
+  // Likewise the input row that x points at (a band of an expansion's rows holds only those it needs).
+  int64_t input_first_row = 0;
 };
 // Orders a task's non-temporal stores before whatever reads them next.
 void depthwise_store_fence();
@@ -41,9 +43,9 @@ void depthwise_plane_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks
 // bands (conv_depthwise_pointwise.cpp); tail's activations must be ones applied in registers.
 void depthwise_rows_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w,
                            float bias, const DepthwiseTail& tail, float* y, int64_t end);
-// The portable form of the same rows, bias and activation only.
-void depthwise_rows(const Conv2dGeometry& g, const float* x, const float* w, float bias, Activation activation,
-                    float* y, int64_t begin, int64_t end);
+// The portable form of the same rows, bias and activation only (x at input row input_first_row).
+void depthwise_rows(const Conv2dGeometry& g, const float* x, int64_t input_first_row, const float* w, float bias,
+                    Activation activation, float* y, int64_t begin, int64_t end);
 // The tail on a plane that holds bias + taps already.
 void finish_depthwise_plane(const Conv2dGeometry& g, const DepthwiseTail& tail, float* y);
 

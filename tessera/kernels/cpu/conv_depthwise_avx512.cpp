@@ -60,7 +60,8 @@ __attribute__((target("avx512f"))) void plane_rows(const Conv2dGeometry& g, cons
           const int64_t ih = (oh0 + r) * g.stride_h - g.pad_h + kh * g.dilation_h;
           const bool valid = r < rows && ih >= 0 && ih < g.in_h;
           row_mask[r] = valid ? ~uint64_t{0} : 0;
-          row[r] = x + (valid ? ih : 0) * g.in_w + ow0 * sw - g.pad_w;  // may point into the padding: masked
+          // may point into the padding: masked
+          row[r] = x + ((valid ? ih : tail.input_first_row) - tail.input_first_row) * g.in_w + ow0 * sw - g.pad_w;
         }
 #pragma GCC unroll 16
         for (int64_t kw = 0; kw < kw_n; ++kw) {
@@ -130,7 +131,7 @@ __attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, co
   const int64_t chunks = (g.out_w + 15) / 16;
   int64_t oh0 = oh_begin;
   for (; oh0 + kRows <= oh_end; oh0 += kRows) {
-    const float* block = x + (oh0 * S - g.pad_h) * g.in_w - g.pad_w;
+    const float* block = x + (oh0 * S - g.pad_h - tail.input_first_row) * g.in_w - g.pad_w;
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t ow0 = c * 16;
       const float* first = block + ow0 * S;  // may point into the padding: masked
