@@ -33,6 +33,12 @@ bool can_run_depthwise_avx512(const Conv2dGeometry& g);
 struct DepthwiseMasks {
   uint64_t load[kMaxDepthwiseOutW / 16][kMaxDepthwiseKernelW];
   uint32_t store[kMaxDepthwiseOutW / 16];
+  // Planes of up to kMaxFlatPlane outputs, 3x3, stride 1, padded to the same size (MobileNetV2's 7x7):
+  // the plane as one run of positions, 16 a vector across rows, per vector and tap the lanes whose
+  // input lies in the plane (flat_plane: whether this call uses them).
+  static constexpr int64_t kMaxFlatPlane = 64;
+  bool flat_plane = false;
+  uint16_t flat[kMaxFlatPlane / 16][9];
 };
 DepthwiseMasks depthwise_masks(const Conv2dGeometry& g);
 

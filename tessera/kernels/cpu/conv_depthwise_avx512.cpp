@@ -237,10 +237,55 @@ DepthwiseMasks depthwise_masks(const Conv2dGeometry& g) {
       m.load[c][kw] = sw == 1 ? bits(lo, hi) : bits(2 * lo, 2 * hi - 1);
     }
   }
+  const int64_t plane = g.out_h * g.out_w;
+  m.flat_plane = g.kernel_h == 3 && g.kernel_w == 3 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 &&
+                 g.dilation_w == 1 && g.pad_h == 1 && g.pad_w == 1 && g.in_h == g.out_h && g.in_w == g.out_w &&
+                 plane <= DepthwiseMasks::kMaxFlatPlane && g.out_w < 16;
+  if (m.flat_plane) {
+    for (int64_t v = 0; v < (plane + 15) / 16; ++v) {
+      for (int t = 0; t < 9; ++t) {
+        uint16_t lanes = 0;
+        for (int64_t i = 0; i < 16; ++i) {
+          const int64_t p = 16 * v + i, row = p / g.out_w + t / 3 - 1, col = p % g.out_w + t % 3 - 1;
+          if (p < plane && row >= 0 && row < g.in_h && col >= 0 && col < g.in_w) lanes |= uint16_t(1u << i);
+        }
+        m.flat[v][t] = lanes;
+      }
+    }
+  }
   return m;
 }
 
 namespace {
+
+// A whole small plane (DepthwiseMasks::flat) in at most four vectors of 16 positions across its rows:
+// tap (kh, kw) of position p reads input position p + (kh - 1) W + kw - 1, masked where that leaves
+// the plane or wraps into the next row. On 7x7 planes 4 vectors x 9 taps, where row by row it is 7
+// vectors of 7 lanes.
+__attribute__((target("avx512f"))) void flat_plane_3x3(const Conv2dGeometry& g, const DepthwiseMasks& masks,
+                                                       const float* x, const float* w, float bias,
+                                                       const DepthwiseTail& tail, bool fused, float* y) {
+  const int64_t plane = g.out_h * g.out_w, vectors = (plane + 15) / 16;
+  __m512 wv[9];
+  for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
+  for (int64_t v = 0; v < vectors; ++v) {
+    __m512 acc = _mm512_set1_ps(bias);
+#pragma GCC unroll 9
+    for (int t = 0; t < 9; ++t) {
+      // May point before or past the plane: those lanes are masked off.
+      const float* src = x + 16 * v + (t / 3 - 1) * g.in_w + (t % 3 - 1);
+      acc = _mm512_fmadd_ps(wv[t], _mm512_maskz_loadu_ps(masks.flat[v][t], src), acc);
+    }
+    const int64_t count = std::min<int64_t>(16, plane - 16 * v);
+    const auto sm = static_cast<__mmask16>((1u << count) - 1);
+    if (fused) {
+      acc = activate_avx512(tail.activation, acc);
+      if (tail.residual != nullptr) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(sm, tail.residual + 16 * v));
+      acc = activate_avx512(tail.post_activation, acc);
+    }
+    _mm512_mask_storeu_ps(y + 16 * v, sm, acc);
+  }
+}
 
 void rows_of_plane(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w, float bias,
                    const DepthwiseTail& tail, bool fused, float* y, int64_t begin, int64_t end) {
@@ -264,7 +309,11 @@ void rows_of_plane(const Conv2dGeometry& g, const DepthwiseMasks& masks, const f
 void depthwise_plane_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w,
                             float bias, const DepthwiseTail& tail, float* y) {
   const bool fused = activation_in_registers(tail.activation) && activation_in_registers(tail.post_activation);
-  rows_of_plane(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
+  if (masks.flat_plane) {
+    flat_plane_3x3(g, masks, x, w, bias, tail, fused, y);
+  } else {
+    rows_of_plane(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
+  }
   if (!fused) finish_depthwise_plane(g, tail, y);
 }
 
