@@ -5,6 +5,8 @@
 //            by default): the automatic choice (weights packed once, as for constant weights) beside
 //            the whole-im2col GEMM. TESSERA_BENCH_CLOCK=cpu TESSERA_BENCH_STAT=min on a shared machine.
 //        bench_conv --pointwise [reps] [batch]   MobileNetV2's 1x1 layers by each algorithm.
+//        bench_conv --depthwise-pointwise [reps] [batch]   MobileNetV2's depthwise + 1x1 projection pairs
+//            as two calls and as one (conv2d_depthwise_pointwise_forward).
 //        bench_conv --winograd [reps] [batch] [channels]   ResNet-18's 3x3 stride-1 layers (or the one of
 //            `channels`) by direct tiles and by Winograd.
 #include <cstdio>
@@ -232,9 +234,89 @@ int bench_pointwise(int reps, int64_t batch) {
   return 0;
 }
 
+// MobileNetV2's depthwise convolutions with the 1x1 projection after them: the two calls (each the
+// automatic choice, weights packed once) against conv2d_depthwise_pointwise_forward.
+int bench_depthwise_pointwise(int reps, int64_t batch) {
+  std::printf("threads=%d batch=%lld\n", runtime::default_pool().size(), static_cast<long long>(batch));
+  // channels, input size, stride, projected channels, the expansion's input channels (0: none)
+  const int64_t pairs[][5] = {{32, 112, 1, 16, 0},    {96, 112, 2, 24, 16},  {144, 56, 1, 24, 24},
+                              {144, 56, 2, 32, 24},   {192, 28, 1, 32, 32},  {192, 28, 2, 64, 32},
+                              {384, 14, 1, 64, 64},   {384, 14, 1, 96, 64},  {576, 14, 1, 96, 96},
+                              {576, 14, 2, 160, 96},  {960, 7, 1, 160, 160}, {960, 7, 1, 320, 160}};
+  for (const auto& p : pairs) {
+    const Conv2dGeometry dw = make_conv2d_geometry(batch, p[0], p[1], p[1], p[0], 3, 3, p[2], p[2], 1, 1, 1, 1, p[0]);
+    const Conv2dGeometry pw = make_conv2d_geometry(batch, p[0], dw.out_h, dw.out_w, p[3], 1, 1);
+    auto x = bench::random_vector(static_cast<size_t>(batch * p[0] * p[1] * p[1]), 1);
+    auto wd = bench::random_vector(static_cast<size_t>(p[0] * 9), 2), bd = bench::random_vector(static_cast<size_t>(p[0]), 3);
+    auto wp = bench::random_vector(static_cast<size_t>(p[0] * p[3]), 4), bp = bench::random_vector(static_cast<size_t>(p[3]), 5);
+    std::vector<float> mid(static_cast<size_t>(batch * p[0] * dw.out_h * dw.out_w));
+    std::vector<float> y(static_cast<size_t>(batch * p[3] * dw.out_h * dw.out_w));
+    std::vector<float> packed(static_cast<size_t>(conv2d_packed_weights_floats(pw)));
+    std::vector<float> rows_packed(packed.size());
+    conv2d_pack_weights(pw, wp.data(), packed.data());
+    conv2d_pack_weights(pw, wp.data(), rows_packed.data(), nullptr, ConvAlgorithm::pointwise_rows);
+    std::vector<char> work(static_cast<size_t>(conv2d_forward_workspace_bytes(pw, nullptr, true)) + 64);
+    ConvEpilogue relu6;
+    relu6.activation = Activation::relu6;
+    const double apart = bench::median_seconds(
+        [&] {
+          conv2d_forward(dw, x.data(), wd.data(), bd.data(), mid.data(), nullptr, relu6);
+          conv2d_forward(pw, mid.data(), wp.data(), bp.data(), y.data(), work.data(), {}, nullptr,
+                         ConvAlgorithm::automatic, packed.data());
+        },
+        reps);
+    const double fused = bench::median_seconds(
+        [&] {
+          conv2d_depthwise_pointwise_forward(dw, x.data(), wd.data(), bd.data(), Activation::relu6, pw, wp.data(),
+                                             bp.data(), y.data(), nullptr, {}, nullptr, rows_packed.data());
+        },
+        reps);
+    std::printf("dw %4lld %3lldx%-3lld s%lld -> %4lld  two calls %8.3f ms  fused %8.3f ms  %.2fx%s\n",
+                static_cast<long long>(p[0]), static_cast<long long>(p[1]), static_cast<long long>(p[1]),
+                static_cast<long long>(p[2]), static_cast<long long>(p[3]), apart * 1e3, fused * 1e3, apart / fused,
+                conv2d_depthwise_pointwise_fuses(dw, pw) ? "" : "  (not chosen)");
+    if (p[4] == 0) continue;
+    // With the expansion before it: three calls against one.
+    ConvExpansion e;
+    e.g = make_conv2d_geometry(batch, p[4], p[1], p[1], p[0], 1, 1);
+    auto xe = bench::random_vector(static_cast<size_t>(batch * p[4] * p[1] * p[1]), 6);
+    auto we = bench::random_vector(static_cast<size_t>(p[4] * p[0]), 7), be = bench::random_vector(static_cast<size_t>(p[0]), 8);
+    std::vector<float> e_packed(static_cast<size_t>(conv2d_packed_weights_floats(e.g))), e_rows(e_packed.size());
+    conv2d_pack_weights(e.g, we.data(), e_packed.data());
+    conv2d_pack_weights(e.g, we.data(), e_rows.data(), nullptr, ConvAlgorithm::pointwise_rows);
+    std::vector<char> e_work(static_cast<size_t>(conv2d_forward_workspace_bytes(e.g, nullptr, true)) + 64);
+    e.w = we.data();
+    e.bias = be.data();
+    e.activation = Activation::relu6;
+    e.packed = e_rows.data();
+    const double apart3 = bench::median_seconds(
+        [&] {
+          conv2d_forward(e.g, xe.data(), we.data(), be.data(), x.data(), e_work.data(), relu6, nullptr,
+                         ConvAlgorithm::automatic, e_packed.data());
+          conv2d_forward(dw, x.data(), wd.data(), bd.data(), mid.data(), nullptr, relu6);
+          conv2d_forward(pw, mid.data(), wp.data(), bp.data(), y.data(), work.data(), {}, nullptr,
+                         ConvAlgorithm::automatic, packed.data());
+        },
+        reps);
+    const double fused3 = bench::median_seconds(
+        [&] {
+          conv2d_depthwise_pointwise_forward(dw, xe.data(), wd.data(), bd.data(), Activation::relu6, pw, wp.data(),
+                                             bp.data(), y.data(), nullptr, {}, nullptr, rows_packed.data(), &e);
+        },
+        reps);
+    std::printf("  with the %4lld -> %4lld expansion   three calls %8.3f ms  fused %8.3f ms  %.2fx%s\n",
+                static_cast<long long>(p[4]), static_cast<long long>(p[0]), apart3 * 1e3, fused3 * 1e3,
+                apart3 / fused3, conv2d_expand_depthwise_pointwise_fuses(e.g, dw, pw) ? "" : "  (not chosen)");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--depthwise-pointwise") == 0) {
+    return bench_depthwise_pointwise(argc > 2 ? std::atoi(argv[2]) : 7, argc > 3 ? std::atoll(argv[3]) : 1);
+  }
   if (argc > 1 && std::strcmp(argv[1], "--pointwise") == 0) {
     return bench_pointwise(argc > 2 ? std::atoi(argv[2]) : 7, argc > 3 ? std::atoll(argv[3]) : 1);
   }

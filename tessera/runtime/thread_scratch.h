@@ -26,6 +26,7 @@ enum class ScratchSlot : int {
   conv_columns,       // the implicit-GEMM convolution's im2col panels (one k block of NC columns)
   winograd_inputs,    // a Winograd convolution's transformed input tiles (one chunk of tile rows)
   winograd_products,  // its products for one group of output channels, before the output transform
+  depthwise_band,     // a band of depthwise output rows of every channel, for the pointwise conv after it
   count
 };
 

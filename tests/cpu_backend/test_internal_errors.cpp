@@ -136,7 +136,8 @@ TEST(CompileOptions, FusionSwitchesParse) {
   EXPECT_EQ(parse_fusion("1"), FusionSet::all());
   EXPECT_EQ(parse_fusion("-epilogue,-clusters"), FusionSet::all().without(Fusion::epilogue).without(Fusion::clusters));
   EXPECT_EQ(parse_fusion("epilogue, in_place"), FusionSet::none().with(Fusion::epilogue).with(Fusion::in_place));
-  EXPECT_EQ(parse_fusion("-epilogue").str(), "transposed_product,clusters,adam_groups,in_place,relayout,row_kernels");
+  EXPECT_EQ(parse_fusion("-epilogue").str(),
+            "transposed_product,clusters,adam_groups,in_place,relayout,row_kernels,depthwise_pointwise");
   EXPECT_TESSERA_ERROR(parse_fusion("-epilog"), "unknown fusion 'epilog'", "epilogue, transposed_product");
   EXPECT_TESSERA_ERROR(parse_fusion("epilogue,-clusters"), "not both");
 }

@@ -198,7 +198,12 @@ TEST(ConvForwardPaths, DepthwiseMatchesDefinition) {
       {"3x3 s1 on 37x21", make_conv2d_geometry(2, 5, 37, 21, 5, 3, 3, 1, 1, 1, 1, 1, 1, 5)},
       {"3x3 s2 on 35x40", make_conv2d_geometry(2, 4, 35, 40, 4, 3, 3, 2, 2, 1, 1, 1, 1, 4)},
       {"3x3 s2 on 30x33, two outputs per channel", make_conv2d_geometry(1, 3, 30, 33, 6, 3, 3, 2, 2, 1, 1, 1, 1, 3)},
-      {"3x3 s1 on 7x7", make_conv2d_geometry(3, 8, 7, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8)},
+      {"3x3 s1 on 7x7 (a flat plane of 49)", make_conv2d_geometry(3, 8, 7, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8)},
+      {"3x3 s1 on 8x8 (a flat plane of 64)", make_conv2d_geometry(2, 5, 8, 8, 5, 3, 3, 1, 1, 1, 1, 1, 1, 5)},
+      {"3x3 s1 on 5x9 (flat, rows of 9)", make_conv2d_geometry(2, 3, 5, 9, 3, 3, 3, 1, 1, 1, 1, 1, 1, 3)},
+      {"3x3 s1 on 1x1", make_conv2d_geometry(2, 3, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 3)},
+      {"3x3 s1 on 2x13 (flat, rows of 13)", make_conv2d_geometry(1, 4, 2, 13, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4)},
+      {"3x3 s1 on 9x8 (72: rows, not flat)", make_conv2d_geometry(1, 4, 9, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4)},
       {"5x5 s1 unpadded on 19x18", make_conv2d_geometry(1, 4, 19, 18, 4, 5, 5, 1, 1, 0, 0, 1, 1, 4)},
   };
   for (const Case& c : cases) check_case(c.name, c.g, rng, ConvAlgorithm::automatic);

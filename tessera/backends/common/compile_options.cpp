@@ -95,6 +95,7 @@ const std::vector<std::pair<std::string, Fusion>>& fusion_names() {
       {"clusters", Fusion::clusters}, {"adam_groups", Fusion::adam_groups},
       {"in_place", Fusion::in_place}, {"relayout", Fusion::relayout},
       {"row_kernels", Fusion::row_kernels},
+      {"depthwise_pointwise", Fusion::depthwise_pointwise},
   };
   return names;
 }

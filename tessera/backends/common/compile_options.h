@@ -20,6 +20,7 @@ enum class Fusion : uint32_t {
   in_place = 1u << 4,            // a result takes over the memory of an input that dies at its step
   relayout = 1u << 5,            // constant quantized weights re-laid once for the x8 kernels
   row_kernels = 1u << 6,         // a reduction and its result's use over the row in one kernel (RMSNorm)
+  depthwise_pointwise = 1u << 7,  // a depthwise conv (and the 1x1 expansion before it) band by band in the 1x1 after it
 };
 
 class FusionSet {

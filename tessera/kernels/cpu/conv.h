@@ -88,6 +88,34 @@ void conv2d_pack_weights(const Conv2dGeometry& g, const float* w, float* packed,
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* bias, float* y,
                     void* workspace, const ConvEpilogue& epilogue = {}, runtime::ThreadPool* pool = nullptr,
                     ConvAlgorithm algorithm = ConvAlgorithm::automatic, const float* packed_weights = nullptr);
+// A depthwise convolution `dw` whose result, after its bias and activation, only the pointwise (1x1,
+// stride 1, one group) convolution `pw` reads: y = pw(act(dw(x) + dw_bias)) + pw's tail, computed
+// band of rows by band of rows of each image, the band of every channel's depthwise rows staying in
+// cache for the pointwise product instead of going out to memory and coming back (MobileNetV2's 3x3
+// depthwise then 1x1 projection). `pw_packed`: conv2d_pack_weights(pw, ..., ConvAlgorithm::pointwise_rows)
+// or null. conv2d_depthwise_pointwise_fuses says whether this beats the two calls on this CPU (AVX-512;
+// without it the same call runs portable loops).
+// `expand`: a pointwise convolution before the depthwise one whose result only it reads (MobileNetV2's
+// expansion; x is then expand's input): each band first computes the expanded input rows it reads
+// (rows two bands share computed twice), so neither intermediate result goes to memory.
+struct ConvExpansion {
+  Conv2dGeometry g;  // 1x1, one group, g.out_channels == dw.in_channels
+  const float* w = nullptr;
+  const float* bias = nullptr;
+  Activation activation = Activation::none;
+  const float* packed = nullptr;  // conv2d_pack_weights(g, w, ..., ConvAlgorithm::pointwise_rows), or null
+};
+bool conv2d_depthwise_pointwise_fuses(const Conv2dGeometry& dw, const Conv2dGeometry& pw);
+bool conv2d_expand_depthwise_pointwise_fuses(const Conv2dGeometry& expand, const Conv2dGeometry& dw,
+                                             const Conv2dGeometry& pw);
+// `weights_packed`: pw's (and expand's) weights come packed.
+int64_t conv2d_depthwise_pointwise_workspace_bytes(const Conv2dGeometry& dw, const Conv2dGeometry& pw,
+                                                   bool weights_packed, const Conv2dGeometry* expand = nullptr);
+void conv2d_depthwise_pointwise_forward(const Conv2dGeometry& dw, const float* x, const float* dw_w,
+                                        const float* dw_bias, Activation dw_activation, const Conv2dGeometry& pw,
+                                        const float* pw_w, const float* pw_bias, float* y, void* workspace,
+                                        const ConvEpilogue& epilogue = {}, runtime::ThreadPool* pool = nullptr,
+                                        const float* pw_packed = nullptr, const ConvExpansion* expand = nullptr);
 // dy [N, Cout, OH, OW], w -> dx [N, Cin, H, W] (overwritten).
 void conv2d_input_grad(const Conv2dGeometry& g, const float* dy, const float* w, float* dx, void* workspace,
                        runtime::ThreadPool* pool = nullptr);

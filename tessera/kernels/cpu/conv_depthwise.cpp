@@ -12,15 +12,17 @@ namespace tessera::kernels::conv_detail {
 
 namespace {
 
-// One output plane: y[oh, ow] = bias + sum over taps of w[kh, kw] * x[oh*s + kh*d - p, ow*s + kw*d - p].
-void depthwise_plane(const Conv2dGeometry& g, const float* x, const float* w, float bias, float* y) {
-  for (int64_t oh = 0; oh < g.out_h; ++oh) {
-    float* yr = y + oh * g.out_w;
+// Rows [begin, end) of one output plane, row `begin` at y:
+// y[oh, ow] = bias + sum over taps of w[kh, kw] * x[oh*s + kh*d - p, ow*s + kw*d - p].
+void portable_plane_rows(const Conv2dGeometry& g, const float* x, int64_t x_row0, const float* w, float bias, float* y,
+                         int64_t begin, int64_t end) {
+  for (int64_t oh = begin; oh < end; ++oh) {
+    float* yr = y + (oh - begin) * g.out_w;
     for (int64_t ow = 0; ow < g.out_w; ++ow) yr[ow] = bias;
     for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
       const int64_t ih = oh * g.stride_h + kh * g.dilation_h - g.pad_h;
       if (ih < 0 || ih >= g.in_h) continue;
-      const float* xr = x + ih * g.in_w;
+      const float* xr = x + (ih - x_row0) * g.in_w;
       for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
         const float wv = w[kh * g.kernel_w + kw];
         const int64_t w_off = kw * g.dilation_w - g.pad_w;
@@ -66,12 +68,18 @@ void conv2d_depthwise_forward(const Conv2dGeometry& g, const float* x, const flo
       if (vectorised) {
         depthwise_plane_avx512(g, masks, xc, w + co * taps(g), b, tail, yp);
       } else {
-        depthwise_plane(g, xc, w + co * taps(g), b, yp);
+        portable_plane_rows(g, xc, 0, w + co * taps(g), b, yp, 0, g.out_h);
         finish_depthwise_plane(g, tail, yp);
       }
     }
     if (stream) depthwise_store_fence();
   });
+}
+
+void depthwise_rows(const Conv2dGeometry& g, const float* x, int64_t input_first_row, const float* w, float bias,
+                    Activation activation, float* y, int64_t begin, int64_t end) {
+  portable_plane_rows(g, x, input_first_row, w, bias, y, begin, end);
+  apply_activation(activation, y, (end - begin) * g.out_w);
 }
 
 void finish_depthwise_plane(const Conv2dGeometry& g, const DepthwiseTail& tail, float* y) {

@@ -60,7 +60,8 @@ __attribute__((target("avx512f"))) void plane_rows(const Conv2dGeometry& g, cons
           const int64_t ih = (oh0 + r) * g.stride_h - g.pad_h + kh * g.dilation_h;
           const bool valid = r < rows && ih >= 0 && ih < g.in_h;
           row_mask[r] = valid ? ~uint64_t{0} : 0;
-          row[r] = x + (valid ? ih : 0) * g.in_w + ow0 * sw - g.pad_w;  // may point into the padding: masked
+          // may point into the padding: masked
+          row[r] = x + ((valid ? ih : tail.input_first_row) - tail.input_first_row) * g.in_w + ow0 * sw - g.pad_w;
         }
 #pragma GCC unroll 16
         for (int64_t kw = 0; kw < kw_n; ++kw) {
@@ -84,14 +85,13 @@ __attribute__((target("avx512f"))) void plane_rows(const Conv2dGeometry& g, cons
 #pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
         if (r >= rows) break;
-        const int64_t oh = oh0 + r;
+        const int64_t at = (oh0 + r - tail.first_row) * g.out_w + ow0;
         if (fused) {
           acc[r] = activate_avx512(tail.activation, acc[r]);
-          if (tail.residual != nullptr)
-            acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + oh * g.out_w + ow0));
+          if (tail.residual != nullptr) acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + at));
           acc[r] = activate_avx512(tail.post_activation, acc[r]);
         }
-        _mm512_mask_storeu_ps(y + oh * g.out_w + ow0, sm, acc[r]);
+        _mm512_mask_storeu_ps(y + at, sm, acc[r]);
       }
     }
   }
@@ -131,7 +131,7 @@ __attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, co
   const int64_t chunks = (g.out_w + 15) / 16;
   int64_t oh0 = oh_begin;
   for (; oh0 + kRows <= oh_end; oh0 += kRows) {
-    const float* block = x + (oh0 * S - g.pad_h) * g.in_w - g.pad_w;
+    const float* block = x + (oh0 * S - g.pad_h - tail.input_first_row) * g.in_w - g.pad_w;
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t ow0 = c * 16;
       const float* first = block + ow0 * S;  // may point into the padding: masked
@@ -184,14 +184,13 @@ __attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, co
       const auto sm = static_cast<__mmask16>(masks.store[c]);
 #pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
-        const int64_t oh = oh0 + r;
+        const int64_t at = (oh0 + r - tail.first_row) * g.out_w + ow0;
         if (fused) {
           acc[r] = activate_avx512(tail.activation, acc[r]);
-          if (tail.residual != nullptr)
-            acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + oh * g.out_w + ow0));
+          if (tail.residual != nullptr) acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(sm, tail.residual + at));
           acc[r] = activate_avx512(tail.post_activation, acc[r]);
         }
-        float* dst = y + oh * g.out_w + ow0;
+        float* dst = y + at;
         if (tail.stream && sm == 0xFFFF && (reinterpret_cast<uintptr_t>(dst) & 63) == 0) {
           _mm512_stream_ps(dst, acc[r]);
         } else {
@@ -203,17 +202,18 @@ __attribute__((target("avx512f"))) void interior_3x3(const Conv2dGeometry& g, co
   if (oh0 < oh_end) plane<3, S>(g, masks, x, w, bias, tail, fused, y, oh0, oh_end);
 }
 
-// A 3x3 plane, stride 1 or 2 both ways, no dilation: the rows with taps in the top or bottom padding
-// through `plane`, the others through interior_3x3.
+// Rows [begin, end) of a 3x3 plane, stride 1 or 2 both ways, no dilation: the rows with taps in the
+// top or bottom padding through `plane`, the others through interior_3x3.
 template <int S>
 void plane_3x3(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w, float bias,
-               const DepthwiseTail& tail, bool fused, float* y) {
+               const DepthwiseTail& tail, bool fused, float* y, int64_t begin, int64_t end) {
   // Output rows oh with 0 <= oh * S - pad_h and oh * S - pad_h + 2 < in_h.
   const int64_t lo = std::min(g.out_h, (g.pad_h + S - 1) / S);
   const int64_t hi = std::clamp<int64_t>(g.in_h - 3 + g.pad_h < 0 ? 0 : (g.in_h - 3 + g.pad_h) / S + 1, lo, g.out_h);
-  plane<3, S>(g, masks, x, w, bias, tail, fused, y, 0, lo);
-  interior_3x3<S>(g, masks, x, w, bias, tail, fused, y, lo, hi);
-  plane<3, S>(g, masks, x, w, bias, tail, fused, y, hi, g.out_h);
+  const auto in = [&](int64_t row) { return std::clamp(row, begin, end); };
+  plane<3, S>(g, masks, x, w, bias, tail, fused, y, in(0), in(lo));
+  interior_3x3<S>(g, masks, x, w, bias, tail, fused, y, in(lo), in(hi));
+  plane<3, S>(g, masks, x, w, bias, tail, fused, y, in(hi), end);
 }
 
 }  // namespace
@@ -237,26 +237,89 @@ DepthwiseMasks depthwise_masks(const Conv2dGeometry& g) {
       m.load[c][kw] = sw == 1 ? bits(lo, hi) : bits(2 * lo, 2 * hi - 1);
     }
   }
+  const int64_t plane = g.out_h * g.out_w;
+  m.flat_plane = g.kernel_h == 3 && g.kernel_w == 3 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 &&
+                 g.dilation_w == 1 && g.pad_h == 1 && g.pad_w == 1 && g.in_h == g.out_h && g.in_w == g.out_w &&
+                 plane <= DepthwiseMasks::kMaxFlatPlane && g.out_w < 16;
+  if (m.flat_plane) {
+    for (int64_t v = 0; v < (plane + 15) / 16; ++v) {
+      for (int t = 0; t < 9; ++t) {
+        uint16_t lanes = 0;
+        for (int64_t i = 0; i < 16; ++i) {
+          const int64_t p = 16 * v + i, row = p / g.out_w + t / 3 - 1, col = p % g.out_w + t % 3 - 1;
+          if (p < plane && row >= 0 && row < g.in_h && col >= 0 && col < g.in_w) lanes |= uint16_t(1u << i);
+        }
+        m.flat[v][t] = lanes;
+      }
+    }
+  }
   return m;
 }
+
+namespace {
+
+// A whole small plane (DepthwiseMasks::flat) in at most four vectors of 16 positions across its rows:
+// tap (kh, kw) of position p reads input position p + (kh - 1) W + kw - 1, masked where that leaves
+// the plane or wraps into the next row. On 7x7 planes 4 vectors x 9 taps, where row by row it is 7
+// vectors of 7 lanes.
+__attribute__((target("avx512f"))) void flat_plane_3x3(const Conv2dGeometry& g, const DepthwiseMasks& masks,
+                                                       const float* x, const float* w, float bias,
+                                                       const DepthwiseTail& tail, bool fused, float* y) {
+  const int64_t plane = g.out_h * g.out_w, vectors = (plane + 15) / 16;
+  __m512 wv[9];
+  for (int t = 0; t < 9; ++t) wv[t] = _mm512_set1_ps(w[t]);
+  for (int64_t v = 0; v < vectors; ++v) {
+    __m512 acc = _mm512_set1_ps(bias);
+#pragma GCC unroll 9
+    for (int t = 0; t < 9; ++t) {
+      // May point before or past the plane: those lanes are masked off.
+      const float* src = x + 16 * v + (t / 3 - 1) * g.in_w + (t % 3 - 1);
+      acc = _mm512_fmadd_ps(wv[t], _mm512_maskz_loadu_ps(masks.flat[v][t], src), acc);
+    }
+    const int64_t count = std::min<int64_t>(16, plane - 16 * v);
+    const auto sm = static_cast<__mmask16>((1u << count) - 1);
+    if (fused) {
+      acc = activate_avx512(tail.activation, acc);
+      if (tail.residual != nullptr) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(sm, tail.residual + 16 * v));
+      acc = activate_avx512(tail.post_activation, acc);
+    }
+    _mm512_mask_storeu_ps(y + 16 * v, sm, acc);
+  }
+}
+
+void rows_of_plane(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w, float bias,
+                   const DepthwiseTail& tail, bool fused, float* y, int64_t begin, int64_t end) {
+  const bool square_3x3 = g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 && g.dilation_w == 1 &&
+                          g.stride_h == g.stride_w;
+  if (square_3x3 && g.stride_w == 1) {
+    plane_3x3<1>(g, masks, x, w, bias, tail, fused, y, begin, end);
+  } else if (square_3x3 && g.stride_w == 2) {
+    plane_3x3<2>(g, masks, x, w, bias, tail, fused, y, begin, end);
+  } else if (g.kernel_w == 3 && g.stride_w == 1) {
+    plane<3, 1>(g, masks, x, w, bias, tail, fused, y, begin, end);
+  } else if (g.kernel_w == 3 && g.stride_w == 2) {
+    plane<3, 2>(g, masks, x, w, bias, tail, fused, y, begin, end);
+  } else {
+    plane<0, 0>(g, masks, x, w, bias, tail, fused, y, begin, end);
+  }
+}
+
+}  // namespace
 
 void depthwise_plane_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w,
                             float bias, const DepthwiseTail& tail, float* y) {
   const bool fused = activation_in_registers(tail.activation) && activation_in_registers(tail.post_activation);
-  const bool square_3x3 = g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 && g.dilation_w == 1 &&
-                          g.stride_h == g.stride_w;
-  if (square_3x3 && g.stride_w == 1) {
-    plane_3x3<1>(g, masks, x, w, bias, tail, fused, y);
-  } else if (square_3x3 && g.stride_w == 2) {
-    plane_3x3<2>(g, masks, x, w, bias, tail, fused, y);
-  } else if (g.kernel_w == 3 && g.stride_w == 1) {
-    plane<3, 1>(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
-  } else if (g.kernel_w == 3 && g.stride_w == 2) {
-    plane<3, 2>(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
+  if (masks.flat_plane) {
+    flat_plane_3x3(g, masks, x, w, bias, tail, fused, y);
   } else {
-    plane<0, 0>(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
+    rows_of_plane(g, masks, x, w, bias, tail, fused, y, 0, g.out_h);
   }
   if (!fused) finish_depthwise_plane(g, tail, y);
+}
+
+void depthwise_rows_avx512(const Conv2dGeometry& g, const DepthwiseMasks& masks, const float* x, const float* w,
+                           float bias, const DepthwiseTail& tail, float* y, int64_t end) {
+  rows_of_plane(g, masks, x, w, bias, tail, true, y, tail.first_row, end);
 }
 
 #else
@@ -267,6 +330,8 @@ DepthwiseMasks depthwise_masks(const Conv2dGeometry&) {
 }
 void depthwise_plane_avx512(const Conv2dGeometry&, const DepthwiseMasks&, const float*, const float*, float,
                             const DepthwiseTail&, float*) {}
+void depthwise_rows_avx512(const Conv2dGeometry&, const DepthwiseMasks&, const float*, const float*, float,
+                           const DepthwiseTail&, float*, int64_t) {}
 
 #endif  // TESSERA_X86_KERNELS
 

@@ -28,5 +28,12 @@ int64_t pointwise_rows_workspace_bytes(const Conv2dGeometry& g, bool weights_pac
 void pointwise_rows_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* packed_weights,
                             const float* bias, float* y, void* workspace, const ConvEpilogue& epilogue,
                             runtime::ThreadPool& pool);
+// `count` pixels on this thread, with weights packed here (pointwise_rows_packed_for): input channel c
+// of pixel i at x[c * in_stride + i], output at y[c * out_stride + i], the residual's at
+// epilogue.residual + residual_offset + the same. A band of another kernel's output still in cache, or
+// the band one goes on to read (the depthwise + pointwise bands, conv_depthwise_pointwise.cpp).
+void pointwise_rows_pixels(const Conv2dGeometry& g, const float* packed_weights, const float* bias,
+                           const ConvEpilogue& epilogue, const float* x, int64_t in_stride, float* y,
+                           int64_t out_stride, int64_t residual_offset, int64_t count);
 
 }  // namespace tessera::kernels::conv_detail

@@ -33,11 +33,12 @@ struct Pointwise {
   const float* bias;
   ConvEpilogue epilogue;
   bool fused;  // both activations run in registers
-  int64_t plane;
+  int64_t in_stride;   // floats between input channels: the plane, or a band's pixels
+  int64_t out_stride;  // floats between output channels (and residual ones): the plane, or a band's pixels
 };
 
-// Channels [8 b, 8 b + 8) x NV vectors of pixels from x / y (one image's planes at the tile's first
-// pixel); the last vector keeps the lanes of `last`.
+// Channels [8 b, 8 b + 8) x NV vectors of pixels from x / y (channel 0 at the tile's first pixel; the
+// residual's at epilogue.residual + offset); the last vector keeps the lanes of `last`.
 template <int NV>
 __attribute__((target("avx512f"))) void tile(const Pointwise& d, const float* x, int64_t b, float* y, int64_t offset,
                                              __mmask16 last) {
@@ -52,7 +53,7 @@ __attribute__((target("avx512f"))) void tile(const Pointwise& d, const float* x,
     for (int j = 0; j < NV; ++j) acc[r][j] = bias;
   }
   const float* xc = x;
-  for (int64_t ci = 0; ci < g.in_channels; ++ci, xc += d.plane, w += kPointwiseRows) {
+  for (int64_t ci = 0; ci < g.in_channels; ++ci, xc += d.in_stride, w += kPointwiseRows) {
     __m512 col[NV];
 #pragma GCC unroll 3
     for (int j = 0; j < NV; ++j)
@@ -69,9 +70,9 @@ __attribute__((target("avx512f"))) void tile(const Pointwise& d, const float* x,
 #pragma GCC unroll 8
   for (int r = 0; r < kPointwiseRows; ++r) {
     if (r >= rows) break;
-    float* out = y + (co0 + r) * d.plane;
+    float* out = y + (co0 + r) * d.out_stride;
     const float* residual =
-        d.epilogue.residual != nullptr ? d.epilogue.residual + offset + (co0 + r) * d.plane : nullptr;
+        d.epilogue.residual != nullptr ? d.epilogue.residual + offset + (co0 + r) * d.out_stride : nullptr;
 #pragma GCC unroll 3
     for (int j = 0; j < NV; ++j) {
       const __mmask16 m = j == NV - 1 ? last : static_cast<__mmask16>(0xFFFF);
@@ -93,29 +94,28 @@ __attribute__((target("avx512f"))) void tile(const Pointwise& d, const float* x,
   }
 }
 
-// Pixels [p0, p1) of image n, every channel block: spans of pixels whose inputs stay in L2, each
-// channel block over a whole span, so that the stores run along 8 planes rather than across all.
-void pixels_of_image(const Pointwise& d, int64_t n, int64_t p0, int64_t p1, const float* x, float* y) {
+// `count` pixels, every channel block, input channel c of pixel i at xs[c * in_stride + i], output at
+// ys[c * out_stride + i] (the residual's at epilogue.residual + offset + the same): spans of pixels
+// whose inputs stay in L2, each channel block over a whole span, so that the stores run along 8
+// planes rather than across all.
+void pixel_span(const Pointwise& d, const float* xs, float* ys, int64_t offset, int64_t count) {
   const Conv2dGeometry& g = *d.g;
   const int64_t blocks = (g.out_channels + kPointwiseRows - 1) / kPointwiseRows;
   // About 128 KiB of inputs a span (bench_conv --pointwise, batch 16: 16->96 on 112x112 5.1 ms against
   // 7.2 ms tile by tile across all channels, and 6.1 ms by the implicit GEMM).
   const int64_t span = kPixels * std::clamp<int64_t>(32768 / (kPixels * g.in_channels), 1, 64);
-  const float* xi = x + n * g.in_channels * d.plane;
-  float* yi = y + n * g.out_channels * d.plane;
-  for (int64_t s0 = p0; s0 < p1; s0 += span) {
-    const int64_t s1 = std::min(p1, s0 + span);
+  for (int64_t s0 = 0; s0 < count; s0 += span) {
+    const int64_t s1 = std::min(count, s0 + span);
     for (int64_t b = 0; b < blocks; ++b) {
       for (int64_t p = s0; p < s1; p += kPixels) {
-        const int64_t count = std::min(kPixels, s1 - p), vectors = (count + 15) / 16;
-        const auto last = static_cast<__mmask16>((1u << (count - 16 * (vectors - 1))) - 1);
-        const int64_t offset = n * g.out_channels * d.plane + p;  // of channel 0's pixel p (for the residual)
+        const int64_t n = std::min(kPixels, s1 - p), vectors = (n + 15) / 16;
+        const auto last = static_cast<__mmask16>((1u << (n - 16 * (vectors - 1))) - 1);
         if (vectors == 3) {
-          tile<3>(d, xi + p, b, yi + p, offset, last);
+          tile<3>(d, xs + p, b, ys + p, offset + p, last);
         } else if (vectors == 2) {
-          tile<2>(d, xi + p, b, yi + p, offset, last);
+          tile<2>(d, xs + p, b, ys + p, offset + p, last);
         } else {
-          tile<1>(d, xi + p, b, yi + p, offset, last);
+          tile<1>(d, xs + p, b, ys + p, offset + p, last);
         }
       }
     }
@@ -140,10 +140,12 @@ void pointwise_rows_forward(const Conv2dGeometry& g, const float* x, const float
                     bias,
                     epilogue,
                     activation_in_registers(epilogue.activation) && activation_in_registers(epilogue.post_activation),
+                    g.out_h * g.out_w,
                     g.out_h * g.out_w};
+  const int64_t plane = g.out_h * g.out_w;
   // Tasks: ranges of whole 48-pixel tiles of one image, at least about 64K multiply-adds each and up
   // to four per thread per image.
-  const int64_t tiles = (d.plane + kPixels - 1) / kPixels;
+  const int64_t tiles = (plane + kPixels - 1) / kPixels;
   const int64_t macs_per_tile = kPixels * g.in_channels * g.out_channels;
   const int64_t min_tiles = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, macs_per_tile));
   const int64_t per_image =
@@ -151,17 +153,32 @@ void pointwise_rows_forward(const Conv2dGeometry& g, const float* x, const float
   pool.parallel_tasks(g.batch * per_image, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / per_image, part = t % per_image;
-      const int64_t p0 = tiles * part / per_image * kPixels, p1 = std::min(d.plane, tiles * (part + 1) / per_image * kPixels);
-      pixels_of_image(d, n, p0, p1, x, y);
+      const int64_t p0 = tiles * part / per_image * kPixels, p1 = std::min(plane, tiles * (part + 1) / per_image * kPixels);
+      const int64_t offset = n * g.out_channels * plane + p0;
+      pixel_span(d, x + n * g.in_channels * plane + p0, y + offset, offset, p1 - p0);
     }
-
   });
+}
+
+void pointwise_rows_pixels(const Conv2dGeometry& g, const float* packed_weights, const float* bias,
+                           const ConvEpilogue& epilogue, const float* x, int64_t in_stride, float* y,
+                           int64_t out_stride, int64_t residual_offset, int64_t count) {
+  const Pointwise d{&g,
+                    packed_weights + kHeaderFloats,
+                    bias,
+                    epilogue,
+                    activation_in_registers(epilogue.activation) && activation_in_registers(epilogue.post_activation),
+                    in_stride,
+                    out_stride};
+  pixel_span(d, x, y, residual_offset, count);
 }
 
 #else
 
 void pointwise_rows_forward(const Conv2dGeometry&, const float*, const float*, const float*, const float*, float*,
                             void*, const ConvEpilogue&, runtime::ThreadPool&) {}
+void pointwise_rows_pixels(const Conv2dGeometry&, const float*, const float*, const ConvEpilogue&, const float*,
+                           int64_t, float*, int64_t, int64_t, int64_t) {}
 
 #endif  // TESSERA_X86_KERNELS
 
