@@ -232,9 +232,26 @@ std::string unit_type(int64_t unit) { return unit == 16 ? "uint4" : unsigned_of_
 
 // index_copy: x copied to the result unless they share memory (a KV cache updated in place), then the
 // m slices of src written at their indices, moved in the widest unit that divides the slice and the
-// addresses. A repeated or out-of-range index raises the error flag (an out-of-range slice is skipped).
+// addresses; with CONVERT (the `convert` attribute) element by element, each widened to float and
+// rounded to x's type. A repeated or out-of-range index raises the error flag (an out-of-range slice
+// is skipped).
 constexpr const char* kIndexCopySource = R"CUDA(
-extern "C" __global__ void tsr_index_copy(const UNIT* __restrict__ src, const POS_T* __restrict__ idx, UNIT* out,
+#if CONVERT
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__device__ __forceinline__ float widen(float v) { return v; }
+__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ void narrow(float v, float* to) { *to = v; }
+__device__ __forceinline__ void narrow(float v, __half* to) { *to = __float2half_rn(v); }
+__device__ __forceinline__ void narrow(float v, __nv_bfloat16* to) { *to = __float2bfloat16_rn(v); }
+#define MOVE(to, from) narrow(widen(from), to)
+#else
+#define SRC_T UNIT
+#define DST_T UNIT
+#define MOVE(to, from) (*(to) = (from))
+#endif
+extern "C" __global__ void tsr_index_copy(const SRC_T* __restrict__ src, const POS_T* __restrict__ idx, DST_T* out,
     int* error, long long outer, long long size, long long m, long long slice) {
   TSR_GRID_PROLOGUE();
   const long long total = outer * m * slice, step = (long long)gridDim.x * blockDim.x;
@@ -247,34 +264,7 @@ extern "C" __global__ void tsr_index_copy(const UNIT* __restrict__ src, const PO
     if (o == 0) {
       for (long long j = e; j < i; j += slice) if ((long long)idx[j] == r) *error = 1;
     }
-    out[(o * size + r) * slice + e] = src[(o * m + i) * slice + e];
-  }
-}
-)CUDA";
-
-// index_copy with `convert`: src of another floating type, each element rounded to x's type as it is
-// written (f32 keys into an f16 cache; widened to float first, then rounded to nearest even).
-constexpr const char* kIndexCopyConvertSource = R"CUDA(
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-__device__ __forceinline__ float widen(float v) { return v; }
-__device__ __forceinline__ float widen(__half v) { return __half2float(v); }
-__device__ __forceinline__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ void narrow(float v, float* to) { *to = v; }
-__device__ __forceinline__ void narrow(float v, __half* to) { *to = __float2half_rn(v); }
-__device__ __forceinline__ void narrow(float v, __nv_bfloat16* to) { *to = __float2bfloat16_rn(v); }
-extern "C" __global__ void tsr_index_copy(const SRC_T* __restrict__ src, const POS_T* __restrict__ idx, DST_T* out,
-    int* error, long long outer, long long size, long long m, long long slice) {
-  TSR_GRID_PROLOGUE();
-  const long long total = outer * m * slice, step = (long long)gridDim.x * blockDim.x;
-  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += step) {
-    const long long e = t % slice, rest = t / slice, i = rest % m, o = rest / m;
-    const long long r = (long long)idx[i];
-    if (r < 0 || r >= size) { *error = 1; continue; }
-    if (o == 0) {
-      for (long long j = e; j < i; j += slice) if ((long long)idx[j] == r) *error = 1;
-    }
-    narrow(widen(src[(o * m + i) * slice + e]), out + (o * size + r) * slice + e);
+    MOVE(out + (o * size + r) * slice + e, src[(o * m + i) * slice + e]);
   }
 }
 )CUDA";
@@ -357,11 +347,10 @@ bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
   const int64_t unit = x_type != src_type ? static_cast<int64_t>(dtype_size(x_type))
                                           : move_unit(g.slice_bytes, {L.operand(src).byte_offset, L.operand(out).byte_offset});
   const std::string src_text =
-      x_type != src_type
-          ? fmt::format("#define SRC_T {}\n#define DST_T {}\n#define POS_T {}\n", float_type(src_type),
-                        float_type(x_type), index_type(*node)) +
-                kIndexCopyConvertSource
-          : fmt::format("#define UNIT {}\n#define POS_T {}\n", unit_type(unit), index_type(*node)) + kIndexCopySource;
+      (x_type != src_type ? fmt::format("#define CONVERT 1\n#define SRC_T {}\n#define DST_T {}\n", float_type(src_type),
+                                        float_type(x_type))
+                          : fmt::format("#define CONVERT 0\n#define UNIT {}\n", unit_type(unit))) +
+      fmt::format("#define POS_T {}\n", index_type(*node)) + kIndexCopySource;
   Context& ctx = lowering_context();
   L.emit(std::make_unique<IndexCopyStep>(ctx.compiler().module(src_text, "index_copy kernel"), L.operand(x),
                                          L.operand(idx), L.operand(src), L.operand(out), g.outer, g.size,
