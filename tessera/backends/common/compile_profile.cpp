@@ -12,7 +12,7 @@ namespace {
 
 thread_local CompileProfile* open_profile = nullptr;
 
-double ms_since(std::chrono::steady_clock::time_point t) {
+double elapsed_ms(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
 
@@ -51,7 +51,7 @@ void CompileProfile::add(const char* phase, double ms) {
 }
 
 std::string CompileProfile::line() const {
-  std::string out = fmt::format("{} {:.2f} ms:", what_, ms_since(start_));
+  std::string out = fmt::format("{} {:.2f} ms:", what_, elapsed_ms(start_));
   for (const Phase& p : phases_) {
     out += p.count > 1 ? fmt::format(" {} {:.2f} x{},", p.name, p.ms, p.count) : fmt::format(" {} {:.2f},", p.name, p.ms);
   }
@@ -64,7 +64,7 @@ CompilePhase::CompilePhase(const char* phase)
                                                                         : std::chrono::steady_clock::time_point{}) {}
 
 CompilePhase::~CompilePhase() {
-  if (profile_ != nullptr) profile_->add(phase_, ms_since(start_));
+  if (profile_ != nullptr) profile_->add(phase_, elapsed_ms(start_));
 }
 
 }  // namespace tessera::backends::common
