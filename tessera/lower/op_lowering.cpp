@@ -95,7 +95,10 @@ int lower_unary(const std::string& op, const ir::Node& node, int x, ScalarCode& 
   for (const auto& [name, fn] : plain_calls) {
     if (op == name) return c.call(fn, x);
   }
-  if (op == "rsqrt") return c.binary(Op::Div, lit(1), c.call(MathFn::sqrt, x));
+  if (op == "rsqrt") {  // the call first, then the literal: a numbering that does not depend on the compiler
+    const int root = c.call(MathFn::sqrt, x);
+    return c.binary(Op::Div, lit(1), root);
+  }
   if (op == "reciprocal") return c.binary(Op::Div, lit(1), x);
   const int nonneg = c.binary(Op::Ge, x, lit(0));
   if (op == "sigmoid" || op == "silu") {

@@ -158,8 +158,9 @@ void conv2d_depthwise_pointwise_forward(const Conv2dGeometry& dw, const float* x
   conv_detail::Workspace ws(all_packed ? nullptr : workspace, all_packed ? 0 : 4 * (pw_floats + expand_floats));
   const float* packed = vectorised ? rows_packed(pw, pw_w, pw_packed, ws.floats(), tp) : nullptr;
   const float* expand_packed =
-      vectorised && expand != nullptr ? rows_packed(expand->g, expand->w, expand->packed, ws.floats() + pw_floats, tp)
-                                      : nullptr;
+      vectorised && expand != nullptr
+          ? rows_packed(expand->g, expand->w, expand->packed, ws.floats() == nullptr ? nullptr : ws.floats() + pw_floats, tp)
+          : nullptr;  // no scratch (null) when every weight is packed already: no offset into it
   const conv_detail::DepthwiseMasks masks = vectorised ? conv_detail::depthwise_masks(dw) : conv_detail::DepthwiseMasks{};
   const int64_t rows = depthwise_band_rows(dw, tp.size(), expand != nullptr), bands = (dw.out_h + rows - 1) / rows;
   const int64_t multiplier = dw.out_channels / dw.groups, taps = dw.kernel_h * dw.kernel_w;
