@@ -4,49 +4,16 @@
 // dtypes run on the reference kernels.
 #include <fmt/format.h>
 
+#include "tessera/backends/common/conv_geometry.h"
 #include "tessera/backends/cpu/library_ops.h"
 #include "tessera/kernels/cpu/conv.h"
 
 namespace tessera::backends::cpu {
 namespace {
 
-bool all_f32_rank4(const ir::Node& node) {
-  for (const ir::Value& v : node.inputs()) {
-    if (v.dtype() != DType::f32) return false;
-  }
-  return node.input(0).rank() == 4 && node.input(1).rank() == 4 && node.output_types()[0].dtype == DType::f32;
-}
-
-// The geometry shared by the three ops: input/kernel/output extents come from different operands.
+// The geometry shared by the three ops (their input/kernel/output extents come from different operands).
 kernels::Conv2dGeometry geometry(const ir::Node& node, const Shape& x, const Shape& w, const Shape& y) {
-  const ir::Attrs& a = node.attrs();
-  kernels::Conv2dGeometry g;
-  g.batch = x[0];
-  g.in_channels = x[1];
-  g.in_h = x[2];
-  g.in_w = x[3];
-  g.out_channels = w[0];
-  g.kernel_h = w[2];
-  g.kernel_w = w[3];
-  g.out_h = y[2];
-  g.out_w = y[3];
-  g.stride_h = a.get_ints("stride")[0];
-  g.stride_w = a.get_ints("stride")[1];
-  g.pad_h = a.get_ints("padding")[0];
-  g.pad_w = a.get_ints("padding")[1];
-  g.dilation_h = a.get_ints("dilation")[0];
-  g.dilation_w = a.get_ints("dilation")[1];
-  g.groups = a.get_int("groups");
-  return g;
-}
-
-bool valid(const kernels::Conv2dGeometry& g) {
-  try {
-    kernels::check_conv2d_geometry(g, "conv");
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
+  return common::conv2d_geometry(node, x, w, y);
 }
 
 enum class ConvKind { forward, input_grad, weight_grad };
@@ -111,23 +78,9 @@ class ConvStep final : public Step {
   Operand packed_;
 };
 
-bool claim_conv(const ir::Node& node) {
-  if (!all_f32_rank4(node)) return false;
-  return valid(geometry(node, node.input(0).shape(), node.input(1).shape(), node.output_types()[0].shape));
-}
-
-bool claim_input_grad(const ir::Node& node) {
-  if (!all_f32_rank4(node)) return false;
-  const Shape& gy = node.input(0).shape();
-  const Shape& w = node.input(1).shape();
-  const Shape& dx = node.output_types()[0].shape;
-  return valid(geometry(node, dx, w, gy));
-}
-
-bool claim_weight_grad(const ir::Node& node) {
-  if (!all_f32_rank4(node)) return false;
-  return valid(geometry(node, node.input(0).shape(), node.output_types()[0].shape, node.input(1).shape()));
-}
+bool claim_conv(const ir::Node& node) { return common::f32_conv2d_geometry(node).has_value(); }
+bool claim_input_grad(const ir::Node& node) { return common::f32_conv2d_geometry(node).has_value(); }
+bool claim_weight_grad(const ir::Node& node) { return common::f32_conv2d_geometry(node).has_value(); }
 
 // Emits one convolution step; `a`/`b` are the kernel's two array operands in its own order.
 void emit_conv(Lowering& L, ConvKind kind, const kernels::Conv2dGeometry& g, const ir::Value& result,

@@ -299,6 +299,8 @@ const common::LoweringTable& cuda_lowerings() {
     register_quant_lowerings(t);
     register_attention_lowerings(t);
     register_optim_lowerings(t);
+    register_conv_lowerings(t);
+    register_pool_lowerings(t);
     return t;
   }();
   return table;

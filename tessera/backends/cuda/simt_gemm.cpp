@@ -19,8 +19,12 @@ constexpr int kSlice = 16;     // K per shared-memory stage
 constexpr int kThreads = 256;  // each a 4 x 4 block of the tile
 constexpr int kMinChunk = 32;  // K per split at least: shorter slices spend more on the partials than they save
 
-// TSR_A_T / TSR_B_T (defined before this text) say whether A is stored [k, m] and B [n, k].
-constexpr const char* kSource = R"(
+// The kernels read A and B through TSR_A(row, k) and TSR_B(k, col) (an element inside the product; the
+// text before this one defines them), write D at index TSR_D(row, col) and add the bias at
+// TSR_BIAS(row, col). TSR_A_T / TSR_B_T choose which index runs along a warp's loads (1: A's rows, B's
+// K), so that the operand's memory is read in runs. Plain matrices (kMatrixOperands) and convolutions
+// read through taps (conv_gemm.cpp) share this text.
+constexpr const char* kCore = R"(
 #define TSR_TILE 64
 #define TSR_SLICE 16
 #define TSR_PAD 68
@@ -35,18 +39,16 @@ __device__ __forceinline__ void tsr_fetch(const float* a, const float* b, long l
     const int e = tid + i * 256;
 #if TSR_A_T
     const int ar = e & 63, ak = e >> 6;
-    ra[i] = m0 + ar < m && kb + ak < k1 ? a[(kb + ak) * lda + m0 + ar] : 0.f;
 #else
     const int ak = e & 15, ar = e >> 4;
-    ra[i] = m0 + ar < m && kb + ak < k1 ? a[(m0 + ar) * lda + kb + ak] : 0.f;
 #endif
+    ra[i] = m0 + ar < m && kb + ak < k1 ? TSR_A(m0 + ar, kb + ak) : 0.f;
 #if TSR_B_T
     const int bk = e & 15, bc = e >> 4;
-    rb[i] = n0 + bc < n && kb + bk < k1 ? b[(n0 + bc) * ldb + kb + bk] : 0.f;
 #else
     const int bc = e & 63, bk = e >> 6;
-    rb[i] = n0 + bc < n && kb + bk < k1 ? b[(kb + bk) * ldb + n0 + bc] : 0.f;
 #endif
+    rb[i] = n0 + bc < n && kb + bk < k1 ? TSR_B(kb + bk, n0 + bc) : 0.f;
   }
 }
 
@@ -71,8 +73,8 @@ __device__ __forceinline__ void tsr_stash(float (*as)[TSR_PAD], float (*bs)[TSR_
 // The fused tail, as cuBLASLt's epilogues order it: activation(v + bias + residual).
 __device__ __forceinline__ float tsr_tail(float v, long long row, long long col, long long ldd, const float* bias,
                                           const float* residual, int activation) {
-  if (bias != nullptr) v += bias[col];
-  if (residual != nullptr) v += residual[row * ldd + col];
+  if (bias != nullptr) v += bias[TSR_BIAS(row, col)];
+  if (residual != nullptr) v += residual[TSR_D(row, col)];
   if (activation == 1) v = fmaxf(v, 0.f);
   if (activation == 2) v = 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
   return v;
@@ -116,8 +118,6 @@ tsr_simt_gemm(const float* a, const float* b, float* d, float* partials, long lo
     __syncthreads();
   }
   const bool split = gridDim.z > 1;
-  float* dst = split ? partials + (long long)blockIdx.z * m * n : d;
-  const long long ldo = split ? n : ldd;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const long long row = m0 + ty * 4 + i;
@@ -125,7 +125,11 @@ tsr_simt_gemm(const float* a, const float* b, float* d, float* partials, long lo
     for (int j = 0; j < 4; ++j) {
       const long long col = n0 + tx * 4 + j;
       if (row < m && col < n) {
-        dst[row * ldo + col] = split ? acc[i][j] : tsr_tail(acc[i][j], row, col, ldd, bias, residual, activation);
+        if (split) {
+          partials[((long long)blockIdx.z * m + row) * n + col] = acc[i][j];
+        } else {
+          d[TSR_D(row, col)] = tsr_tail(acc[i][j], row, col, ldd, bias, residual, activation);
+        }
       }
     }
   }
@@ -148,9 +152,25 @@ tsr_simt_gemm_reduce(const float* partials, float* d, long long m, long long n, 
     }
     for (; z < splits; ++z) v += partials[z * total + i];
     const long long row = i / n, col = i - row * n;
-    d[row * ldd + col] = tsr_tail(v, row, col, ldd, bias, residual, activation);
+    d[TSR_D(row, col)] = tsr_tail(v, row, col, ldd, bias, residual, activation);
   }
 }
+)";
+
+// Row-major or transposed matrices with row strides lda, ldb, ldd; the bias runs along the columns.
+constexpr const char* kMatrixOperands = R"(
+#if TSR_A_T
+#define TSR_A(r, k) a[(k) * lda + (r)]
+#else
+#define TSR_A(r, k) a[(r) * lda + (k)]
+#endif
+#if TSR_B_T
+#define TSR_B(k, c) b[(c) * ldb + (k)]
+#else
+#define TSR_B(k, c) b[(k) * ldb + (c)]
+#endif
+#define TSR_D(r, c) ((r) * ldd + (c))
+#define TSR_BIAS(r, c) (c)
 )";
 
 std::atomic<int>& mode_slot() {
@@ -182,6 +202,11 @@ int activation_code(GemmActivation a) {
   return 0;
 }
 
+std::string simt_matrix_operands(const GemmShape& s) {
+  return fmt::format("#define TSR_A_T {}\n#define TSR_B_T {}\n", s.a_transposed ? 1 : 0, s.b_transposed ? 1 : 0) +
+         kMatrixOperands;
+}
+
 }  // namespace
 
 void set_simt_gemm(int mode) { mode_slot().store(mode < 0 ? -1 : mode > 0 ? 1 : 0); }
@@ -202,12 +227,13 @@ bool simt_gemm_suits(const GemmShape& s, int multiprocessors) {
   return (few_rows || short_k) && tiles < 2 * int64_t{multiprocessors};
 }
 
-SimtGemm::SimtGemm(Context& ctx, const GemmShape& s) : shape_(s), multiprocessors_(ctx.multiprocessors()) {
+SimtGemm::SimtGemm(Context& ctx, const GemmShape& s) : SimtGemm(ctx, s, simt_matrix_operands(s), "") {}
+
+SimtGemm::SimtGemm(Context& ctx, const GemmShape& s, const std::string& operands, std::string label)
+    : shape_(s), label_(std::move(label)), multiprocessors_(ctx.multiprocessors()) {
   TESSERA_CHECK(s.dtype == DType::f32 && s.batch == 1, "cuda simt gemm: {} batch {} (f32, one matrix)",
                 dtype_name(s.dtype), s.batch);
-  const std::string defines =
-      fmt::format("#define TSR_A_T {}\n#define TSR_B_T {}\n", s.a_transposed ? 1 : 0, s.b_transposed ? 1 : 0);
-  module_ = ctx.compiler().module(defines + kSource, fmt::format("simt gemm kernels ({})", describe()));
+  module_ = ctx.compiler().module(operands + kCore, fmt::format("simt gemm kernels ({})", describe()));
   kernel_ = module_->kernel("tsr_simt_gemm");
   reduce_kernel_ = module_->kernel("tsr_simt_gemm_reduce");
   // Split K while the blocks still fit in one wave and every split keeps kMinChunk values: a second
@@ -249,10 +275,12 @@ void SimtGemm::run(const void* a, const void* b, const void* bias, const void* c
 
 std::string SimtGemm::describe() const {
   const GemmShape& s = shape_;
+  const std::string split = splits_ > 1 ? fmt::format(" split {}", splits_) : "";
+  if (!label_.empty()) return label_ + split;
   return fmt::format("f32 simt gemm {}x{}x{}{}{}{}{}{}{}", s.m, s.n, s.k, s.a_transposed ? " A^T" : "",
                      s.b_transposed ? " B^T" : "", s.bias ? " +bias" : "", s.residual ? " +residual" : "",
                      s.activation == GemmActivation::relu ? " relu" : s.activation == GemmActivation::gelu ? " gelu" : "",
-                     splits_ > 1 ? fmt::format(" split {}", splits_) : "");
+                     split);
 }
 
 }  // namespace tessera::backends::cuda

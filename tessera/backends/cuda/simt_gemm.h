@@ -25,6 +25,11 @@ void set_simt_gemm(int mode);
 class SimtGemm {
  public:
   SimtGemm(Context& ctx, const GemmShape& shape);
+  // A product whose operands are read through macros instead of as matrices: `operands` defines TSR_A_T,
+  // TSR_B_T, TSR_A(row, k), TSR_B(k, col), TSR_D(row, col) and TSR_BIAS(row, col) (simt_gemm.cpp's core
+  // says what each means; conv_gemm.cpp is the user). Of `shape` only m, n, k, bias, residual and
+  // activation count. `label` is what describe() says.
+  SimtGemm(Context& ctx, const GemmShape& shape, const std::string& operands, std::string label);
   // D = op(A) op(B) (+ bias) (+ C) (activation); the pointers as GemmPlan::run takes them.
   void run(const void* a, const void* b, const void* bias, const void* c, void* d, cudaStream_t stream) const;
   std::string describe() const;
@@ -32,6 +37,7 @@ class SimtGemm {
 
  private:
   GemmShape shape_;
+  std::string label_;
   std::shared_ptr<KernelModule> module_;
   cudaKernel_t kernel_ = nullptr, reduce_kernel_ = nullptr;
   int splits_ = 1;

@@ -51,6 +51,10 @@ bool cuda_index_op_supported(const ir::Node& node);
 void register_index_lowerings(common::LoweringTable& table);
 // quantized_matmul and dequantize over GGUF blocks (library_ops_quant.cpp).
 void register_quant_lowerings(common::LoweringTable& table);
+// conv, conv_input_grad and conv_weight_grad as implicit GEMMs (library_ops_conv.cpp).
+void register_conv_lowerings(common::LoweringTable& table);
+// max_pool and max_pool_grad over two spatial axes (library_ops_pool.cpp).
+void register_pool_lowerings(common::LoweringTable& table);
 // kv_cache_attention (library_ops_attention.cpp).
 void register_attention_lowerings(common::LoweringTable& table);
 // The context the lowering in progress compiles for (library lowerings have no other way to reach it).

@@ -1,0 +1,136 @@
+#include "tessera/backends/cuda/conv_gemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace tessera::backends::cuda {
+
+namespace {
+
+// The geometry as constants, and the two tap readers: the input element output position j reads at
+// tap k (zero in the padding), and the output-gradient element input position j receives from tap k
+// (zero where no output position reads it: off the stride or past the edge).
+constexpr const char* kConvTaps = R"(
+#define CV_KHW (CV_KH * CV_KW)
+#define CV_P (CV_OH * CV_OW)
+#define CV_HW (CV_H * CV_W)
+
+__device__ __forceinline__ float tsr_conv_tap(const float* x, long long k, long long j) {
+  const unsigned kk = (unsigned)k, jj = (unsigned)j;
+  const unsigned ci = kk / CV_KHW, t = kk - ci * CV_KHW, kh = t / CV_KW, kw = t - kh * CV_KW;
+  const unsigned n = jj / CV_P, p = jj - n * CV_P, oh = p / CV_OW, ow = p - oh * CV_OW;
+  const int ih = (int)(oh * CV_SH + kh * CV_DH) - CV_PH, iw = (int)(ow * CV_SW + kw * CV_DW) - CV_PW;
+  return (unsigned)ih < CV_H && (unsigned)iw < CV_W ? x[((n * CV_CIN + ci) * CV_H + ih) * CV_W + iw] : 0.f;
+}
+
+__device__ __forceinline__ float tsr_conv_back_tap(const float* dy, long long k, long long j) {
+  const unsigned kk = (unsigned)k, jj = (unsigned)j;
+  const unsigned co = kk / CV_KHW, t = kk - co * CV_KHW, kh = t / CV_KW, kw = t - kh * CV_KW;
+  const unsigned n = jj / CV_HW, q = jj - n * CV_HW, ih = q / CV_W, iw = q - ih * CV_W;
+  const int th = (int)(ih + CV_PH) - (int)(kh * CV_DH), tw = (int)(iw + CV_PW) - (int)(kw * CV_DW);
+  if (th < 0 || tw < 0) return 0.f;
+  const unsigned oh = (unsigned)th / CV_SH, ow = (unsigned)tw / CV_SW;
+  if (oh * CV_SH != (unsigned)th || ow * CV_SW != (unsigned)tw || oh >= CV_OH || ow >= CV_OW) return 0.f;
+  return dy[((n * CV_COUT + co) * CV_OH + oh) * CV_OW + ow];
+}
+
+// An NCHW tensor's element (image, channel c of `channels`, position q of `plane`) at GEMM index
+// (c, image * plane + q).
+#define TSR_NCHW(c, j, channels, plane) \
+  ((((unsigned)(j) / (plane)) * (channels) + (unsigned)(c)) * (plane) + (unsigned)(j) % (plane))
+)";
+
+// Per product: which operand index runs along a warp's loads (the one contiguous in memory), and how
+// A, B and D map onto the tensors.
+constexpr const char* kForward = R"(
+#define TSR_A_T 0
+#define TSR_B_T 0
+#define TSR_A(r, k) a[(r) * (CV_CIN * CV_KHW) + (k)]
+#define TSR_B(k, c) tsr_conv_tap(b, k, c)
+#define TSR_D(r, c) TSR_NCHW(r, c, CV_COUT, CV_P)
+#define TSR_BIAS(r, c) (r)
+)";
+
+constexpr const char* kInputGrad = R"(
+#define TSR_A_T 0
+#define TSR_B_T 0
+#define TSR_A(r, k) a[(((unsigned)(k) / CV_KHW) * CV_CIN + (unsigned)(r)) * CV_KHW + (unsigned)(k) % CV_KHW]
+#define TSR_B(k, c) tsr_conv_back_tap(b, k, c)
+#define TSR_D(r, c) TSR_NCHW(r, c, CV_CIN, CV_HW)
+#define TSR_BIAS(r, c) (r)
+)";
+
+constexpr const char* kWeightGrad = R"(
+#define TSR_A_T 0
+#define TSR_B_T 1
+#define TSR_A(r, k) a[TSR_NCHW(r, k, CV_COUT, CV_P)]
+#define TSR_B(k, c) tsr_conv_tap(b, c, k)
+#define TSR_D(r, c) ((r) * (CV_CIN * CV_KHW) + (c))
+#define TSR_BIAS(r, c) (c)
+)";
+
+bool conv_gemm_enabled() {
+  const char* env = std::getenv("TESSERA_CUDA_CONV_GEMM");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
+std::string geometry_defines(const kernels::Conv2dGeometry& g) {
+  return fmt::format(
+      "#define CV_CIN {}u\n#define CV_H {}u\n#define CV_W {}u\n#define CV_COUT {}u\n#define CV_KH {}u\n"
+      "#define CV_KW {}u\n#define CV_OH {}u\n#define CV_OW {}u\n#define CV_SH {}u\n#define CV_SW {}u\n"
+      "#define CV_PH {}\n#define CV_PW {}\n#define CV_DH {}u\n#define CV_DW {}u\n",
+      g.in_channels, g.in_h, g.in_w, g.out_channels, g.kernel_h, g.kernel_w, g.out_h, g.out_w, g.stride_h,
+      g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w);
+}
+
+}  // namespace
+
+bool conv_gemm_suits(const kernels::Conv2dGeometry& g) {
+  if (!conv_gemm_enabled() || g.groups != 1) return false;
+  const int64_t taps = g.in_channels * g.kernel_h * g.kernel_w;
+  const int64_t limit = int64_t{1} << 31;
+  const int64_t largest = std::max<int64_t>(
+      {g.batch * g.in_channels * g.in_h * g.in_w, g.batch * g.out_channels * g.out_h * g.out_w, g.out_channels * taps});
+  return largest > 0 && largest < limit && g.batch * g.in_h * g.in_w < limit && g.batch * g.out_h * g.out_w < limit;
+}
+
+std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const kernels::Conv2dGeometry& g, bool bias) {
+  TESSERA_CHECK(conv_gemm_suits(g), "cuda conv gemm: a geometry it does not take (groups {})", g.groups);
+  const int64_t taps = g.kernel_h * g.kernel_w;
+  GemmShape s;
+  const char* operands = kForward;
+  const char* name = "conv";
+  switch (kind) {
+    case ConvProduct::forward:
+      s.m = g.out_channels;
+      s.n = g.batch * g.out_h * g.out_w;
+      s.k = g.in_channels * taps;
+      break;
+    case ConvProduct::input_grad:
+      s.m = g.in_channels;
+      s.n = g.batch * g.in_h * g.in_w;
+      s.k = g.out_channels * taps;
+      operands = kInputGrad;
+      name = "conv input grad";
+      break;
+    case ConvProduct::weight_grad:
+      s.m = g.out_channels;
+      s.n = g.in_channels * taps;
+      s.k = g.batch * g.out_h * g.out_w;
+      operands = kWeightGrad;
+      name = "conv weight grad";
+      break;
+  }
+  s.ldd = s.n;
+  s.bias = bias && kind == ConvProduct::forward;
+  const std::string label =
+      fmt::format("f32 implicit gemm {} n{} {}->{} {}x{} k{}x{} s{}x{} p{}x{} d{}x{}{} ({}x{}x{})", name, g.batch,
+                  g.in_channels, g.out_channels, g.in_h, g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
+                  g.pad_h, g.pad_w, g.dilation_h, g.dilation_w, s.bias ? " +bias" : "", s.m, s.n, s.k);
+  return std::make_unique<SimtGemm>(ctx, s, geometry_defines(g) + kConvTaps + operands, label);
+}
+
+}  // namespace tessera::backends::cuda

@@ -1,0 +1,27 @@
+#pragma once
+// 2-D convolutions and their two gradients as implicit GEMMs on the SIMT product kernel (simt_gemm.h):
+// the product reads each tap of the input (or of the output gradient) straight from its NCHW tensor
+// while loading a K slice, where the decomposition (ops/conv_decompose.cpp) first copies every tap
+// into an im2col matrix and scatters the input gradient back from one. With the geometry compiled in
+// as constants, the tap arithmetic is divisions by constants. One group only; f32.
+//   forward      Y [N, Cout, OH, OW] = W [Cout, Cin*kh*kw] @ taps(X) [Cin*kh*kw, N*OH*OW] (+ bias per Cout)
+//   input_grad   dX [N, Cin, H, W]   = W^T [Cin, Cout*kh*kw] @ taps(dY) [Cout*kh*kw, N*H*W]
+//   weight_grad  dW [Cout, Cin*kh*kw] = dY [Cout, N*OH*OW] @ taps(X)^T, K split over the GPU
+#include <memory>
+
+#include "tessera/backends/cuda/simt_gemm.h"
+#include "tessera/kernels/cpu/conv.h"
+
+namespace tessera::backends::cuda {
+
+enum class ConvProduct { forward, input_grad, weight_grad };
+
+// Whether the implicit GEMM computes this geometry: one group, every index within 31 bits.
+// TESSERA_CUDA_CONV_GEMM=0 turns it off (the convolutions then decompose into im2col and products).
+bool conv_gemm_suits(const kernels::Conv2dGeometry& g);
+
+// The product for one of the three; its run(a, b, bias, nullptr, d, stream) takes
+//   forward: a = W, b = X, bias [Cout] or null    input_grad: a = W, b = dY    weight_grad: a = dY, b = X.
+std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const kernels::Conv2dGeometry& g, bool bias);
+
+}  // namespace tessera::backends::cuda

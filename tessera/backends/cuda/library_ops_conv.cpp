@@ -1,0 +1,71 @@
+// 2-D f32 convolutions and their two gradients on the CUDA backend, as implicit GEMMs (conv_gemm.h).
+// What is not claimed here (other dtypes and ranks, groups > 1) decomposes into im2col and products
+// before the lowering (ops/conv_decompose.cpp).
+#include "tessera/backends/common/conv_geometry.h"
+#include "tessera/backends/cuda/conv_gemm.h"
+#include "tessera/backends/cuda/steps.h"
+
+namespace tessera::backends::cuda {
+
+namespace {
+
+using common::Lowering;
+using common::Operand;
+
+std::optional<kernels::Conv2dGeometry> implicit_gemm_geometry(const ir::Node& node) {
+  std::optional<kernels::Conv2dGeometry> g = common::f32_conv2d_geometry(node);
+  if (!g || !conv_gemm_suits(*g)) return std::nullopt;
+  return g;
+}
+
+class ConvStep final : public common::Step {
+ public:
+  ConvStep(std::unique_ptr<SimtGemm> plan, Operand a, Operand b, Operand bias, Operand d)
+      : plan_(std::move(plan)), a_(a), b_(b), bias_(bias), d_(d) {}
+  void run(const common::RunContext& ctx) const override {
+    const void* bias = plan_->shape().bias ? ctx.ptr<const std::byte>(bias_) : nullptr;
+    plan_->run(ctx.ptr<const std::byte>(a_), ctx.ptr<const std::byte>(b_), bias, nullptr, ctx.ptr<std::byte>(d_),
+               stream_of(ctx));
+  }
+  common::StepKind kind() const override { return common::StepKind::library; }
+  std::string describe() const override { return plan_->describe(); }
+
+ private:
+  std::unique_ptr<SimtGemm> plan_;
+  Operand a_, b_, bias_, d_;
+};
+
+bool claim_conv(const ir::Node& node) { return implicit_gemm_geometry(node).has_value(); }
+
+bool lower_conv(Lowering& L, const ir::NodePtr& node) {
+  const std::optional<kernels::Conv2dGeometry> g = implicit_gemm_geometry(*node);
+  if (!g) return false;
+  const std::string& op = node->op_name();
+  // The kernel's A and B: conv (x, w[, bias]) -> A = w, B = x; conv_input_grad (dy, w) -> A = w, B = dy;
+  // conv_weight_grad (x, dy) -> A = dy, B = x.
+  const ConvProduct kind = op == "conv"              ? ConvProduct::forward
+                           : op == "conv_input_grad" ? ConvProduct::input_grad
+                                                     : ConvProduct::weight_grad;
+  const int32_t a = L.packed(L.value(node->input(1)));
+  const int32_t b = L.packed(L.value(node->input(0)));
+  std::vector<int32_t> reads = {a, b};
+  const bool has_bias = kind == ConvProduct::forward && node->inputs().size() == 3;
+  Operand bias;
+  if (has_bias) {
+    reads.push_back(L.packed(L.value(node->input(2))));
+    bias = L.operand(reads.back());
+  }
+  const int32_t d = L.produce(ir::Value(node, 0));
+  L.emit(std::make_unique<ConvStep>(make_conv_gemm(lowering_context(), kind, *g, has_bias), L.operand(a),
+                                    L.operand(b), bias, L.operand(d)),
+         reads, {d});
+  return true;
+}
+
+}  // namespace
+
+void register_conv_lowerings(common::LoweringTable& table) {
+  for (const char* op : {"conv", "conv_input_grad", "conv_weight_grad"}) table[op] = {lower_conv, claim_conv, true};
+}
+
+}  // namespace tessera::backends::cuda

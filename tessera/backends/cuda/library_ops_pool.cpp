@@ -1,0 +1,175 @@
+// 2-D max pooling and its gradient on the CUDA backend, one thread per output (pool) or per input
+// element (gradient), with the window geometry compiled in as constants. The decomposition
+// (ops/pool_decompose.cpp) materialises every tap of every window and scatters the gradient back;
+// here the gradient is a gather: each input element visits the few windows that can read it and adds
+// the output gradient of those whose first maximum it is (in window order: deterministic, no atomics).
+// f32 over any leading axes; other dtypes and spatial ranks still decompose.
+#include <fmt/format.h>
+
+#include "tessera/backends/cuda/launch.h"
+#include "tessera/backends/cuda/steps.h"
+#include "tessera/core/window.h"
+
+namespace tessera::backends::cuda {
+
+namespace {
+
+using common::Lowering;
+using common::Operand;
+
+// The window's first maximum in tap order (NaN wins, as in max), as an index into the plane, or -1
+// when no tap lies inside the input. conv_pool.cpp's reference picks the same one.
+constexpr const char* kPoolSource = R"(
+__device__ __forceinline__ int tsr_window_argmax(const float* plane, int oh, int ow) {
+  int best_at = -1;
+  float best = 0.f;
+#pragma unroll
+  for (int kh = 0; kh < PL_KH; ++kh) {
+    const int ih = oh * PL_SH - PL_PH + kh * PL_DH;
+    if (ih < 0 || ih >= PL_H) continue;
+#pragma unroll
+    for (int kw = 0; kw < PL_KW; ++kw) {
+      const int iw = ow * PL_SW - PL_PW + kw * PL_DW;
+      if (iw < 0 || iw >= PL_W) continue;
+      const float v = plane[ih * PL_W + iw];
+      if (best_at < 0 || v > best || (isnan(v) && !isnan(best))) {
+        best = v;
+        best_at = ih * PL_W + iw;
+      }
+    }
+  }
+  return best_at;
+}
+
+extern "C" __global__ void __launch_bounds__(256) tsr_max_pool(const float* x, float* y, long long planes) {
+  TSR_GRID_PROLOGUE();
+  const long long total = planes * (PL_OH * PL_OW);
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+    const long long plane = i / (PL_OH * PL_OW);
+    const int o = (int)(i - plane * (PL_OH * PL_OW)), oh = o / PL_OW, ow = o - oh * PL_OW;
+    const float* xp = x + plane * (PL_H * PL_W);
+    const int at = tsr_window_argmax(xp, oh, ow);
+    y[i] = at < 0 ? -__int_as_float(0x7f800000) : xp[at];
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(256) tsr_max_pool_grad(const float* x, const float* g, float* dx,
+                                                                    long long planes) {
+  TSR_GRID_PROLOGUE();
+  const long long total = planes * (PL_H * PL_W);
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+    const long long plane = i / (PL_H * PL_W);
+    const int q = (int)(i - plane * (PL_H * PL_W)), ih = q / PL_W, iw = q - ih * PL_W;
+    const float* xp = x + plane * (PL_H * PL_W);
+    const float* gp = g + plane * (PL_OH * PL_OW);
+    float acc = 0.f;
+#pragma unroll
+    for (int kh = 0; kh < PL_KH; ++kh) {
+      const int th = ih + PL_PH - kh * PL_DH;
+      if (th < 0 || th % PL_SH != 0 || th / PL_SH >= PL_OH) continue;
+#pragma unroll
+      for (int kw = 0; kw < PL_KW; ++kw) {
+        const int tw = iw + PL_PW - kw * PL_DW;
+        if (tw < 0 || tw % PL_SW != 0 || tw / PL_SW >= PL_OW) continue;
+        const int oh = th / PL_SH, ow = tw / PL_SW;
+        if (tsr_window_argmax(xp, oh, ow) == q) acc += gp[oh * PL_OW + ow];
+      }
+    }
+    dx[i] = acc;
+  }
+}
+)";
+
+struct PoolGeometry {
+  int64_t planes = 0, h = 0, w = 0, oh = 0, ow = 0;
+  Shape kernel, stride, padding, dilation;
+};
+
+// The 2-D f32 pools this lowering takes (x is input 0 of both ops), with indices inside 31 bits.
+std::optional<PoolGeometry> pool_geometry(const ir::Node& node) {
+  const ir::Attrs& a = node.attrs();
+  if (node.num_outputs() != 1 || a.get_ints("kernel").size() != 2) return std::nullopt;
+  for (const ir::Value& v : node.inputs()) {
+    if (v.dtype() != DType::f32) return std::nullopt;
+  }
+  const Shape& x = node.input(0).shape();
+  if (x.size() < 3) return std::nullopt;
+  PoolGeometry g;
+  g.kernel = a.get_ints("kernel");
+  g.stride = a.get_ints("stride");
+  g.padding = a.get_ints("padding");
+  g.dilation = a.has("dilation") ? a.get_ints("dilation") : Shape{1, 1};
+  const bool ceil_mode = a.get_bool_or("ceil_mode", false);
+  g.h = x[x.size() - 2];
+  g.w = x[x.size() - 1];
+  g.planes = shape_numel(Shape(x.begin(), x.end() - 2));
+  g.oh = sliding_window_count(g.h, g.kernel[0], g.stride[0], g.padding[0], g.dilation[0], ceil_mode);
+  g.ow = sliding_window_count(g.w, g.kernel[1], g.stride[1], g.padding[1], g.dilation[1], ceil_mode);
+  if (g.planes * g.h * g.w == 0 || g.oh * g.ow == 0 || g.h * g.w >= (int64_t{1} << 31)) return std::nullopt;
+  return g;
+}
+
+class PoolStep final : public common::Step {
+ public:
+  PoolStep(std::shared_ptr<KernelModule> module, const char* kernel, std::vector<Operand> operands, int64_t planes,
+           int64_t threads, std::string what)
+      : module_(std::move(module)), kernel_(module_->kernel(kernel)), operands_(std::move(operands)), planes_(planes),
+        grid_(grid_stride_blocks(threads, lowering_context().multiprocessors())), what_(std::move(what)) {}
+  void run(const common::RunContext& ctx) const override {
+    std::vector<void*> ptrs;
+    for (const Operand& o : operands_) ptrs.push_back(ctx.ptr<std::byte>(o));
+    long long planes = planes_;
+    std::vector<void*> params;
+    for (void*& p : ptrs) params.push_back(&p);
+    params.push_back(&planes);
+    launch_kernel(reinterpret_cast<const void*>(kernel_), dim3(grid_), dim3(256), params.data(), 0, stream_of(ctx),
+                  "cudaLaunchKernel (max pool)");
+  }
+  common::StepKind kind() const override { return common::StepKind::library; }
+  std::string describe() const override { return "cuda " + what_; }
+
+ private:
+  std::shared_ptr<KernelModule> module_;
+  cudaKernel_t kernel_;
+  std::vector<Operand> operands_;
+  long long planes_;
+  unsigned grid_;
+  std::string what_;
+};
+
+bool claim_pool(const ir::Node& node) { return pool_geometry(node).has_value(); }
+
+bool lower_pool(Lowering& L, const ir::NodePtr& node) {
+  const std::optional<PoolGeometry> g = pool_geometry(*node);
+  if (!g) return false;
+  const bool grad = node->op_name() == "max_pool_grad";
+  std::vector<int32_t> reads;
+  for (const ir::Value& v : node->inputs()) reads.push_back(L.packed(L.value(v)));
+  const int32_t out = L.produce(ir::Value(node, 0));
+  std::vector<Operand> operands;
+  for (int32_t r : reads) operands.push_back(L.operand(r));
+  operands.push_back(L.operand(out));
+  const std::string defines = fmt::format(
+      "#define PL_H {}\n#define PL_W {}\n#define PL_OH {}\n#define PL_OW {}\n#define PL_KH {}\n#define PL_KW {}\n"
+      "#define PL_SH {}\n#define PL_SW {}\n#define PL_PH {}\n#define PL_PW {}\n#define PL_DH {}\n#define PL_DW {}\n",
+      g->h, g->w, g->oh, g->ow, g->kernel[0], g->kernel[1], g->stride[0], g->stride[1], g->padding[0], g->padding[1],
+      g->dilation[0], g->dilation[1]);
+  const std::string what = fmt::format("{} f32 {} planes {}x{} -> {}x{} k{}x{} s{}x{}", node->op_name(), g->planes,
+                                       g->h, g->w, g->oh, g->ow, g->kernel[0], g->kernel[1], g->stride[0], g->stride[1]);
+  Context& ctx = lowering_context();
+  const int64_t threads = g->planes * (grad ? g->h * g->w : g->oh * g->ow);
+  L.emit(std::make_unique<PoolStep>(ctx.compiler().module(defines + kPoolSource, "max pool kernels"),
+                                    grad ? "tsr_max_pool_grad" : "tsr_max_pool", std::move(operands), g->planes,
+                                    threads, what),
+         reads, {out});
+  return true;
+}
+
+}  // namespace
+
+void register_pool_lowerings(common::LoweringTable& table) {
+  table["max_pool"] = {lower_pool, claim_pool, true};
+  table["max_pool_grad"] = {lower_pool, claim_pool, true};
+}
+
+}  // namespace tessera::backends::cuda

@@ -1,0 +1,178 @@
+// Convolutions on the CUDA backend as implicit GEMMs (backends/cuda/conv_gemm.h) and 2-D max pooling
+// as its own kernels (library_ops_pool.cpp), against the reference backend: the convolution's forward
+// pass with and without bias and both gradients over strides, padding, dilation, non-square kernels
+// and K split over the GPU; pooling's windows, ties, NaN and padding; and that each runs as one step
+// instead of im2col copies and scatters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "tessera/api/transforms.h"
+#include "tessera/backends/cuda/executable.h"
+#include "tessera/ops/ops.h"
+#include "cuda_test_util.h"
+
+namespace tessera::test {
+namespace {
+
+using V = std::vector<Tensor>;
+
+struct ConvCase {
+  Shape x, w;
+  std::array<int64_t, 2> stride, padding, dilation;
+};
+
+std::vector<ConvCase> cases() {
+  return {
+      {{2, 3, 9, 11}, {4, 3, 3, 3}, {1, 1}, {0, 0}, {1, 1}},
+      {{3, 5, 12, 10}, {7, 5, 3, 2}, {2, 1}, {1, 0}, {1, 2}},
+      {{1, 8, 16, 16}, {16, 8, 5, 5}, {2, 2}, {2, 2}, {1, 1}},
+      {{2, 4, 7, 7}, {3, 4, 1, 1}, {1, 1}, {0, 0}, {1, 1}},
+      {{4, 2, 13, 13}, {6, 2, 3, 3}, {3, 2}, {1, 1}, {2, 1}},
+      // A long reduction into few weights: the weight gradient splits K over the GPU.
+      {{64, 1, 28, 28}, {8, 1, 3, 3}, {1, 1}, {0, 0}, {1, 1}},
+  };
+}
+
+// The compiled graph's step descriptions.
+std::vector<std::string> steps_of(const std::function<V(const V&)>& fn, const std::vector<ir::TensorType>& types) {
+  const auto exe = cuda().compile(trace(fn, types));
+  const auto* cu = dynamic_cast<const backends::cuda::CudaExecutable*>(exe.get());
+  std::vector<std::string> out;
+  if (cu != nullptr) {
+    for (const auto& s : cu->program().steps) out.push_back(s->describe());
+  }
+  return out;
+}
+
+int count_containing(const std::vector<std::string>& steps, const std::string& text) {
+  int n = 0;
+  for (const std::string& s : steps) n += s.find(text) != std::string::npos ? 1 : 0;
+  return n;
+}
+
+TEST(CudaConv, ForwardWithAndWithoutBiasMatchesTheReference) {
+  uint64_t seed = 10;
+  for (const ConvCase& c : cases()) {
+    SCOPED_TRACE(fmt::format("x {} w {} stride {}x{} padding {}x{} dilation {}x{}", shape_str(c.x), shape_str(c.w),
+                             c.stride[0], c.stride[1], c.padding[0], c.padding[1], c.dilation[0], c.dilation[1]));
+    const Array x = random_array(c.x, ++seed, -1, 1, DType::f32), w = random_array(c.w, ++seed, -0.5, 0.5, DType::f32);
+    const Array b = random_array({c.w[0]}, ++seed, -1, 1, DType::f32);
+    expect_matches_reference(
+        [&](const V& a) { return V{ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation)}; }, {x, w, b}, 2e-5);
+    expect_matches_reference([&](const V& a) { return V{ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation)}; },
+                             {x, w}, 2e-5);
+  }
+}
+
+TEST(CudaConv, BothGradientsMatchTheReference) {
+  uint64_t seed = 100;
+  for (const ConvCase& c : cases()) {
+    SCOPED_TRACE(fmt::format("x {} w {} stride {}x{} padding {}x{} dilation {}x{}", shape_str(c.x), shape_str(c.w),
+                             c.stride[0], c.stride[1], c.padding[0], c.padding[1], c.dilation[0], c.dilation[1]));
+    const Array x = random_array(c.x, ++seed, -1, 1, DType::f32), w = random_array(c.w, ++seed, -0.5, 0.5, DType::f32);
+    // The sum of y * r makes r (a function of y held constant) the output gradient.
+    const ScalarFn loss = [&](const V& a) {
+      const Tensor y = ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation);
+      return ops::sum(stop_gradient(ops::sin(y * 3.0 + 0.5)) * y);
+    };
+    expect_matches_reference(grad(loss), {x, w}, 5e-5);
+  }
+}
+
+TEST(CudaConv, EachConvolutionIsOneProductStepWithoutIm2col) {
+  const ScalarFn loss = [](const V& a) {
+    const Tensor y = ops::relu(ops::conv2d(a[0], a[1], a[2], {1, 1}, {1, 1}, {1, 1}));
+    return ops::sum(y * y);
+  };
+  const MultiFn step = grad(loss);
+  const std::vector<ir::TensorType> types = {
+      {DType::f32, {8, 4, 12, 12}}, {DType::f32, {6, 4, 3, 3}}, {DType::f32, {6}}};
+  const std::vector<std::string> steps = steps_of(step, types);
+  EXPECT_EQ(count_containing(steps, "implicit gemm conv n8"), 1) << fmt::format("{}", fmt::join(steps, "\n"));
+  EXPECT_EQ(count_containing(steps, "implicit gemm conv input grad"), 1) << fmt::format("{}", fmt::join(steps, "\n"));
+  EXPECT_EQ(count_containing(steps, "implicit gemm conv weight grad"), 1) << fmt::format("{}", fmt::join(steps, "\n"));
+  EXPECT_EQ(count_containing(steps, "cublasLt"), 0) << fmt::format("{}", fmt::join(steps, "\n"));
+}
+
+TEST(CudaConv, GroupedAndHalfConvolutionsStillDecompose) {
+  // Not claimed by the implicit GEMM: they run as im2col and products, and stay right.
+  const Array x = random_array({2, 4, 8, 8}, 7, -1, 1, DType::f32), w = random_array({6, 2, 3, 3}, 8, -0.5, 0.5, DType::f32);
+  expect_matches_reference([](const V& a) { return V{ops::conv2d(a[0], a[1], {}, {1, 1}, {1, 1}, {1, 1}, 2)}; }, {x, w},
+                           2e-5);
+  const std::vector<std::string> steps =
+      steps_of([](const V& a) { return V{ops::conv2d(a[0], a[1], {}, {1, 1}, {1, 1}, {1, 1}, 2)}; },
+               {{DType::f32, {2, 4, 8, 8}}, {DType::f32, {6, 2, 3, 3}}});
+  EXPECT_EQ(count_containing(steps, "implicit gemm"), 0) << fmt::format("{}", fmt::join(steps, "\n"));
+}
+
+struct PoolCase {
+  Shape x;
+  std::array<int64_t, 2> kernel, stride, padding, dilation;
+  bool ceil_mode;
+};
+
+std::vector<PoolCase> pool_cases() {
+  return {
+      {{2, 3, 26, 26}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},
+      {{2, 3, 11, 11}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},  // the odd last row and column are dropped
+      {{1, 4, 9, 12}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},   // overlapping windows, padding
+      {{1, 2, 10, 9}, {3, 2}, {2, 1}, {1, 0}, {2, 1}, true},    // dilation, ceil mode, non-square
+      {{5, 1, 7, 7}, {2, 3}, {1, 2}, {0, 1}, {1, 1}, true},     // overlapping along one axis
+  };
+}
+
+// Values on a coarse grid so that windows hold ties: the first maximum in window order must win.
+Array coarse(const Shape& shape, uint64_t seed) {
+  Array a = random_array(shape, seed, -3, 3, DType::f32);
+  float* p = a.data<float>();
+  for (int64_t i = 0; i < a.numel(); ++i) p[i] = std::round(p[i]);
+  return a;
+}
+
+TEST(CudaPool, MaxPoolAndItsGradientMatchTheReferenceWithTies) {
+  uint64_t seed = 300;
+  for (const PoolCase& c : pool_cases()) {
+    SCOPED_TRACE(fmt::format("x {} kernel {}x{} stride {}x{} padding {}x{} dilation {}x{} ceil {}", shape_str(c.x),
+                             c.kernel[0], c.kernel[1], c.stride[0], c.stride[1], c.padding[0], c.padding[1],
+                             c.dilation[0], c.dilation[1], c.ceil_mode));
+    const auto pool = [&](const Tensor& x) {
+      return ops::max_pool2d(x, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
+    };
+    const Array x = coarse(c.x, ++seed);
+    expect_matches_reference([&](const V& a) { return V{pool(a[0])}; }, {x}, 0);
+    const ScalarFn loss = [&](const V& a) {
+      const Tensor y = pool(a[0]);
+      return ops::sum(stop_gradient(ops::sin(y * 1.7 + 0.3)) * y);
+    };
+    expect_matches_reference(grad(loss), {x}, 1e-6);
+  }
+}
+
+TEST(CudaPool, NaNWinsItsWindowAsInMax) {
+  Array x = random_array({1, 1, 4, 4}, 9, -1, 1, DType::f32);
+  x.data<float>()[5] = std::nanf("");  // row 1, column 1: the window of output (0, 0)
+  const ScalarFn loss = [](const V& a) { return ops::sum(ops::max_pool2d(a[0], {2, 2}, {2, 2})); };
+  const auto got = cuda().compile(trace(grad(loss), {{DType::f32, {1, 1, 4, 4}}}))->run({x});
+  const Array dx = got[0].to(host_device());
+  for (int64_t i : {0, 1, 4}) {
+    EXPECT_EQ(dx.data<float>()[i], 0.f) << i;
+  }
+  EXPECT_EQ(dx.data<float>()[5], 1.f);
+  const auto y = cuda().compile(trace([](const V& a) { return V{ops::max_pool2d(a[0], {2, 2}, {2, 2})}; },
+                                      {{DType::f32, {1, 1, 4, 4}}}))
+                     ->run({x});
+  EXPECT_TRUE(std::isnan(y[0].to(host_device()).data<float>()[0]));
+}
+
+TEST(CudaPool, PoolingRunsAsOneStepEach) {
+  const ScalarFn loss = [](const V& a) { return ops::sum(ops::max_pool2d(a[0], {2, 2}, {2, 2})); };
+  const std::vector<std::string> steps = steps_of(grad(loss), {{DType::f32, {4, 8, 12, 12}}});
+  EXPECT_EQ(count_containing(steps, "cuda max_pool_grad f32"), 1) << fmt::format("{}", fmt::join(steps, "\n"));
+  EXPECT_EQ(count_containing(steps, "gather"), 0) << fmt::format("{}", fmt::join(steps, "\n"));
+  EXPECT_EQ(count_containing(steps, "scatter"), 0) << fmt::format("{}", fmt::join(steps, "\n"));
+}
+
+}  // namespace
+}  // namespace tessera::test
