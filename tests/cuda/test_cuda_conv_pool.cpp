@@ -117,6 +117,7 @@ std::vector<PoolCase> pool_cases() {
   return {
       {{2, 3, 26, 26}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},
       {{2, 3, 11, 11}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},  // the odd last row and column are dropped
+      {{1, 2, 7, 9}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, true},     // partial last windows (ceil mode)
       {{1, 4, 9, 12}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},   // overlapping windows, padding
       {{1, 2, 10, 9}, {3, 2}, {2, 1}, {1, 0}, {2, 1}, true},    // dilation, ceil mode, non-square
       {{5, 1, 7, 7}, {2, 3}, {1, 2}, {0, 1}, {1, 1}, true},     // overlapping along one axis

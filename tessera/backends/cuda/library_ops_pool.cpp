@@ -78,6 +78,28 @@ extern "C" __global__ void __launch_bounds__(256) tsr_max_pool_grad(const float*
     dx[i] = acc;
   }
 }
+
+// The gradient when the windows tile the input (kernel = stride, no dilation or padding): one thread per
+// window writes its whole cell, the output gradient at the first maximum and zeros elsewhere, reading
+// each input once (the gather above reads a window once per element of it). The last row and column
+// of cells also zero what no window covers.
+extern "C" __global__ void __launch_bounds__(256) tsr_max_pool_grad_cells(const float* x, const float* g, float* dx,
+                                                                          long long planes) {
+  TSR_GRID_PROLOGUE();
+  const long long total = planes * (PL_OH * PL_OW);
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+    const long long plane = i / (PL_OH * PL_OW);
+    const int o = (int)(i - plane * (PL_OH * PL_OW)), oh = o / PL_OW, ow = o - oh * PL_OW;
+    const float* xp = x + plane * (PL_H * PL_W);
+    float* dp = dx + plane * (PL_H * PL_W);
+    const int at = tsr_window_argmax(xp, oh, ow);
+    const float gv = g[i];
+    const int h1 = oh == PL_OH - 1 ? PL_H : (oh + 1) * PL_SH, w1 = ow == PL_OW - 1 ? PL_W : (ow + 1) * PL_SW;
+    for (int ih = oh * PL_SH; ih < h1; ++ih) {
+      for (int iw = ow * PL_SW; iw < w1; ++iw) dp[ih * PL_W + iw] = ih * PL_W + iw == at ? gv : 0.f;
+    }
+  }
+}
 )";
 
 struct PoolGeometry {
@@ -157,10 +179,12 @@ bool lower_pool(Lowering& L, const ir::NodePtr& node) {
   const std::string what = fmt::format("{} f32 {} planes {}x{} -> {}x{} k{}x{} s{}x{}", node->op_name(), g->planes,
                                        g->h, g->w, g->oh, g->ow, g->kernel[0], g->kernel[1], g->stride[0], g->stride[1]);
   Context& ctx = lowering_context();
-  const int64_t threads = g->planes * (grad ? g->h * g->w : g->oh * g->ow);
-  L.emit(std::make_unique<PoolStep>(ctx.compiler().module(defines + kPoolSource, "max pool kernels"),
-                                    grad ? "tsr_max_pool_grad" : "tsr_max_pool", std::move(operands), g->planes,
-                                    threads, what),
+  // Windows that tile the input (as every 2x2 pool of stride 2) take the per-window gradient.
+  const bool cells = grad && g->kernel == g->stride && g->dilation == Shape{1, 1} && g->padding == Shape{0, 0};
+  const int64_t threads = g->planes * (grad && !cells ? g->h * g->w : g->oh * g->ow);
+  const char* kernel = !grad ? "tsr_max_pool" : cells ? "tsr_max_pool_grad_cells" : "tsr_max_pool_grad";
+  L.emit(std::make_unique<PoolStep>(ctx.compiler().module(defines + kPoolSource, "max pool kernels"), kernel,
+                                    std::move(operands), g->planes, threads, what + (cells ? " (cells)" : "")),
          reads, {out});
   return true;
 }

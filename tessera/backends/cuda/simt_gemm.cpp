@@ -14,7 +14,7 @@ namespace tessera::backends::cuda {
 
 namespace {
 
-constexpr int kTile = 64;      // rows and columns of the result per block
+constexpr int kTile = 64;      // columns of the result per block, and rows unless there are at most 32
 constexpr int kSlice = 16;     // K per shared-memory stage
 constexpr int kThreads = 256;  // each a 4 x 4 block of the tile
 constexpr int kMinChunk = 32;  // K per split at least: shorter slices spend more on the partials than they save
@@ -28,21 +28,30 @@ constexpr const char* kCore = R"(
 #define TSR_TILE 64
 #define TSR_SLICE 16
 #define TSR_PAD 68
+#ifndef TSR_TM
+#define TSR_TM 64
+#endif
+#define TSR_RM (TSR_TM / 16)
+#define TSR_PADM (TSR_TM + 4)
 
-// Four elements of each operand's next K slice into registers (the loads of slice s + 1 are in flight
-// while slice s is multiplied).
+// This thread's elements of each operand's next K slice into registers (the loads of slice s + 1 are in
+// flight while slice s is multiplied): TSR_RM of A's TSR_TM x 16, four of B's 16 x 64.
 __device__ __forceinline__ void tsr_fetch(const float* a, const float* b, long long m0, long long n0, long long kb,
                                           long long k1, long long m, long long n, long long lda, long long ldb,
-                                          int tid, float ra[4], float rb[4]) {
+                                          int tid, float ra[TSR_RM], float rb[4]) {
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < TSR_RM; ++i) {
     const int e = tid + i * 256;
 #if TSR_A_T
-    const int ar = e & 63, ak = e >> 6;
+    const int ar = e % TSR_TM, ak = e / TSR_TM;
 #else
     const int ak = e & 15, ar = e >> 4;
 #endif
     ra[i] = m0 + ar < m && kb + ak < k1 ? TSR_A(m0 + ar, kb + ak) : 0.f;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int e = tid + i * 256;
 #if TSR_B_T
     const int bk = e & 15, bc = e >> 4;
 #else
@@ -52,16 +61,20 @@ __device__ __forceinline__ void tsr_fetch(const float* a, const float* b, long l
   }
 }
 
-__device__ __forceinline__ void tsr_stash(float (*as)[TSR_PAD], float (*bs)[TSR_PAD], int tid, const float ra[4],
+__device__ __forceinline__ void tsr_stash(float (*as)[TSR_PADM], float (*bs)[TSR_PAD], int tid, const float ra[TSR_RM],
                                           const float rb[4]) {
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < TSR_RM; ++i) {
     const int e = tid + i * 256;
 #if TSR_A_T
-    as[e >> 6][e & 63] = ra[i];
+    as[e / TSR_TM][e % TSR_TM] = ra[i];
 #else
     as[e & 15][e >> 4] = ra[i];
 #endif
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int e = tid + i * 256;
 #if TSR_B_T
     bs[e & 15][e >> 4] = rb[i];
 #else
@@ -80,7 +93,7 @@ __device__ __forceinline__ float tsr_tail(float v, long long row, long long col,
   return v;
 }
 
-// One 64 x 64 tile of the result over K in [z * k_chunk, (z + 1) * k_chunk). Unsplit (gridDim.z == 1) it
+// One TSR_TM x 64 tile of the result over K in [z * k_chunk, (z + 1) * k_chunk). Unsplit (gridDim.z == 1) it
 // stores the tile with the tail; split, it stores its partial sums (rows of n in split z of `partials`)
 // for tsr_simt_gemm_reduce. (A last-block-adds-them variant, one launch fewer, was slower: the MLP step
 // at batch 64 took 262 instead of 191 us, with one block per tile left to add every split.)
@@ -89,17 +102,17 @@ tsr_simt_gemm(const float* a, const float* b, float* d, float* partials, long lo
               long long k, long long lda, long long ldb, long long ldd, long long k_chunk, const float* bias,
               const float* residual, int activation) {
   TSR_GRID_PROLOGUE();
-  __shared__ __align__(16) float as[TSR_SLICE][TSR_PAD];
+  __shared__ __align__(16) float as[TSR_SLICE][TSR_PADM];
   __shared__ __align__(16) float bs[TSR_SLICE][TSR_PAD];
   const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-  const long long m0 = (long long)blockIdx.y * TSR_TILE, n0 = (long long)blockIdx.x * TSR_TILE;
+  const long long m0 = (long long)blockIdx.y * TSR_TM, n0 = (long long)blockIdx.x * TSR_TILE;
   const long long k0 = (long long)blockIdx.z * k_chunk, k1 = min(k, k0 + k_chunk);
-  float acc[4][4];
+  float acc[TSR_RM][4];
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < TSR_RM; ++i)
 #pragma unroll
     for (int j = 0; j < 4; ++j) acc[i][j] = 0.f;
-  float ra[4], rb[4];
+  float ra[TSR_RM], rb[4];
   if (k0 < k1) tsr_fetch(a, b, m0, n0, k0, k1, m, n, lda, ldb, tid, ra, rb);
   for (long long kb = k0; kb < k1; kb += TSR_SLICE) {
     tsr_stash(as, bs, tid, ra, rb);
@@ -107,11 +120,17 @@ tsr_simt_gemm(const float* a, const float* b, float* d, float* partials, long lo
     if (kb + TSR_SLICE < k1) tsr_fetch(a, b, m0, n0, kb + TSR_SLICE, k1, m, n, lda, ldb, tid, ra, rb);
 #pragma unroll
     for (int kk = 0; kk < TSR_SLICE; ++kk) {
+#if TSR_RM == 4
       const float4 av = *reinterpret_cast<const float4*>(&as[kk][ty * 4]);
+      const float a4[4] = {av.x, av.y, av.z, av.w};
+#else
+      const float2 av = *reinterpret_cast<const float2*>(&as[kk][ty * 2]);
+      const float a4[2] = {av.x, av.y};
+#endif
       const float4 bv = *reinterpret_cast<const float4*>(&bs[kk][tx * 4]);
-      const float a4[4] = {av.x, av.y, av.z, av.w}, b4[4] = {bv.x, bv.y, bv.z, bv.w};
+      const float b4[4] = {bv.x, bv.y, bv.z, bv.w};
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
+      for (int i = 0; i < TSR_RM; ++i)
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a4[i], b4[j], acc[i][j]);
     }
@@ -119,8 +138,8 @@ tsr_simt_gemm(const float* a, const float* b, float* d, float* partials, long lo
   }
   const bool split = gridDim.z > 1;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const long long row = m0 + ty * 4 + i;
+  for (int i = 0; i < TSR_RM; ++i) {
+    const long long row = m0 + ty * TSR_RM + i;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const long long col = n0 + tx * 4 + j;
@@ -233,12 +252,17 @@ SimtGemm::SimtGemm(Context& ctx, const GemmShape& s, const std::string& operands
     : shape_(s), label_(std::move(label)), multiprocessors_(ctx.multiprocessors()) {
   TESSERA_CHECK(s.dtype == DType::f32 && s.batch == 1, "cuda simt gemm: {} batch {} (f32, one matrix)",
                 dtype_name(s.dtype), s.batch);
-  module_ = ctx.compiler().module(operands + kCore, fmt::format("simt gemm kernels ({})", describe()));
+  // Products of at most 32 rows take 32-row tiles (two rows per thread): a 64-row tile would compute
+  // as many rows of zeros. TESSERA_CUDA_SIMT_TM=64 keeps 64 (for measuring it).
+  const char* tm = std::getenv("TESSERA_CUDA_SIMT_TM");
+  tile_m_ = s.m <= 32 && (tm == nullptr || std::strcmp(tm, "64") != 0) ? 32 : 64;
+  module_ = ctx.compiler().module(fmt::format("#define TSR_TM {}\n", tile_m_) + operands + kCore,
+                                  fmt::format("simt gemm kernels ({})", describe()));
   kernel_ = module_->kernel("tsr_simt_gemm");
   reduce_kernel_ = module_->kernel("tsr_simt_gemm_reduce");
   // Split K while the blocks still fit in one wave and every split keeps kMinChunk values: a second
   // wave of blocks costs as much as the first.
-  const int64_t tiles = ceil_div(s.m, kTile) * ceil_div(s.n, kTile);
+  const int64_t tiles = ceil_div(s.m, tile_m_) * ceil_div(s.n, kTile);
   const int64_t most = std::max<int64_t>(1, std::min(int64_t{multiprocessors_} / tiles, s.k / kMinChunk));
   const int64_t room = static_cast<int64_t>(ctx.workspace_bytes() / (sizeof(float) * static_cast<size_t>(s.m * s.n)));
   const int64_t wanted = std::max<int64_t>(1, std::min(most, room));
@@ -260,7 +284,7 @@ void SimtGemm::run(const void* a, const void* b, const void* bias, const void* c
   int act = activation_code(s.activation);
   float* parts = partials_;
   void* params[] = {&a, &b, &d, &parts, &m, &n, &k, &lda, &ldb, &ldd, &chunk, &pbias, &pres, &act};
-  const dim3 grid(static_cast<unsigned>(ceil_div(s.n, kTile)), static_cast<unsigned>(ceil_div(s.m, kTile)),
+  const dim3 grid(static_cast<unsigned>(ceil_div(s.n, kTile)), static_cast<unsigned>(ceil_div(s.m, tile_m_)),
                   static_cast<unsigned>(splits_));
   launch_kernel(reinterpret_cast<const void*>(kernel_), grid, dim3(kThreads), params, 0, stream,
                 "cudaLaunchKernel (simt gemm)");
@@ -275,7 +299,8 @@ void SimtGemm::run(const void* a, const void* b, const void* bias, const void* c
 
 std::string SimtGemm::describe() const {
   const GemmShape& s = shape_;
-  const std::string split = splits_ > 1 ? fmt::format(" split {}", splits_) : "";
+  const std::string split =
+      (splits_ > 1 ? fmt::format(" split {}", splits_) : "") + (tile_m_ == 32 ? " (32-row tiles)" : "");
   if (!label_.empty()) return label_ + split;
   return fmt::format("f32 simt gemm {}x{}x{}{}{}{}{}{}{}", s.m, s.n, s.k, s.a_transposed ? " A^T" : "",
                      s.b_transposed ? " B^T" : "", s.bias ? " +bias" : "", s.residual ? " +residual" : "",
