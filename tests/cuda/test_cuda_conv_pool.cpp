@@ -63,6 +63,29 @@ TEST(CudaConv, ForwardWithAndWithoutBiasMatchesTheReference) {
         [&](const V& a) { return V{ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation)}; }, {x, w, b}, 2e-5);
     expect_matches_reference([&](const V& a) { return V{ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation)}; },
                              {x, w}, 2e-5);
+    // Tails fused into the product: ReLU, a residual then ReLU, tanh-GELU.
+    auto tails = [&](const V& a) {
+      const Tensor y = ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation);
+      const Tensor r = ops::stop_gradient(ops::cos(y));  // laid out as y
+      return V{ops::relu(ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation)),
+               ops::relu(ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation) + r),
+               ops::gelu(ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation), /*tanh_approximation=*/true)};
+    };
+    expect_matches_reference(tails, {x, w, b}, 2e-5);
+  }
+}
+
+TEST(CudaConv, ReluAndResidualTailsFuseIntoTheProduct) {
+  // The CUDA limits (activation(v + bias + residual) with one of them) take either tail alone.
+  auto relu = [](const V& a) { return V{ops::relu(ops::conv2d(a[0], a[1], a[2], {1, 1}, {1, 1}, {1, 1}))}; };
+  auto residual = [](const V& a) { return V{ops::conv2d(a[0], a[1], a[2], {1, 1}, {1, 1}, {1, 1}) + a[3]}; };
+  const std::vector<ir::TensorType> types = {
+      {DType::f32, {2, 3, 8, 8}}, {DType::f32, {4, 3, 3, 3}}, {DType::f32, {4}}, {DType::f32, {2, 4, 8, 8}}};
+  for (const auto& [fn, tail] : {std::pair{std::function<V(const V&)>(relu), std::string("+bias relu")},
+                                 std::pair{std::function<V(const V&)>(residual), std::string("+bias +residual")}}) {
+    const std::vector<std::string> steps = steps_of(fn, types);
+    EXPECT_EQ(steps.size(), 1u) << fmt::format("{}", fmt::join(steps, "\n"));
+    EXPECT_EQ(count_containing(steps, tail), 1) << fmt::format("{}", fmt::join(steps, "\n"));
   }
 }
 

@@ -86,8 +86,10 @@ TEST(CudaGemm, SimtProductsMatchInEveryLayoutSplitOrNot) {
   struct Case {
     int64_t m, n, k;
   };
-  // Ragged edges of the 64 x 64 tiles and the 16-value K slices; long K splits, short K does not.
-  for (const Case c : {Case{64, 1024, 784}, Case{70, 100, 50}, Case{5, 3, 1000}, Case{130, 65, 17}, Case{784, 96, 64}}) {
+  // Ragged edges of the 64 x 64 (32 x 64) tiles and the 16-value K slices; long K splits, short K does
+  // not; a very long K splits over several waves and adds its partials a warp per output.
+  for (const Case c : {Case{64, 1024, 784}, Case{70, 100, 50}, Case{5, 3, 1000}, Case{130, 65, 17}, Case{784, 96, 64},
+                       Case{33, 40, 300}, Case{6, 9, 40000}}) {
     SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k));
     const double tol = 2e-5 * static_cast<double>(c.k);
     const Array x = random_array({c.m, c.k}, 11, -1, 1, DType::f32), w = random_array({c.n, c.k}, 12, -1, 1, DType::f32);
@@ -123,6 +125,11 @@ TEST(CudaGemm, SimtProductsSplitOverKAreDeterministic) {
   EXPECT_NE(named[0].find(" split "), std::string::npos) << named[0];
   const Array first = exe->run({x, w})[0].to(host_device()), second = exe->run({x, w})[0].to(host_device());
   EXPECT_TRUE(same_bytes(first, second)) << "the partial sums are added in a fixed order";
+  // Many splits (a long K over several waves) are added by a warp per output, also in a fixed order.
+  const Array xl = random_array({16, 60000}, 23, -1, 1, DType::f32), wl = random_array({60000, 9}, 24, -1, 1, DType::f32);
+  const auto long_k = cuda().compile(trace(fn, {{DType::f32, {16, 60000}}, {DType::f32, {60000, 9}}}));
+  const Array l1 = long_k->run({xl, wl})[0].to(host_device()), l2 = long_k->run({xl, wl})[0].to(host_device());
+  EXPECT_TRUE(same_bytes(l1, l2));
 }
 
 TEST(CudaGemm, AProductWhoseOnlyUseIsItsTransposeIsComputedTransposed) {

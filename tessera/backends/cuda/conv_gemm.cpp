@@ -97,7 +97,8 @@ bool conv_gemm_suits(const kernels::Conv2dGeometry& g) {
   return largest > 0 && largest < limit && g.batch * g.in_h * g.in_w < limit && g.batch * g.out_h * g.out_w < limit;
 }
 
-std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const kernels::Conv2dGeometry& g, bool bias) {
+std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const kernels::Conv2dGeometry& g,
+                                         const ConvTail& tail) {
   TESSERA_CHECK(conv_gemm_suits(g), "cuda conv gemm: a geometry it does not take (groups {})", g.groups);
   const int64_t taps = g.kernel_h * g.kernel_w;
   GemmShape s;
@@ -125,11 +126,20 @@ std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const k
       break;
   }
   s.ldd = s.n;
-  s.bias = bias && kind == ConvProduct::forward;
+  TESSERA_CHECK(kind == ConvProduct::forward || (!tail.bias && !tail.residual && tail.activation == GemmActivation::none),
+                "cuda conv gemm: only the forward pass takes a tail");
+  s.bias = tail.bias;
+  s.residual = tail.residual;
+  s.activation = tail.activation;
   const std::string label =
       fmt::format("f32 implicit gemm {} n{} {}->{} {}x{} k{}x{} s{}x{} p{}x{} d{}x{}{} ({}x{}x{})", name, g.batch,
                   g.in_channels, g.out_channels, g.in_h, g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
-                  g.pad_h, g.pad_w, g.dilation_h, g.dilation_w, s.bias ? " +bias" : "", s.m, s.n, s.k);
+                  g.pad_h, g.pad_w, g.dilation_h, g.dilation_w,
+                  std::string(s.bias ? " +bias" : "") + (s.residual ? " +residual" : "") +
+                      (s.activation == GemmActivation::relu   ? " relu"
+                       : s.activation == GemmActivation::gelu ? " gelu"
+                                                              : ""),
+                  s.m, s.n, s.k);
   return std::make_unique<SimtGemm>(ctx, s, geometry_defines(g) + kConvTaps + operands, label);
 }
 

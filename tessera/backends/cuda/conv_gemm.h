@@ -20,8 +20,15 @@ enum class ConvProduct { forward, input_grad, weight_grad };
 // TESSERA_CUDA_CONV_GEMM=0 turns it off (the convolutions then decompose into im2col and products).
 bool conv_gemm_suits(const kernels::Conv2dGeometry& g);
 
-// The product for one of the three; its run(a, b, bias, nullptr, d, stream) takes
-//   forward: a = W, b = X, bias [Cout] or null    input_grad: a = W, b = dY    weight_grad: a = dY, b = X.
-std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const kernels::Conv2dGeometry& g, bool bias);
+// The forward pass's fused tail: activation(v + bias [Cout] + residual laid out as Y).
+struct ConvTail {
+  bool bias = false, residual = false;
+  GemmActivation activation = GemmActivation::none;
+};
+
+// The product for one of the three; its run(a, b, bias, residual, d, stream) takes
+//   forward: a = W, b = X (and the tail's operands)    input_grad: a = W, b = dY    weight_grad: a = dY, b = X.
+std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const kernels::Conv2dGeometry& g,
+                                         const ConvTail& tail = {});
 
 }  // namespace tessera::backends::cuda

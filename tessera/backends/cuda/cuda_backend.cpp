@@ -132,7 +132,7 @@ class CudaBackend final : public Backend {
     options.epilogue_limits.activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
     options.epilogue_limits.residual_after_activation = false;
     options.epilogue_limits.activation_after_residual = false;
-    options.epilogue_limits.convolutions = false;
+    options.epilogue_limits.convolutions = true;  // the implicit GEMM's tail (library_ops_conv.cpp)
     options.epilogue_limits.quantized_products = true;
     options.half_types = true;
     // Row kernels (a norm's reduction and its use over the row in one kernel) are off unless

@@ -20,11 +20,12 @@ std::optional<kernels::Conv2dGeometry> implicit_gemm_geometry(const ir::Node& no
 
 class ConvStep final : public common::Step {
  public:
-  ConvStep(std::unique_ptr<SimtGemm> plan, Operand a, Operand b, Operand bias, Operand d)
-      : plan_(std::move(plan)), a_(a), b_(b), bias_(bias), d_(d) {}
+  ConvStep(std::unique_ptr<SimtGemm> plan, Operand a, Operand b, Operand bias, Operand residual, Operand d)
+      : plan_(std::move(plan)), a_(a), b_(b), bias_(bias), residual_(residual), d_(d) {}
   void run(const common::RunContext& ctx) const override {
     const void* bias = plan_->shape().bias ? ctx.ptr<const std::byte>(bias_) : nullptr;
-    plan_->run(ctx.ptr<const std::byte>(a_), ctx.ptr<const std::byte>(b_), bias, nullptr, ctx.ptr<std::byte>(d_),
+    const void* residual = plan_->shape().residual ? ctx.ptr<const std::byte>(residual_) : nullptr;
+    plan_->run(ctx.ptr<const std::byte>(a_), ctx.ptr<const std::byte>(b_), bias, residual, ctx.ptr<std::byte>(d_),
                stream_of(ctx));
   }
   common::StepKind kind() const override { return common::StepKind::library; }
@@ -32,7 +33,7 @@ class ConvStep final : public common::Step {
 
  private:
   std::unique_ptr<SimtGemm> plan_;
-  Operand a_, b_, bias_, d_;
+  Operand a_, b_, bias_, residual_, d_;
 };
 
 bool claim_conv(const ir::Node& node) { return implicit_gemm_geometry(node).has_value(); }
@@ -55,9 +56,30 @@ bool lower_conv(Lowering& L, const ir::NodePtr& node) {
     reads.push_back(L.packed(L.value(node->input(2))));
     bias = L.operand(reads.back());
   }
-  const int32_t d = L.produce(ir::Value(node, 0));
-  L.emit(std::make_unique<ConvStep>(make_conv_gemm(lowering_context(), kind, *g, has_bias), L.operand(a),
-                                    L.operand(b), bias, L.operand(d)),
+  // The forward pass's fused tail (common/epilogues.h, within the CUDA limits: activation(v + bias +
+  // residual), ReLU or tanh-GELU), applied as the product stores.
+  const common::Epilogue* epi = kind == ConvProduct::forward ? L.epilogue(*node) : nullptr;
+  ConvTail tail;
+  Operand residual;
+  if (epi != nullptr) {
+    if (epi->bias.defined() || epi->post_activation != kernels::Activation::none ||
+        (epi->activation != kernels::Activation::none && epi->activation != kernels::Activation::relu &&
+         epi->activation != kernels::Activation::gelu_tanh)) {
+      throw common::LoweringFault(node.get(), "cuda: a convolution epilogue the implicit GEMM's tail lacks");
+    }
+    tail.activation = epi->activation == kernels::Activation::relu        ? GemmActivation::relu
+                      : epi->activation == kernels::Activation::gelu_tanh ? GemmActivation::gelu
+                                                                           : GemmActivation::none;
+    if (epi->residual.defined()) {
+      reads.push_back(L.packed(L.value(epi->residual)));
+      residual = L.operand(reads.back());
+      tail.residual = true;
+    }
+  }
+  tail.bias = has_bias;
+  const int32_t d = L.produce(epi != nullptr ? epi->result : ir::Value(node, 0));
+  L.emit(std::make_unique<ConvStep>(make_conv_gemm(lowering_context(), kind, *g, tail), L.operand(a), L.operand(b),
+                                    bias, residual, L.operand(d)),
          reads, {d});
   return true;
 }

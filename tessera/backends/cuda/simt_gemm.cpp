@@ -18,6 +18,13 @@ constexpr int kTile = 64;      // columns of the result per block, and rows unle
 constexpr int kSlice = 16;     // K per shared-memory stage
 constexpr int kThreads = 256;  // each a 4 x 4 block of the tile
 constexpr int kMinChunk = 32;  // K per split at least: shorter slices spend more on the partials than they save
+// Sums this long (a convolution's weight gradient over a batch of images) split into up to four
+// waves of blocks: one block per multiprocessor leaves too few warps to hide the tap loads.
+constexpr int64_t kLongK = 16384;
+constexpr int kLongKWaves = 4;
+// From this many splits the partials are added by a warp per output (lanes over the splits, then a
+// fixed shuffle tree) instead of a thread per output walking every split.
+constexpr int kWarpReduceSplits = 32;
 
 // The kernels read A and B through TSR_A(row, k) and TSR_B(k, col) (an element inside the product; the
 // text before this one defines them), write D at index TSR_D(row, col) and add the bias at
@@ -174,6 +181,26 @@ tsr_simt_gemm_reduce(const float* partials, float* d, long long m, long long n, 
     d[TSR_D(row, col)] = tsr_tail(v, row, col, ldd, bias, residual, activation);
   }
 }
+
+// The same for many splits into few outputs: a warp per output, lane l adding splits l, l + 32, ... in
+// order, then the lanes' sums by a fixed butterfly (deterministic as well).
+extern "C" __global__ void __launch_bounds__(256)
+tsr_simt_gemm_reduce_warps(const float* partials, float* d, long long m, long long n, long long ldd, int splits,
+                           const float* bias, const float* residual, int activation) {
+  TSR_GRID_PROLOGUE();
+  const long long total = m * n, warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  for (long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; i < total; i += warps) {
+    float v = 0.f;
+    for (int z = lane; z < splits; z += 32) v += partials[z * total + i];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (lane == 0) {
+      const long long row = i / n, col = i - row * n;
+      d[TSR_D(row, col)] = tsr_tail(v, row, col, ldd, bias, residual, activation);
+    }
+  }
+}
 )";
 
 // Row-major or transposed matrices with row strides lda, ldb, ldd; the bias runs along the columns.
@@ -259,11 +286,15 @@ SimtGemm::SimtGemm(Context& ctx, const GemmShape& s, const std::string& operands
   module_ = ctx.compiler().module(fmt::format("#define TSR_TM {}\n", tile_m_) + operands + kCore,
                                   fmt::format("simt gemm kernels ({})", describe()));
   kernel_ = module_->kernel("tsr_simt_gemm");
-  reduce_kernel_ = module_->kernel("tsr_simt_gemm_reduce");
-  // Split K while the blocks still fit in one wave and every split keeps kMinChunk values: a second
-  // wave of blocks costs as much as the first.
+  // Split K while the blocks still fit in one wave (kLongKWaves for long sums) and every split keeps
+  // kMinChunk values: a further wave of blocks costs as much as the first.
+  // TESSERA_CUDA_SIMT_WAVES=n forces n waves for long sums (for measuring the rule).
   const int64_t tiles = ceil_div(s.m, tile_m_) * ceil_div(s.n, kTile);
-  const int64_t most = std::max<int64_t>(1, std::min(int64_t{multiprocessors_} / tiles, s.k / kMinChunk));
+  int waves = s.k >= kLongK ? kLongKWaves : 1;
+  if (const char* env = std::getenv("TESSERA_CUDA_SIMT_WAVES"); env != nullptr && std::atoi(env) >= 1 && s.k >= kLongK) {
+    waves = std::atoi(env);
+  }
+  const int64_t most = std::max<int64_t>(1, std::min(int64_t{multiprocessors_} * waves / tiles, s.k / kMinChunk));
   const int64_t room = static_cast<int64_t>(ctx.workspace_bytes() / (sizeof(float) * static_cast<size_t>(s.m * s.n)));
   const int64_t wanted = std::max<int64_t>(1, std::min(most, room));
   k_chunk_ = ceil_div(ceil_div(s.k, wanted), kSlice) * kSlice;
@@ -274,6 +305,8 @@ SimtGemm::SimtGemm(Context& ctx, const GemmShape& s, const std::string& operands
   }
   splits_ = static_cast<int>(ceil_div(s.k, k_chunk_));
   partials_ = static_cast<float*>(ctx.workspace());
+  reduce_warps_ = splits_ >= kWarpReduceSplits;
+  reduce_kernel_ = module_->kernel(reduce_warps_ ? "tsr_simt_gemm_reduce_warps" : "tsr_simt_gemm_reduce");
 }
 
 void SimtGemm::run(const void* a, const void* b, const void* bias, const void* c, void* d, cudaStream_t stream) const {
@@ -292,7 +325,8 @@ void SimtGemm::run(const void* a, const void* b, const void* bias, const void* c
   const float* cparts = partials_;
   int splits = splits_;
   void* reduce_params[] = {&cparts, &d, &m, &n, &ldd, &splits, &pbias, &pres, &act};
-  const int64_t blocks = std::min<int64_t>(ceil_div(s.m * s.n, kThreads), int64_t{multiprocessors_} * 8);
+  const int64_t threads = s.m * s.n * (reduce_warps_ ? 32 : 1);
+  const int64_t blocks = std::min<int64_t>(ceil_div(threads, kThreads), int64_t{multiprocessors_} * 8);
   launch_kernel(reinterpret_cast<const void*>(reduce_kernel_), dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
                 reduce_params, 0, stream, "cudaLaunchKernel (simt gemm reduce)");
 }

@@ -14,16 +14,16 @@ extern "C" __global__ void tsr_kernel_0(const void* const* in_, void* const* out
   __shared__ int tsr_shn0[8];
   __shared__ int tsr_last[1];
   volatile float* tsr_part0 = (volatile float*)(tsr_scratch + 0);
-  volatile int* tsr_partn0 = (volatile int*)(tsr_scratch + 128);
-  unsigned int* tsr_count = (unsigned int*)(tsr_scratch + 256);
+  volatile int* tsr_partn0 = (volatile int*)(tsr_scratch + 512);
+  unsigned int* tsr_count = (unsigned int*)(tsr_scratch + 1024);
   const int64_t tsr_l = ((int64_t)threadIdx.x);
-  for (int64_t ob = begin * 4 + ((int64_t)blockIdx.x); ob < end * 4; ob += ((int64_t)gridDim.x)) {
-    const int64_t o = ob / 4, tsr_s = ob % 4;
+  for (int64_t ob = begin * 16 + ((int64_t)blockIdx.x); ob < end * 16; ob += ((int64_t)gridDim.x)) {
+    const int64_t o = ob / 16, tsr_s = ob % 16;
     const int64_t i0 = o;
     float a0 = (-__int_as_float(0x7f800000));
     int n0 = 0;
-    const int64_t tsr_end = tsr_s * 16384 + 16384 < 65536 ? tsr_s * 16384 + 16384 : 65536;
-    for (int64_t r = tsr_s * 16384 + tsr_l; r < tsr_end; r += 256) {
+    const int64_t tsr_end = tsr_s * 4096 + 4096 < 65536 ? tsr_s * 4096 + 4096 : 65536;
+    for (int64_t r = tsr_s * 4096 + tsr_l; r < tsr_end; r += 256) {
       const int64_t j = r;
       const float v0 = in0[i0 * 65536 + j];
       a0 = v0 > a0 ? v0 : a0;
@@ -59,19 +59,19 @@ extern "C" __global__ void tsr_kernel_0(const void* const* in_, void* const* out
       n0 |= __shfl_xor_sync(0xffffffffu, n0, 1);
     }
     if (tsr_l == 0) {
-      tsr_part0[o * 4 + tsr_s] = a0;
-      tsr_partn0[o * 4 + tsr_s] = n0;
+      tsr_part0[o * 16 + tsr_s] = a0;
+      tsr_partn0[o * 16 + tsr_s] = n0;
       __threadfence();
-      tsr_last[0] = atomicAdd((unsigned int*)(tsr_count + o), 1u) == 3u;
+      tsr_last[0] = atomicAdd((unsigned int*)(tsr_count + o), 1u) == 15u;
     }
     __syncthreads();
     if (tsr_last[0] && tsr_l == 0) {
       __threadfence();
       a0 = (-__int_as_float(0x7f800000));
       n0 = 0;
-      for (int q = 0; q < 4; ++q) {
-        { const float t = tsr_part0[o * 4 + q]; a0 = t > a0 ? t : a0; }
-        n0 |= tsr_partn0[o * 4 + q];
+      for (int q = 0; q < 16; ++q) {
+        { const float t = tsr_part0[o * 16 + q]; a0 = t > a0 ? t : a0; }
+        n0 |= tsr_partn0[o * 16 + q];
       }
       tsr_count[o] = 0u;  // ready for the next run
       const float e0 = (n0 ? __int_as_float(0x7fc00000) : a0);
