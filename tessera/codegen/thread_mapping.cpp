@@ -65,7 +65,7 @@ int reduction_split(const lower::Kernel& k, const Dialect& d) {
   // About 4K elements per block, and no more blocks in all than a few per multiprocessor of a large GPU.
   // (16K left a CNN's bias gradients, 64 sums of 30,976, on 64 blocks of an H200's 132 multiprocessors:
   // 33 us for 24 MB, with the ReLU gradient written beside the sums.)
-  const int64_t want = std::min<int64_t>(work / 4096, 512 / std::max<int64_t>(outputs, 1));
+  const int64_t want = std::min<int64_t>(work / 4096, 1024 / std::max<int64_t>(outputs, 1));
   return static_cast<int>(std::clamp<int64_t>(want, 1, 64));
 }
 
