@@ -1,15 +1,10 @@
 #include "tessera/backends/cuda/convert_on_write.h"
 
+#include "tessera/backends/cuda/steps.h"
 #include "tessera/ir/node.h"
 #include "tessera/passes/rewrite.h"
 
 namespace tessera::backends::cuda {
-
-namespace {
-
-bool kernel_float(DType dt) { return dt == DType::f32 || dt == DType::f16 || dt == DType::bf16; }
-
-}  // namespace
 
 ir::Graph convert_on_write(const ir::Graph& graph) {
   passes::detail::Rewriter rw(graph, "convert_on_write");
@@ -18,7 +13,7 @@ ir::Graph convert_on_write(const ir::Graph& graph) {
     const ir::Node* cast = rw.producer(inputs[2], "cast");
     if (cast == nullptr || rw.uses(inputs[2]) != 1) return std::nullopt;
     const ir::Value& y = cast->input(0);
-    if (!kernel_float(y.dtype()) || !kernel_float(node.input(0).dtype())) return std::nullopt;
+    if (!index_copy_converts(y.dtype(), node.input(0).dtype())) return std::nullopt;
     ir::Attrs attrs = node.attrs();
     attrs.set("convert", true);
     return std::vector<ir::Value>{ir::make_node1("index_copy", {inputs[0], inputs[1], y}, std::move(attrs))};

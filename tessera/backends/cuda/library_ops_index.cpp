@@ -332,7 +332,7 @@ class IndexCopyStep final : public common::Step {
 bool claim_index_copy(const ir::Node& n) {
   if (n.inputs().size() != 3 || n.num_outputs() != 1 || n.input(0).rank() < 1 || !index_dtype_ok(n)) return false;
   const DType x = n.input(0).dtype(), src = n.input(2).dtype();
-  return x == src || (float_type(x) != nullptr && float_type(src) != nullptr);  // convert: f32, f16, bf16
+  return x == src || index_copy_converts(src, x);
 }
 
 bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
@@ -430,6 +430,8 @@ bool lower_index_select(Lowering& L, const ir::NodePtr& node) {
 }
 
 }  // namespace
+
+bool index_copy_converts(DType from, DType to) { return float_type(from) != nullptr && float_type(to) != nullptr; }
 
 bool cuda_index_op_supported(const ir::Node& n) {
   if (n.num_outputs() != 1 || n.inputs().empty() || n.input(0).rank() == 0 || !index_dtype_ok(n)) return false;

@@ -49,6 +49,9 @@ bool cuda_matmul_supported(const ir::Node& node);
 // Whether gather / scatter_add run on the GPU (index and value dtypes); library_ops_index.cpp.
 bool cuda_index_op_supported(const ir::Node& node);
 void register_index_lowerings(common::LoweringTable& table);
+// Whether index_copy's kernel converts rows of `from` into a cache of `to` as it writes them (f32, f16,
+// bf16): what convert_on_write may fold a cast into.
+bool index_copy_converts(DType from, DType to);
 // quantized_matmul and dequantize over GGUF blocks (library_ops_quant.cpp).
 void register_quant_lowerings(common::LoweringTable& table);
 // conv, conv_input_grad and conv_weight_grad as implicit GEMMs (library_ops_conv.cpp).
