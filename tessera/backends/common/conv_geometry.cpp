@@ -56,4 +56,27 @@ std::optional<kernels::Conv2dGeometry> f32_conv2d_geometry(const ir::Node& node)
   return g;
 }
 
+kernels::Pool2dGeometry pool2d_geometry(const ir::Attrs& a, const Shape& x, const Shape& y) {
+  kernels::Pool2dGeometry g;
+  const size_t r = x.size();
+  g.planes = 1;
+  for (size_t d = 0; d + 2 < r; ++d) g.planes *= x[d];
+  g.in_h = x[r - 2];
+  g.in_w = x[r - 1];
+  g.out_h = y[r - 2];
+  g.out_w = y[r - 1];
+  g.kernel_h = a.get_ints("kernel")[0];
+  g.kernel_w = a.get_ints("kernel")[1];
+  g.stride_h = a.get_ints("stride")[0];
+  g.stride_w = a.get_ints("stride")[1];
+  g.pad_h = a.get_ints("padding")[0];
+  g.pad_w = a.get_ints("padding")[1];
+  if (a.has("dilation")) {
+    g.dilation_h = a.get_ints("dilation")[0];
+    g.dilation_w = a.get_ints("dilation")[1];
+  }
+  g.ceil_mode = a.get_bool_or("ceil_mode", false);
+  return g;
+}
+
 }  // namespace tessera::backends::common

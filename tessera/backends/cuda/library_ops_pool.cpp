@@ -6,9 +6,9 @@
 // f32 over any leading axes; other dtypes and spatial ranks still decompose.
 #include <fmt/format.h>
 
+#include "tessera/backends/common/conv_geometry.h"
 #include "tessera/backends/cuda/launch.h"
 #include "tessera/backends/cuda/steps.h"
-#include "tessera/core/window.h"
 
 namespace tessera::backends::cuda {
 
@@ -102,13 +102,9 @@ extern "C" __global__ void __launch_bounds__(256) tsr_max_pool_grad_cells(const 
 }
 )";
 
-struct PoolGeometry {
-  int64_t planes = 0, h = 0, w = 0, oh = 0, ow = 0;
-  Shape kernel, stride, padding, dilation;
-};
-
-// The 2-D f32 pools this lowering takes (x is input 0 of both ops), with indices inside 31 bits.
-std::optional<PoolGeometry> pool_geometry(const ir::Node& node) {
+// The 2-D f32 pools this lowering takes (x is input 0 of both ops; the pooled shape is max_pool's
+// output and max_pool_grad's second input), with indices inside 31 bits.
+std::optional<kernels::Pool2dGeometry> pool_geometry(const ir::Node& node) {
   const ir::Attrs& a = node.attrs();
   if (node.num_outputs() != 1 || a.get_ints("kernel").size() != 2) return std::nullopt;
   for (const ir::Value& v : node.inputs()) {
@@ -116,18 +112,11 @@ std::optional<PoolGeometry> pool_geometry(const ir::Node& node) {
   }
   const Shape& x = node.input(0).shape();
   if (x.size() < 3) return std::nullopt;
-  PoolGeometry g;
-  g.kernel = a.get_ints("kernel");
-  g.stride = a.get_ints("stride");
-  g.padding = a.get_ints("padding");
-  g.dilation = a.has("dilation") ? a.get_ints("dilation") : Shape{1, 1};
-  const bool ceil_mode = a.get_bool_or("ceil_mode", false);
-  g.h = x[x.size() - 2];
-  g.w = x[x.size() - 1];
-  g.planes = shape_numel(Shape(x.begin(), x.end() - 2));
-  g.oh = sliding_window_count(g.h, g.kernel[0], g.stride[0], g.padding[0], g.dilation[0], ceil_mode);
-  g.ow = sliding_window_count(g.w, g.kernel[1], g.stride[1], g.padding[1], g.dilation[1], ceil_mode);
-  if (g.planes * g.h * g.w == 0 || g.oh * g.ow == 0 || g.h * g.w >= (int64_t{1} << 31)) return std::nullopt;
+  const Shape& pooled = node.op_name() == "max_pool_grad" ? node.input(1).shape() : node.output_types()[0].shape;
+  const kernels::Pool2dGeometry g = common::pool2d_geometry(a, x, pooled);
+  if (g.planes * g.in_h * g.in_w == 0 || g.out_h * g.out_w == 0 || g.in_h * g.in_w >= (int64_t{1} << 31)) {
+    return std::nullopt;
+  }
   return g;
 }
 
@@ -162,7 +151,7 @@ class PoolStep final : public common::Step {
 bool claim_pool(const ir::Node& node) { return pool_geometry(node).has_value(); }
 
 bool lower_pool(Lowering& L, const ir::NodePtr& node) {
-  const std::optional<PoolGeometry> g = pool_geometry(*node);
+  const std::optional<kernels::Pool2dGeometry> g = pool_geometry(*node);
   if (!g) return false;
   const bool grad = node->op_name() == "max_pool_grad";
   std::vector<int32_t> reads;
@@ -174,14 +163,16 @@ bool lower_pool(Lowering& L, const ir::NodePtr& node) {
   const std::string defines = fmt::format(
       "#define PL_H {}\n#define PL_W {}\n#define PL_OH {}\n#define PL_OW {}\n#define PL_KH {}\n#define PL_KW {}\n"
       "#define PL_SH {}\n#define PL_SW {}\n#define PL_PH {}\n#define PL_PW {}\n#define PL_DH {}\n#define PL_DW {}\n",
-      g->h, g->w, g->oh, g->ow, g->kernel[0], g->kernel[1], g->stride[0], g->stride[1], g->padding[0], g->padding[1],
-      g->dilation[0], g->dilation[1]);
-  const std::string what = fmt::format("{} f32 {} planes {}x{} -> {}x{} k{}x{} s{}x{}", node->op_name(), g->planes,
-                                       g->h, g->w, g->oh, g->ow, g->kernel[0], g->kernel[1], g->stride[0], g->stride[1]);
+      g->in_h, g->in_w, g->out_h, g->out_w, g->kernel_h, g->kernel_w, g->stride_h, g->stride_w, g->pad_h, g->pad_w,
+      g->dilation_h, g->dilation_w);
+  const std::string what =
+      fmt::format("{} f32 {} planes {}x{} -> {}x{} k{}x{} s{}x{}", node->op_name(), g->planes, g->in_h, g->in_w,
+                  g->out_h, g->out_w, g->kernel_h, g->kernel_w, g->stride_h, g->stride_w);
   Context& ctx = lowering_context();
   // Windows that tile the input (as every 2x2 pool of stride 2) take the per-window gradient.
-  const bool cells = grad && g->kernel == g->stride && g->dilation == Shape{1, 1} && g->padding == Shape{0, 0};
-  const int64_t threads = g->planes * (grad && !cells ? g->h * g->w : g->oh * g->ow);
+  const bool cells = grad && g->kernel_h == g->stride_h && g->kernel_w == g->stride_w && g->dilation_h == 1 &&
+                     g->dilation_w == 1 && g->pad_h == 0 && g->pad_w == 0;
+  const int64_t threads = g->planes * (grad && !cells ? g->in_h * g->in_w : g->out_h * g->out_w);
   const char* kernel = !grad ? "tsr_max_pool" : cells ? "tsr_max_pool_grad_cells" : "tsr_max_pool_grad";
   L.emit(std::make_unique<PoolStep>(ctx.compiler().module(defines + kPoolSource, "max pool kernels"), kernel,
                                     std::move(operands), g->planes, threads, what + (cells ? " (cells)" : "")),
