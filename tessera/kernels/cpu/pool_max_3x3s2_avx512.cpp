@@ -36,13 +36,13 @@ bool max_pool_3x3s2_avx512_applies(const Pool2dGeometry& g) {
 namespace {
 
 // best, or v where v is greater or NaN (the scalar loop's v > best || v != v).
-__attribute__((target("avx512f"), always_inline)) inline __m512 take(__m512 best, __m512 v) {
+__attribute__((target("avx512f"), always_inline)) inline __m512 take_greater(__m512 best, __m512 v) {
   const __mmask16 m = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
   return _mm512_mask_mov_ps(best, m, v);
 }
 
 // Lanes [lo, hi) of 64, clamped.
-inline uint64_t bits64(int64_t lo, int64_t hi) {
+inline uint64_t lane_bits64(int64_t lo, int64_t hi) {
   lo = std::max<int64_t>(lo, 0);
   hi = std::min<int64_t>(hi, 64);
   if (hi <= lo) return 0;
@@ -52,7 +52,7 @@ inline uint64_t bits64(int64_t lo, int64_t hi) {
 
 // The maxima over the three taps of outputs [16 c, 16 c + 16) of input row `row`; `m`: the columns
 // inside the row of the 48 from the chunk's first tap.
-__attribute__((target("avx512f"), always_inline)) inline __m512 row_max(const float* row, uint64_t m, int64_t c,
+__attribute__((target("avx512f"), always_inline)) inline __m512 pool_row_max(const float* row, uint64_t m, int64_t c,
                                                                           const Pool2dGeometry& g) {
   const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -65,7 +65,7 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 row_max(const fl
   const __m512 v2 =
       _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(0xFFFF, _mm512_castps_si512(e), _mm512_castps_si512(v0), 1));
   // Starting from -inf, the first tap is always taken (or is -inf itself).
-  return take(take(v0, v1), v2);
+  return take_greater(take_greater(v0, v1), v2);
 }
 
 }  // namespace
@@ -79,8 +79,8 @@ __attribute__((target("avx512f"))) void max_plane_3x3s2_avx512(const Pool2dGeome
   __mmask16 store[kMaxAvx512PoolOutW / 16];
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t start = 32 * c - g.pad_w;
-    columns[c] = bits64(-start, g.in_w - start);
-    store[c] = static_cast<__mmask16>(bits64(0, std::min<int64_t>(16, g.out_w - 16 * c)));
+    columns[c] = lane_bits64(-start, g.in_w - start);
+    store[c] = static_cast<__mmask16>(lane_bits64(0, std::min<int64_t>(16, g.out_w - 16 * c)));
   }
   // The row maxima of the last row of the previous output row (the first row of this one).
   __m512 kept[kMaxAvx512PoolOutW / 16];
@@ -94,18 +94,18 @@ __attribute__((target("avx512f"))) void max_plane_3x3s2_avx512(const Pool2dGeome
       __m512 best = lowest;
       bool any = false;
       if (valid[0]) {
-        best = reuse ? kept[c] : row_max(xp + ih0 * g.in_w, columns[c], c, g);
+        best = reuse ? kept[c] : pool_row_max(xp + ih0 * g.in_w, columns[c], c, g);
         any = true;
       }
       if (valid[1]) {
-        const __m512 h = row_max(xp + (ih0 + 1) * g.in_w, columns[c], c, g);
-        best = any ? take(best, h) : h;
+        const __m512 h = pool_row_max(xp + (ih0 + 1) * g.in_w, columns[c], c, g);
+        best = any ? take_greater(best, h) : h;
         any = true;
       }
       if (valid[2]) {
-        const __m512 h = row_max(xp + (ih0 + 2) * g.in_w, columns[c], c, g);
+        const __m512 h = pool_row_max(xp + (ih0 + 2) * g.in_w, columns[c], c, g);
         kept[c] = h;
-        best = any ? take(best, h) : h;
+        best = any ? take_greater(best, h) : h;
       }
       _mm512_mask_storeu_ps(yp + oh * g.out_w + 16 * c, store[c], best);
     }
