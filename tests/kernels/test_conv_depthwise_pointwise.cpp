@@ -160,6 +160,10 @@ void check_all(std::mt19937& rng) {
   check("expanded 24 -> 160, 3x3 on 56x9 (bands of a few rows, expanded rows computed twice)",
         depthwise(2, 160, 56, 9, 3, 1), 17, Activation::relu6, rng, 24);
   check("expanded 3 -> 6, channel multiplier 2, 5x5", depthwise(2, 6, 11, 13, 5, 1, 2), 5, Activation::relu6, rng, 3);
+  check("expanded 16 -> 48, 3x3 on 14x14, one image (bands of 4 rows for two threads, 6 expanded rows each)",
+        depthwise(1, 48, 14, 14, 3, 1), 24, Activation::relu6, rng, 16);
+  check("expanded 8 -> 40, 3x3 stride 2 on 28x28, one image", depthwise(1, 40, 28, 28, 3, 2), 16, Activation::relu6,
+        rng, 8);
 }
 
 TEST(ConvDepthwisePointwise, MatchesDefinition) {
@@ -175,7 +179,7 @@ TEST(ConvDepthwisePointwise, WithoutAvx512RunsPortableLoops) {
   set_avx512_enabled(was);
 }
 
-// The choice: MobileNetV2's large depthwise results at batch 16, not the small ones nor batch 1.
+// The choice: MobileNetV2's blocks on planes of 14x14 and up, at batch 16 and 1, not the 7x7 ones.
 TEST(ConvDepthwisePointwise, FusesWhereTheResultLeavesTheCaches) {
   if (!use_avx512()) GTEST_SKIP() << "the fused path is chosen with AVX-512 only";
   auto pair = [](int64_t batch, int64_t channels, int64_t size, int64_t stride, int64_t out) {
@@ -185,9 +189,11 @@ TEST(ConvDepthwisePointwise, FusesWhereTheResultLeavesTheCaches) {
   };
   EXPECT_TRUE(pair(16, 144, 56, 1, 24));
   EXPECT_TRUE(pair(16, 96, 112, 2, 24));
-  EXPECT_FALSE(pair(1, 144, 56, 1, 24));
-  EXPECT_FALSE(pair(16, 576, 14, 1, 96));
+  EXPECT_TRUE(pair(1, 144, 56, 1, 24));
+  EXPECT_TRUE(pair(16, 576, 14, 1, 96));
+  EXPECT_TRUE(pair(1, 384, 14, 1, 64));
   EXPECT_FALSE(pair(16, 960, 7, 1, 160));
+  EXPECT_FALSE(pair(1, 576, 14, 2, 160));
   const Conv2dGeometry dw112 = depthwise(16, 96, 112, 112, 3, 2);
   EXPECT_TRUE(conv2d_expand_depthwise_pointwise_fuses(make_conv2d_geometry(16, 16, 112, 112, 96, 1, 1), dw112,
                                                       make_conv2d_geometry(16, 96, 56, 56, 24, 1, 1)));

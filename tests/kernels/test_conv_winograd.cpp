@@ -1,6 +1,7 @@
 // Winograd F(2x2, 3x3) and F(4x4, 3x3) (conv_winograd*.cpp) against a double-precision loop over the definition: odd
 // and even planes (tiles cut by the plane's edge), padding 0, 1 and 2, rows of more than 16 tiles
-// (several segments), channel counts off the 8-row blocks, chunks across images, cropped outputs, every
+// (several segments), channel counts off the 8-row blocks, chunks across images, one image's tile rows
+// split over the threads, several runs of weight blocks per chunk, cropped outputs, every
 // tail, weights packed per call, once, or in another algorithm's layout, one thread or two; and on a
 // CPU (or with the switch) without AVX-512, the same request runs the other paths.
 #include <gtest/gtest.h>
@@ -79,6 +80,12 @@ void check_all(std::mt19937& rng) {
       {"more chunks than are shared (each task transforms its own)",
        make_conv2d_geometry(4, 64, 40, 40, 16, 3, 3, 1, 1, 1, 1)},
       {"one column vector: grouped weight blocks", make_conv2d_geometry(1, 160, 4, 4, 72, 3, 3, 1, 1, 1, 1)},
+      {"one image whose tile rows split into a chunk per thread (F(4x4): 25 tiles, 32 columns either way)",
+       make_conv2d_geometry(1, 24, 20, 20, 40, 3, 3, 1, 1, 1, 1)},
+      {"runs of weight blocks: more output channels than one run's products hold, one column vector",
+       make_conv2d_geometry(1, 8, 4, 4, 404, 3, 3, 1, 1, 1, 1)},
+      {"runs of weight blocks over chunks of two column vectors (28x28, one image)",
+       make_conv2d_geometry(1, 16, 28, 28, 100, 3, 3, 1, 1, 1, 1)},
       {"1x1 planes", make_conv2d_geometry(2, 16, 1, 1, 16, 3, 3, 1, 1, 1, 1)},
       {"few channels", make_conv2d_geometry(2, 3, 8, 8, 5, 3, 3, 1, 1, 1, 1)},
       {"cropped output", cropped},

@@ -82,7 +82,8 @@ void run_shape_sweep(runtime::ThreadPool& pool) {
   std::mt19937 rng(1234);
   const int64_t sizes[][3] = {{1, 1, 1},     {1, 17, 5},    {3, 1, 9},    {1, 784, 100}, {2, 33, 70},
                               {4, 50, 8},    {5, 7, 300},   {6, 16, 1},   {7, 17, 33},   {13, 31, 257},
-                              {64, 10, 256}, {37, 100, 64}, {100, 3, 20}, {65, 129, 3},  {181, 47, 513}};
+                              {64, 10, 256}, {37, 100, 64}, {100, 3, 20}, {65, 129, 3},  {181, 47, 513},
+                              {16, 1000, 1280}};  // MobileNetV2's classifier at batch 16 (the small-m B^T path)
   for (const auto& s : sizes)
     for (int t = 0; t < 4; ++t)
       check_case({(t & 1) != 0, (t & 2) != 0, s[0], s[1], s[2], 1.0f, 0.0f, 0, false, false, Activation::none}, pool,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -109,6 +111,58 @@ TEST(MaxPool2d, PortableFallbackMatches) {
   set_avx2_enabled(false);
   run_max_pool_checks();
   set_avx2_enabled(true);
+}
+
+// The separable 3x3 stride-2 kernel (pool_max_3x3s2_avx512.cpp) against the scalar loop, bit for bit:
+// signed zeros (the first of +0 and -0 in a window wins), -inf, and NaNs of different payloads (the
+// last one in a window wins), on planes of odd and even sizes, padding 0 to 1, ceil mode, rows of
+// several vectors and a partial last one, one and two threads.
+TEST(MaxPool2d, Separable3x3Stride2MatchesScalarBitForBit) {
+  const std::vector<Pool2dGeometry> cases = {
+      make_pool2d_geometry(3, 112, 112, 3, 3, 2, 2, 1, 1),  // ResNet's
+      make_pool2d_geometry(2, 45, 70, 3, 3, 2, 2, 1, 1),
+      make_pool2d_geometry(2, 9, 8, 3, 3, 2, 2, 0, 0),
+      make_pool2d_geometry(2, 10, 33, 3, 3, 2, 2, 1, 0),
+      make_pool2d_geometry(2, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1, true),
+      make_pool2d_geometry(3, 2, 2, 3, 3, 2, 2, 0, 0, 1, 1, true),
+      make_pool2d_geometry(2, 7, 100, 3, 3, 2, 2, 0, 1, 1, 1, true),
+      make_pool2d_geometry(1, 3, 3, 3, 3, 2, 2, 1, 1),
+  };
+  std::mt19937 rng(22);
+  std::uniform_int_distribution<int> pick(0, 11);
+  auto value = [&] {
+    const int k = pick(rng);
+    if (k < 5) return static_cast<float>(k - 2);
+    if (k == 5) return 0.0f;
+    if (k == 6) return -0.0f;
+    if (k == 7) return -std::numeric_limits<float>::infinity();
+    if (k == 8) return std::nanf("1");
+    if (k == 9) return -std::nanf("2");
+    return static_cast<float>(k);
+  };
+  for (int threads : {1, 2}) {
+    runtime::ThreadPool pool(threads);
+    for (const auto& g : cases) {
+      std::vector<float> x(static_cast<size_t>(g.planes * g.in_h * g.in_w));
+      for (auto& v : x) v = value();
+      const size_t out = static_cast<size_t>(g.planes * g.out_h * g.out_w);
+      std::vector<float> fast(out), scalar(out);
+      max_pool2d_forward(g, x.data(), fast.data(), &pool);
+      const bool avx512 = use_avx512(), avx2 = use_avx2();
+      set_avx512_enabled(false);
+      set_avx2_enabled(false);
+      max_pool2d_forward(g, x.data(), scalar.data(), &pool);
+      set_avx2_enabled(avx2);
+      set_avx512_enabled(avx512);
+      for (size_t i = 0; i < out; ++i) {
+        uint32_t a = 0, b = 0;
+        std::memcpy(&a, &fast[i], 4);
+        std::memcpy(&b, &scalar[i], 4);
+        ASSERT_EQ(a, b) << "output " << i << " of " << g.planes << "x" << g.in_h << "x" << g.in_w << " pad " << g.pad_h
+                        << "," << g.pad_w << " ceil " << g.ceil_mode << " threads " << threads;
+      }
+    }
+  }
 }
 
 TEST(MaxPool2d, HandComputed) {

@@ -96,24 +96,30 @@ const float* rows_packed(const Conv2dGeometry& g, const float* w, const float* p
 }  // namespace
 
 bool conv2d_depthwise_pointwise_fuses(const Conv2dGeometry& dw, const Conv2dGeometry& pw) {
-  // Measured with bench_conv --depthwise-pointwise on MobileNetV2's pairs (2 threads, batch 16, a
-  // loaded machine): 1.35-2.3x the two calls where the depthwise result is 7 MiB and more on planes
-  // of 28x28 and up (the 1x1 reads its band from L2 instead of memory); about even on 14x14 planes of
-  // as many bytes, where the pointwise tiles of a band are short; 0.8-0.9x on smaller results, and
-  // 0.7-0.95x at batch 1 (1 thread), whose results stay in the caches anyway.
-  const int64_t result_bytes = 4 * dw.batch * dw.out_channels * dw.out_h * dw.out_w;
+  // bench_conv --depthwise-pointwise (one pair at a time, its data warm in the caches) found the pair
+  // 1.35-2.3x faster as one step at batch 16 where the depthwise result is 7 MiB and more on planes of
+  // 28x28 and up, about even on 14x14 planes and 0.7-0.95x at batch 1. In the whole model the
+  // separate steps lose more: each splits its work over the threads its own way (the depthwise one by
+  // channels, the 1x1 ones by pixels or by output channels), so on two threads about half of every
+  // step's input was written by the other core and comes from its cache, and a batch-1 depthwise step
+  // ran slower on two threads than on one (144 channels on 56x56: 0.18 ms against 0.17). The bands of
+  // the fused step are a thread's from the expansion to the projection. MobileNetV2 in
+  // bench_onnx_model, two threads, interleaved runs on a quiet machine: batch 1 4.26/4.24/4.64 ms
+  // with the old rule (28x28 and up, 4 MiB and up), 3.96-4.43 fusing every 28x28 block, 3.61/3.62/3.97
+  // fusing the 14x14 ones too (with their expansions), 4.16-4.71 fusing the 7x7 ones as well (too few
+  // rows to band); batch 16 about 48-51 ms against 55.
   return depthwise_feeds_pointwise(dw, pw) && use_avx512() && conv_detail::can_run_depthwise_avx512(dw) &&
-         conv_detail::pointwise_rows_can_run(pw) && pw.out_h * pw.out_w >= 784 && result_bytes >= (int64_t{4} << 20);
+         conv_detail::pointwise_rows_can_run(pw) && pw.out_h * pw.out_w >= 196;
 }
 
 bool conv2d_expand_depthwise_pointwise_fuses(const Conv2dGeometry& expand, const Conv2dGeometry& dw,
                                              const Conv2dGeometry& pw) {
   // Measured the same way (batch 16, 2 threads): on MobileNetV2's blocks whose pair fuses, 1.2-1.4x the
   // three calls (16->96 then the 96-channel stride-2 depthwise on 112x112: 12.8 -> 9.1 ms), 1.15-1.4x
-  // the fused pair after a separate expansion: its result is as large as the depthwise input.
-  const int64_t result_bytes = 4 * expand.batch * expand.out_channels * expand.out_h * expand.out_w;
+  // the fused pair after a separate expansion: its result is as large as the depthwise input. In the
+  // whole model, at batch 1 too, for the reason above (the measurements there are with expansions).
   return conv2d_depthwise_pointwise_fuses(dw, pw) && expansion_feeds_depthwise(expand, dw) &&
-         conv_detail::pointwise_rows_can_run(expand) && result_bytes >= (int64_t{4} << 20);
+         conv_detail::pointwise_rows_can_run(expand);
 }
 
 int64_t conv2d_depthwise_pointwise_workspace_bytes(const Conv2dGeometry& dw, const Conv2dGeometry& pw,

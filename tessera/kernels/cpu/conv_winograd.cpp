@@ -127,7 +127,7 @@ int winograd_packed_tile(const Conv2dGeometry& g, const float* packed) {
   return ours ? h.tile : 0;
 }
 
-WinogradChunks winograd_chunks(const Conv2dGeometry& g, int tile) {
+WinogradChunks winograd_chunks(const Conv2dGeometry& g, int tile, int64_t max_rows) {
   WinogradChunks c;
   c.tile = tile;
   c.positions = winograd_positions(tile);
@@ -140,11 +140,17 @@ WinogradChunks winograd_chunks(const Conv2dGeometry& g, int tile) {
   const int64_t chunk_tiles =
       std::clamp<int64_t>(16 * 32768 / (c.positions * std::max<int64_t>(1, g.in_channels)), 16, 128);
   c.rows_per_chunk = std::min(std::max<int64_t>(1, chunk_tiles / c.tiles_w), std::max<int64_t>(1, c.tile_rows));
+  if (max_rows > 0) c.rows_per_chunk = std::min(c.rows_per_chunk, max_rows);
   c.count = (c.tile_rows + c.rows_per_chunk - 1) / c.rows_per_chunk;
   const int64_t columns = (c.rows_per_chunk * c.tiles_w + 15) / 16 * 16;
   c.stride = std::max(columns, ((c.rows_per_chunk - 1) * c.tiles_w + 16 * c.segments + 15) / 16 * 16);
   c.pitch = g.in_channels * c.stride + 16;
   return c;
+}
+
+int64_t winograd_columns(const WinogradChunks& c) {
+  const int64_t full = c.tile_rows / c.rows_per_chunk, left = c.tile_rows % c.rows_per_chunk;
+  return full * ((c.rows_per_chunk * c.tiles_w + 15) / 16 * 16) + (left * c.tiles_w + 15) / 16 * 16;
 }
 
 int64_t winograd_workspace_bytes(const Conv2dGeometry& g, bool weights_packed) {

@@ -51,7 +51,10 @@ struct WinogradChunks {
   int64_t stride, pitch;
   int64_t floats() const { return positions * pitch + 16; }  // one chunk's transformed input, with slack
 };
-WinogradChunks winograd_chunks(const Conv2dGeometry& g, int tile);
+// `max_rows` (> 0) caps the tile rows per chunk.
+WinogradChunks winograd_chunks(const Conv2dGeometry& g, int tile, int64_t max_rows = 0);
+// Columns the products of all chunks multiply (each chunk's tiles rounded up to whole vectors).
+int64_t winograd_columns(const WinogradChunks& c);
 // Up to this many chunks are transformed once into the workspace, shared by all threads (one image
 // of a small plane: the threads split its output channels); more, each task transforms its own.
 constexpr int64_t kWinogradSharedChunks = 8;

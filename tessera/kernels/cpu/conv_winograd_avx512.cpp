@@ -29,13 +29,6 @@ namespace tessera::kernels::conv_detail {
 
 #if TESSERA_X86_KERNELS
 
-namespace {
-
-// Rows of output channels one product runs at most (three weight blocks, with one column vector).
-constexpr int64_t kMaxGroupRows = 3 * kWinogradRows;
-
-}  // namespace
-
 namespace winograd {
 
 // F(2x2, 3x3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1] along the row, then down the rows.
@@ -98,6 +91,13 @@ namespace {
 
 using namespace winograd;
 
+// How far ahead of the products the transformed weights are fetched: 64 input channels (2 KiB per
+// block). At batch 1 each weight feeds few tiles, so the products stream the weights from memory
+// (ResNet-18 transforms 28 MiB of them for its 14x14 layers alone, more than the L3 holds), a few
+// blocks at a time, and each block's run crosses a page every 4 KiB, where the hardware's prefetch
+// starts over.
+constexpr int64_t kWeightsAhead = 64 * kWinogradRows;
+
 // m[row][col] = sum_ci u[block][ci][row] * v[ci][col] for NB weight blocks (8 rows each) x NV vectors
 // of 16 columns; u's blocks are `block_stride` apart, v's lines `stride`, m's rows `m_stride`.
 template <int NB, int NV>
@@ -108,18 +108,25 @@ __attribute__((target("avx512f"))) void product(const float* u, int64_t block_st
   for (int b = 0; b < NB; ++b)
     for (int r = 0; r < kWinogradRows; ++r)
       for (int j = 0; j < NV; ++j) acc[b][r][j] = _mm512_setzero_ps();
-  for (int64_t ci = 0; ci < channels; ++ci, v += stride, u += kWinogradRows) {
+  // One pointer per block, each stepping on by a block row: indexed as u[b * block_stride + r], GCC
+  // keeps a register per (block, row) offset, spills them to vector registers and reloads one per FMA.
+  const float* ub[NB];
+#pragma GCC unroll 3
+  for (int b = 0; b < NB; ++b) ub[b] = u + b * block_stride;
+  for (int64_t ci = 0; ci < channels; ++ci, v += stride) {
     __m512 col[NV];
 #pragma GCC unroll 3
     for (int j = 0; j < NV; ++j) col[j] = _mm512_loadu_ps(v + 16 * j);
 #pragma GCC unroll 3
     for (int b = 0; b < NB; ++b) {
+      _mm_prefetch(reinterpret_cast<const char*>(ub[b] + kWeightsAhead), _MM_HINT_T0);
 #pragma GCC unroll 8
       for (int r = 0; r < kWinogradRows; ++r) {
-        const __m512 a = _mm512_set1_ps(u[b * block_stride + r]);
+        const __m512 a = _mm512_set1_ps(ub[b][r]);
 #pragma GCC unroll 3
         for (int j = 0; j < NV; ++j) acc[b][r][j] = _mm512_fmadd_ps(a, col[j], acc[b][r][j]);
       }
+      ub[b] += kWinogradRows;
     }
   }
 #pragma GCC unroll 24
@@ -215,33 +222,50 @@ void transform_input(const Plan& p, const Chunk& c, int64_t ci0, int64_t ci1, fl
   }
 }
 
-// Output-channel blocks [b0, b1) of chunk c from its transformed input v.
+// Weight blocks per run (products_and_output): as many as keep the run's products, all positions of
+// it, within about 384 KiB of L2, a multiple of `group`.
+int64_t run_blocks(const Plan& p, const Chunk& c, int64_t group) {
+  const int64_t row_floats = p.chunks.positions * c.columns;
+  return std::max<int64_t>(group, 98304 / std::max<int64_t>(1, row_floats * kWinogradRows) / group * group);
+}
+
+// Output-channel blocks [b0, b1) of chunk c from its transformed input v, a run of blocks at a time:
+// per position, every block of the run multiplies that position's V while it is in L1/L2, so V (one
+// chunk's, up to 2 MiB) is read once per run rather than once per block (at batch 1 on 28x28 planes
+// re-reading it from L3 per block of 8 channels was half of the products' time); the run's products
+// then take the output transform.
 void products_and_output(const Plan& p, const Chunk& c, const float* v, int64_t b0, int64_t b1) {
   const Conv2dGeometry& g = *p.g;
   const int64_t cin = g.in_channels, block_floats = cin * kWinogradRows;
-  // Slack past the end: the output transform reads whole vectors from the last line.
-  float* m = runtime::thread_scratch_of<float>(runtime::ScratchSlot::winograd_products,
-                                               static_cast<size_t>(p.chunks.positions * product_pitch(c, kMaxGroupRows) + 2 * c.stride));
   const int64_t vectors = c.columns / 16;
   // One column vector: up to three weight blocks a product (24 accumulators); more: one block.
   const int64_t group = vectors == 1 ? 3 : 1;
-  for (int64_t b = b0; b < b1; b += group) {
-    const int64_t nb = std::min(group, b1 - b), rows = nb * kWinogradRows;
+  const int64_t run = run_blocks(p, c, group);
+  // Slack past the end: the output transform reads whole vectors from the last line.
+  float* m = runtime::thread_scratch_of<float>(
+      runtime::ScratchSlot::winograd_products,
+      static_cast<size_t>(p.chunks.positions * product_pitch(c, run * kWinogradRows) + 2 * c.stride));
+  for (int64_t b = b0; b < b1; b += run) {
+    const int64_t blocks = std::min(run, b1 - b), rows = blocks * kWinogradRows;
     for (int64_t pos = 0; pos < p.chunks.positions; ++pos) {
-      const float* u = p.u + (pos * p.blocks + b) * block_floats;
       const float* vp = v + pos * c.pitch;
       float* mp = m + pos * product_pitch(c, rows);
-      if (vectors == 1) {
-        const ProductFn fn = nb == 1 ? product<1, 1> : nb == 2 ? product<2, 1> : product<3, 1>;
-        fn(u, block_floats, vp, c.stride, cin, mp, c.columns);
-        continue;
-      }
-      for (int64_t j = 0; j < vectors;) {
-        // Pieces of three vectors; four left go as two and two.
-        const int64_t left = vectors - j, nv = left == 4 ? 2 : std::min<int64_t>(3, left);
-        const ProductFn fn = nv == 1 ? product<1, 1> : nv == 2 ? product<1, 2> : product<1, 3>;
-        fn(u, block_floats, vp + 16 * j, c.stride, cin, mp + 16 * j, c.columns);
-        j += nv;
+      for (int64_t k = 0; k < blocks; k += group) {
+        const int64_t nb = std::min(group, blocks - k);
+        const float* u = p.u + (pos * p.blocks + b + k) * block_floats;
+        float* mk = mp + k * kWinogradRows * c.columns;
+        if (vectors == 1) {
+          const ProductFn fn = nb == 1 ? product<1, 1> : nb == 2 ? product<2, 1> : product<3, 1>;
+          fn(u, block_floats, vp, c.stride, cin, mk, c.columns);
+          continue;
+        }
+        for (int64_t j = 0; j < vectors;) {
+          // Pieces of three vectors; four left go as two and two.
+          const int64_t left = vectors - j, nv = left == 4 ? 2 : std::min<int64_t>(3, left);
+          const ProductFn fn = nv == 1 ? product<1, 1> : nv == 2 ? product<1, 2> : product<1, 3>;
+          fn(u, block_floats, vp + 16 * j, c.stride, cin, mk + 16 * j, c.columns);
+          j += nv;
+        }
       }
     }
     const int64_t co0 = b * kWinogradRows;
@@ -285,8 +309,22 @@ void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, c
   p.tiles_w = p.chunks.tiles_w;
   p.segments = p.chunks.segments;
   p.blocks = (g.out_channels + kWinogradRows - 1) / kWinogradRows;
-  const int64_t chunks = p.chunks.count, threads = pool.size();
-  if (threads > 1 && chunks < 4 * threads && chunks <= kWinogradSharedChunks) {
+  const int64_t threads = pool.size();
+  bool shared_chunks = threads > 1 && p.chunks.count < 4 * threads && p.chunks.count <= kWinogradSharedChunks;
+  if (shared_chunks) {
+    // Few chunks (one image of a small plane). Where its tile rows split into a chunk per thread with no
+    // more columns to multiply (49 tiles of 28x28 by F(4x4) or 14x14 by F(2x2): 64 columns either way),
+    // each thread transforms its own chunk and multiplies it by all the weights: a shared chunk is
+    // written by both threads and then read whole by each, from the other's cache (batch 1, 128 channels
+    // on 28x28, warm caches: 0.31 ms against 0.51).
+    const WinogradChunks split = winograd_chunks(g, tile, (p.chunks.tile_rows + threads - 1) / threads);
+    if (split.count >= threads && winograd_columns(split) <= winograd_columns(p.chunks)) {
+      p.chunks = split;
+      shared_chunks = false;
+    }
+  }
+  const int64_t chunks = p.chunks.count;
+  if (shared_chunks) {
     // Too few chunks to go round (one image, small planes): transform them once, their channels split
     // over the threads, then split the output channels too.
     const int64_t in_parts = std::max<int64_t>(1, std::min<int64_t>(g.in_channels / 16, (2 * threads + chunks - 1) / chunks));

@@ -54,6 +54,10 @@ bool epilogue_is_empty(const GemmEpilogue& epilogue);
 // Computes rows [0, m) and columns [j0, j1) of C including beta and the epilogue.
 void sgemm_small_m(const MatrixView& a, const MatrixView& b, int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha,
                    float beta, float* c, int64_t ldc, const GemmEpilogue& epilogue);
+// out[r * 4 + c] = dot(x row r, y row c) over k, for `rows` (1 to 4) rows of x (ldx apart) and four
+// rows of y (ldy apart), with AVX-512 (gemm_small_bt_avx512.cpp; only called when use_avx512()).
+void dots_rows_by_4_avx512(const float* x, int64_t ldx, int64_t rows, const float* y, int64_t ldy, int64_t k,
+                           float* out);
 // Whether sgemm_small_m is the better path for this shape.
 bool prefer_small_m(int64_t m, bool trans_b);
 

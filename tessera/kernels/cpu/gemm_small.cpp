@@ -263,6 +263,9 @@ bool prefer_small_m(int64_t m, bool /*trans_b*/) {
 void sgemm_small_m(const MatrixView& a, const MatrixView& b, int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha,
                    float beta, float* c, int64_t ldc, const GemmEpilogue& epilogue) {
   [[maybe_unused]] const bool avx2 = use_avx2();
+  // B^T with two rows and more: the AVX-512 dot products (one row keeps gemv_bt_avx2, whose bias and
+  // relu are fused).
+  [[maybe_unused]] const bool avx512 = use_avx512() && m >= 2;
   if (!b.trans) {
     alignas(64) float acc[kMaxSmallRows * kColumnBlock];
     for (int64_t i0 = 0; i0 < m; i0 += kMaxSmallRows) {
@@ -293,7 +296,15 @@ void sgemm_small_m(const MatrixView& a, const MatrixView& b, int64_t m, int64_t 
     for (int64_t j = j0; j < j1;) {
       const float* bcols = b.data + j * b.ld;
 #if TESSERA_X86_KERNELS
-      if (j + 4 <= j1 && avx2) {
+      if (j + 4 <= j1 && avx512) {
+        for (int64_t i = 0; i < m; i += 4) {
+          const int64_t rows = std::min<int64_t>(4, m - i);
+          float dots[16];
+          dots_rows_by_4_avx512(arows + i * lda_rows, lda_rows, rows, bcols, b.ld, k, dots);
+          for (int64_t r = 0; r < rows; ++r) store_result(c + (i + r) * ldc + j, dots + 4 * r, 4, alpha, beta);
+        }
+        j += 4;
+      } else if (j + 4 <= j1 && avx2) {
         int64_t i = 0;
         for (; i + 2 <= m; i += 2) {
           float dots[8];

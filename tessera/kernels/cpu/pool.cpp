@@ -267,7 +267,8 @@ Pool2dGeometry make_pool2d_geometry(int64_t planes, int64_t in_h, int64_t in_w, 
 void max_pool2d_forward(const Pool2dGeometry& g, const float* x, float* y, runtime::ThreadPool* pool) {
   check_geometry(g, "max_pool2d_forward");
   [[maybe_unused]] const bool fast = is_2x2_stride2(g) && use_avx2();
-  const bool wide = !fast && pool_detail::max_pool_avx512_applies(g);
+  const bool separable = !fast && pool_detail::max_pool_3x3s2_avx512_applies(g);
+  const bool wide = !fast && !separable && pool_detail::max_pool_avx512_applies(g);
   const pool_detail::MaxPoolMasks masks = wide ? pool_detail::max_pool_masks(g) : pool_detail::MaxPoolMasks{};
   for_planes(g, pool, [&](int64_t p) {
     const float* xp = x + p * g.in_h * g.in_w;
@@ -277,7 +278,9 @@ void max_pool2d_forward(const Pool2dGeometry& g, const float* x, float* y, runti
       max_plane_2x2(g, xp, yp);
     } else
 #endif
-        if (wide) {
+        if (separable) {
+      pool_detail::max_plane_3x3s2_avx512(g, xp, yp);
+    } else if (wide) {
       pool_detail::max_plane_avx512(g, masks, xp, yp);
     } else {
       max_plane_generic(g, xp, yp);

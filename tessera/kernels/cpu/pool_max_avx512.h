@@ -23,4 +23,9 @@ bool max_pool_avx512_applies(const Pool2dGeometry& g);
 MaxPoolMasks max_pool_masks(const Pool2dGeometry& g);
 void max_plane_avx512(const Pool2dGeometry& g, const MaxPoolMasks& masks, const float* xp, float* yp);
 
+// 3x3 windows with stride 2 (any padding, ceil mode or not), separably (pool_max_3x3s2_avx512.cpp):
+// the same results as max_plane_avx512 and the scalar loop, in about a third of the time.
+bool max_pool_3x3s2_avx512_applies(const Pool2dGeometry& g);
+void max_plane_3x3s2_avx512(const Pool2dGeometry& g, const float* xp, float* yp);
+
 }  // namespace tessera::kernels::pool_detail
