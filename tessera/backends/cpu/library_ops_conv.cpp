@@ -11,11 +11,6 @@
 namespace tessera::backends::cpu {
 namespace {
 
-// The geometry shared by the three ops (their input/kernel/output extents come from different operands).
-kernels::Conv2dGeometry geometry(const ir::Node& node, const Shape& x, const Shape& w, const Shape& y) {
-  return common::conv2d_geometry(node, x, w, y);
-}
-
 enum class ConvKind { forward, input_grad, weight_grad };
 
 class ConvStep final : public Step {
@@ -78,9 +73,8 @@ class ConvStep final : public Step {
   Operand packed_;
 };
 
+// All three ops: f32 and 4-D, with a geometry the kernels accept.
 bool claim_conv(const ir::Node& node) { return common::f32_conv2d_geometry(node).has_value(); }
-bool claim_input_grad(const ir::Node& node) { return common::f32_conv2d_geometry(node).has_value(); }
-bool claim_weight_grad(const ir::Node& node) { return common::f32_conv2d_geometry(node).has_value(); }
 
 // Emits one convolution step; `a`/`b` are the kernel's two array operands in its own order.
 void emit_conv(Lowering& L, ConvKind kind, const kernels::Conv2dGeometry& g, const ir::Value& result,
@@ -201,7 +195,7 @@ class DepthwisePointwiseStep final : public Step {
 };
 
 kernels::Conv2dGeometry forward_geometry(const ir::Node& node) {
-  return geometry(node, node.input(0).shape(), node.input(1).shape(), node.output_types()[0].shape);
+  return common::conv2d_geometry(node, node.input(0).shape(), node.input(1).shape(), node.output_types()[0].shape);
 }
 
 // What a convolution node produces for its readers: its fused tail's result, or its own output.
@@ -334,34 +328,31 @@ void emit_depthwise_pointwise(Lowering& L, const ir::Node* expand, const ir::Nod
 }
 
 bool lower_conv(Lowering& L, const ir::NodePtr& node) {
-  if (!claim_conv(*node)) return false;
+  const std::optional<kernels::Conv2dGeometry> g = common::f32_conv2d_geometry(*node);
+  if (!g) return false;
   if (lowered_later(L, node)) return true;  // its step is a later pointwise convolution's
   if (const ir::Node* dw = fused_depthwise_of(L, *node)) {
     emit_depthwise_pointwise(L, fused_expansion_of(L, *dw, *node), *dw, node, L.epilogue(*node));
     return true;
   }
   const Epilogue* epi = L.epilogue(*node);
-  const kernels::Conv2dGeometry g =
-      geometry(*node, node->input(0).shape(), node->input(1).shape(), node->output_types()[0].shape);
   const ir::Value result = epi ? epi->result : ir::Value(node, 0);
-  emit_conv(L, ConvKind::forward, g, result, node->input(0), node->input(1),
+  emit_conv(L, ConvKind::forward, *g, result, node->input(0), node->input(1),
             node->inputs().size() == 3 ? &node->input(2) : nullptr, epi);
   return true;
 }
 
 bool lower_input_grad(Lowering& L, const ir::NodePtr& node) {
-  if (!claim_input_grad(*node)) return false;
-  const kernels::Conv2dGeometry g =
-      geometry(*node, node->output_types()[0].shape, node->input(1).shape(), node->input(0).shape());
-  emit_conv(L, ConvKind::input_grad, g, ir::Value(node, 0), node->input(0), node->input(1), nullptr, nullptr);
+  const std::optional<kernels::Conv2dGeometry> g = common::f32_conv2d_geometry(*node);
+  if (!g) return false;
+  emit_conv(L, ConvKind::input_grad, *g, ir::Value(node, 0), node->input(0), node->input(1), nullptr, nullptr);
   return true;
 }
 
 bool lower_weight_grad(Lowering& L, const ir::NodePtr& node) {
-  if (!claim_weight_grad(*node)) return false;
-  const kernels::Conv2dGeometry g =
-      geometry(*node, node->input(0).shape(), node->output_types()[0].shape, node->input(1).shape());
-  emit_conv(L, ConvKind::weight_grad, g, ir::Value(node, 0), node->input(0), node->input(1), nullptr, nullptr);
+  const std::optional<kernels::Conv2dGeometry> g = common::f32_conv2d_geometry(*node);
+  if (!g) return false;
+  emit_conv(L, ConvKind::weight_grad, *g, ir::Value(node, 0), node->input(0), node->input(1), nullptr, nullptr);
   return true;
 }
 
@@ -369,8 +360,8 @@ bool lower_weight_grad(Lowering& L, const ir::NodePtr& node) {
 
 void register_conv_lowerings(LoweringTable& table) {
   table["conv"] = {lower_conv, claim_conv, true};
-  table["conv_input_grad"] = {lower_input_grad, claim_input_grad, true};
-  table["conv_weight_grad"] = {lower_weight_grad, claim_weight_grad, true};
+  table["conv_input_grad"] = {lower_input_grad, claim_conv, true};
+  table["conv_weight_grad"] = {lower_weight_grad, claim_conv, true};
 }
 
 }  // namespace tessera::backends::cpu

@@ -19,10 +19,6 @@ bool all_f32(const ir::Node& node) {
   return node.output_types()[0].dtype == DType::f32;
 }
 
-kernels::Pool2dGeometry geometry(const ir::Attrs& a, const Shape& x, const Shape& y) {
-  return common::pool2d_geometry(a, x, y);
-}
-
 bool two_d(const ir::Node& node, size_t input) {
   return all_f32(node) && node.attrs().get_ints("kernel").size() == 2 && node.input(input).rank() >= 3;
 }
@@ -85,27 +81,28 @@ void emit_pool(Lowering& L, const ir::NodePtr& node, PoolKind kind, const kernel
 bool lower_max_pool(Lowering& L, const ir::NodePtr& node) {
   if (!claim_max_pool(*node)) return false;
   emit_pool(L, node, PoolKind::max_forward,
-            geometry(node->attrs(), node->input(0).shape(), node->output_types()[0].shape));
+            common::pool2d_geometry(node->attrs(), node->input(0).shape(), node->output_types()[0].shape));
   return true;
 }
 
 bool lower_max_pool_grad(Lowering& L, const ir::NodePtr& node) {  // (x, dy) -> dx
   if (!claim_max_pool_grad(*node)) return false;
-  emit_pool(L, node, PoolKind::max_backward, geometry(node->attrs(), node->input(0).shape(), node->input(1).shape()));
+  emit_pool(L, node, PoolKind::max_backward,
+            common::pool2d_geometry(node->attrs(), node->input(0).shape(), node->input(1).shape()));
   return true;
 }
 
 bool lower_avg_pool(Lowering& L, const ir::NodePtr& node) {
   if (!claim_avg_pool(*node)) return false;
   emit_pool(L, node, PoolKind::avg_forward,
-            geometry(node->attrs(), node->input(0).shape(), node->output_types()[0].shape));
+            common::pool2d_geometry(node->attrs(), node->input(0).shape(), node->output_types()[0].shape));
   return true;
 }
 
 bool lower_avg_pool_grad(Lowering& L, const ir::NodePtr& node) {  // dy -> dx
   if (!claim_avg_pool_grad(*node)) return false;
   emit_pool(L, node, PoolKind::avg_backward,
-            geometry(node->attrs(), node->output_types()[0].shape, node->input(0).shape()));
+            common::pool2d_geometry(node->attrs(), node->output_types()[0].shape, node->input(0).shape()));
   return true;
 }
 
