@@ -8,7 +8,8 @@
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
 # SKIP_COMPARE=1 (no peers) adjust a run to the call's limit; ab times AB_WORKLOADS under each of the
-# AB_SETTINGS, e.g. "TESSERA_CUDA_SIMT_GEMM=0 -" where "-" is the default, in turn, AB_ROUNDS times;
+# AB_SETTINGS, e.g. "TESSERA_CUDA_SIMT_GEMM=0 -" where "-" is the default (a comma joins several
+# variables into one setting: A=1,B=2), in turn, AB_ROUNDS times;
 # VULKAN_FILTER, VULKAN_WORKLOADS and VULKAN_TIMEOUT narrow the vulkan stage)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -190,7 +191,7 @@ if want ab; then
   for round in $(seq "${AB_ROUNDS:-2}"); do
     for setting in ${AB_SETTINGS:-TESSERA_CUDA_SIMT_GEMM=0 -}; do
       [[ $setting == - ]] && setting=TESSERA_AB_DEFAULT=1
-      env "$setting" timeout 200 .device/bin/tessera bench --backend cuda --repeat 5 --seconds 0.3 \
+      env ${setting//,/ } timeout 200 .device/bin/tessera bench --backend cuda --repeat 5 --seconds 0.3 \
         ${AB_WORKLOADS:-mlp_train_b64 mlp_train_b4096_tf32 cnn_train_b256} 2>&1 | sed "s/^/round $round $setting: /" |
         tee -a "$out/ab.txt" | grep -v '^\s*$' | tail -n 8
     done

@@ -1,8 +1,9 @@
 // Convolutions on the CUDA backend as implicit GEMMs (backends/cuda/conv_gemm.h) and 2-D max pooling
 // as its own kernels (library_ops_pool.cpp), against the reference backend: the convolution's forward
 // pass with and without bias and both gradients over strides, padding, dilation, non-square kernels
-// and K split over the GPU; pooling's windows, ties, NaN and padding; and that each runs as one step
-// instead of im2col copies and scatters.
+// and K split over the GPU, on each of the product kernels (SIMT tiles, 3xTF32 tensor-core tiles, and
+// the rule's choice, which gives one-channel convolutions the short-K and narrow kernels); pooling's
+// windows, ties, NaN and padding; and that each runs as one step instead of im2col copies and scatters.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "tessera/api/transforms.h"
 #include "tessera/backends/cuda/executable.h"
+#include "tessera/backends/cuda/simt_gemm.h"
 #include "tessera/ops/ops.h"
 #include "cuda_test_util.h"
 
@@ -35,6 +37,25 @@ std::vector<ConvCase> cases() {
   };
 }
 
+using backends::cuda::SimtKernel;
+
+std::string describe(const ConvCase& c) {
+  return fmt::format("x {} w {} stride {}x{} padding {}x{} dilation {}x{}", shape_str(c.x), shape_str(c.w), c.stride[0],
+                     c.stride[1], c.padding[0], c.padding[1], c.dilation[0], c.dilation[1]);
+}
+
+// Runs `body` once under each product kernel (simt_gemm.h), with the kernel in the trace.
+void for_each_product_kernel(const std::function<void()>& body) {
+  for (const auto& [choice, name] :
+       {std::pair{SimtKernel::simt, "SIMT tiles"}, std::pair{SimtKernel::mma, "3xTF32 tensor-core tiles"},
+        std::pair{SimtKernel::automatic, "the rule"}}) {
+    SCOPED_TRACE(name);
+    backends::cuda::set_simt_kernel(choice);
+    body();
+  }
+  backends::cuda::set_simt_kernel(SimtKernel::automatic);
+}
+
 // The compiled graph's step descriptions.
 std::vector<std::string> steps_of(const std::function<V(const V&)>& fn, const std::vector<ir::TensorType>& types) {
   const auto exe = cuda().compile(trace(fn, types));
@@ -53,26 +74,30 @@ int count_containing(const std::vector<std::string>& steps, const std::string& t
 }
 
 TEST(CudaConv, ForwardWithAndWithoutBiasMatchesTheReference) {
-  uint64_t seed = 10;
-  for (const ConvCase& c : cases()) {
-    SCOPED_TRACE(fmt::format("x {} w {} stride {}x{} padding {}x{} dilation {}x{}", shape_str(c.x), shape_str(c.w),
-                             c.stride[0], c.stride[1], c.padding[0], c.padding[1], c.dilation[0], c.dilation[1]));
-    const Array x = random_array(c.x, ++seed, -1, 1, DType::f32), w = random_array(c.w, ++seed, -0.5, 0.5, DType::f32);
-    const Array b = random_array({c.w[0]}, ++seed, -1, 1, DType::f32);
-    expect_matches_reference(
-        [&](const V& a) { return V{ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation)}; }, {x, w, b}, 2e-5);
-    expect_matches_reference([&](const V& a) { return V{ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation)}; },
-                             {x, w}, 2e-5);
-    // Tails fused into the product: ReLU, a residual then ReLU, tanh-GELU.
-    auto tails = [&](const V& a) {
-      const Tensor y = ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation);
-      const Tensor r = ops::stop_gradient(ops::cos(y));  // laid out as y
-      return V{ops::relu(ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation)),
-               ops::relu(ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation) + r),
-               ops::gelu(ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation), /*tanh_approximation=*/true)};
-    };
-    expect_matches_reference(tails, {x, w, b}, 2e-5);
-  }
+  for_each_product_kernel([] {
+    uint64_t seed = 10;
+    for (const ConvCase& c : cases()) {
+      SCOPED_TRACE(describe(c));
+      const Array x = random_array(c.x, ++seed, -1, 1, DType::f32),
+                  w = random_array(c.w, ++seed, -0.5, 0.5, DType::f32);
+      const Array b = random_array({c.w[0]}, ++seed, -1, 1, DType::f32);
+      expect_matches_reference(
+          [&](const V& a) { return V{ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation)}; }, {x, w, b},
+          2e-5);
+      expect_matches_reference(
+          [&](const V& a) { return V{ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation)}; }, {x, w}, 2e-5);
+      // Tails fused into the product: ReLU, a residual then ReLU, tanh-GELU.
+      auto tails = [&](const V& a) {
+        const Tensor y = ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation);
+        const Tensor r = ops::stop_gradient(ops::cos(y));  // laid out as y
+        return V{
+            ops::relu(ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation)),
+            ops::relu(ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation) + r),
+            ops::gelu(ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation), /*tanh_approximation=*/true)};
+      };
+      expect_matches_reference(tails, {x, w, b}, 2e-5);
+    }
+  });
 }
 
 TEST(CudaConv, ReluAndResidualTailsFuseIntoTheProduct) {
@@ -90,18 +115,32 @@ TEST(CudaConv, ReluAndResidualTailsFuseIntoTheProduct) {
 }
 
 TEST(CudaConv, BothGradientsMatchTheReference) {
-  uint64_t seed = 100;
-  for (const ConvCase& c : cases()) {
-    SCOPED_TRACE(fmt::format("x {} w {} stride {}x{} padding {}x{} dilation {}x{}", shape_str(c.x), shape_str(c.w),
-                             c.stride[0], c.stride[1], c.padding[0], c.padding[1], c.dilation[0], c.dilation[1]));
-    const Array x = random_array(c.x, ++seed, -1, 1, DType::f32), w = random_array(c.w, ++seed, -0.5, 0.5, DType::f32);
-    // The sum of y * r makes r (a function of y held constant) the output gradient.
-    const ScalarFn loss = [&](const V& a) {
-      const Tensor y = ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation);
-      return ops::sum(stop_gradient(ops::sin(y * 3.0 + 0.5)) * y);
-    };
-    expect_matches_reference(grad(loss), {x, w}, 5e-5);
-  }
+  for_each_product_kernel([] {
+    uint64_t seed = 100;
+    for (const ConvCase& c : cases()) {
+      SCOPED_TRACE(describe(c));
+      const Array x = random_array(c.x, ++seed, -1, 1, DType::f32),
+                  w = random_array(c.w, ++seed, -0.5, 0.5, DType::f32);
+      // The sum of y * r makes r (a function of y held constant) the output gradient.
+      const ScalarFn loss = [&](const V& a) {
+        const Tensor y = ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation);
+        return ops::sum(stop_gradient(ops::sin(y * 3.0 + 0.5)) * y);
+      };
+      expect_matches_reference(grad(loss), {x, w}, 5e-5);
+    }
+  });
+}
+
+TEST(CudaConv, OneChannelConvolutionsTakeTheShortKAndNarrowKernels) {
+  // The first layer of a CNN on grey images: 9 taps per output (a thread per output position computes
+  // every channel), and a weight gradient of 8 x 9 over 43,264 positions (sums in registers per thread).
+  const ScalarFn loss = [](const V& a) {
+    return ops::sum(ops::relu(ops::conv2d(a[0], a[1], a[2], {1, 1}, {0, 0}, {1, 1})));
+  };
+  const std::vector<std::string> steps =
+      steps_of(grad(loss), {{DType::f32, {64, 1, 28, 28}}, {DType::f32, {8, 1, 3, 3}}, {DType::f32, {8}}});
+  EXPECT_EQ(count_containing(steps, "thread per column"), 1) << fmt::format("{}", fmt::join(steps, "\n"));
+  EXPECT_EQ(count_containing(steps, "narrow"), 1) << fmt::format("{}", fmt::join(steps, "\n"));
 }
 
 TEST(CudaConv, EachConvolutionIsOneProductStepWithoutIm2col) {
@@ -121,12 +160,18 @@ TEST(CudaConv, EachConvolutionIsOneProductStepWithoutIm2col) {
 
 TEST(CudaConv, GroupedAndHalfConvolutionsStillDecompose) {
   // Not claimed by the implicit GEMM: they run as im2col and products, and stay right.
-  const Array x = random_array({2, 4, 8, 8}, 7, -1, 1, DType::f32), w = random_array({6, 2, 3, 3}, 8, -0.5, 0.5, DType::f32);
-  expect_matches_reference([](const V& a) { return V{ops::conv2d(a[0], a[1], {}, {1, 1}, {1, 1}, {1, 1}, 2)}; }, {x, w},
-                           2e-5);
-  const std::vector<std::string> steps =
-      steps_of([](const V& a) { return V{ops::conv2d(a[0], a[1], {}, {1, 1}, {1, 1}, {1, 1}, 2)}; },
-               {{DType::f32, {2, 4, 8, 8}}, {DType::f32, {6, 2, 3, 3}}});
+  const Array x = random_array({2, 4, 8, 8}, 7, -1, 1, DType::f32),
+              w = random_array({6, 2, 3, 3}, 8, -0.5, 0.5, DType::f32);
+  expect_matches_reference(
+      [](const V& a) {
+        return V{ops::conv2d(a[0], a[1], {}, {1, 1}, {1, 1}, {1, 1}, 2)};
+      },
+      {x, w}, 2e-5);
+  const std::vector<std::string> steps = steps_of(
+      [](const V& a) {
+        return V{ops::conv2d(a[0], a[1], {}, {1, 1}, {1, 1}, {1, 1}, 2)};
+      },
+      {{DType::f32, {2, 4, 8, 8}}, {DType::f32, {6, 2, 3, 3}}});
   EXPECT_EQ(count_containing(steps, "implicit gemm"), 0) << fmt::format("{}", fmt::join(steps, "\n"));
 }
 
@@ -184,8 +229,12 @@ TEST(CudaPool, NaNWinsItsWindowAsInMax) {
     EXPECT_EQ(dx.data<float>()[i], 0.f) << i;
   }
   EXPECT_EQ(dx.data<float>()[5], 1.f);
-  const auto y = cuda().compile(trace([](const V& a) { return V{ops::max_pool2d(a[0], {2, 2}, {2, 2})}; },
-                                      {{DType::f32, {1, 1, 4, 4}}}))
+  const auto y = cuda()
+                     .compile(trace(
+                         [](const V& a) {
+                           return V{ops::max_pool2d(a[0], {2, 2}, {2, 2})};
+                         },
+                         {{DType::f32, {1, 1, 4, 4}}}))
                      ->run({x});
   EXPECT_TRUE(std::isnan(y[0].to(host_device()).data<float>()[0]));
 }

@@ -82,8 +82,8 @@ std::string geometry_defines(const kernels::Conv2dGeometry& g) {
       "#define CV_CIN {}u\n#define CV_H {}u\n#define CV_W {}u\n#define CV_COUT {}u\n#define CV_KH {}u\n"
       "#define CV_KW {}u\n#define CV_OH {}u\n#define CV_OW {}u\n#define CV_SH {}u\n#define CV_SW {}u\n"
       "#define CV_PH {}\n#define CV_PW {}\n#define CV_DH {}u\n#define CV_DW {}u\n",
-      g.in_channels, g.in_h, g.in_w, g.out_channels, g.kernel_h, g.kernel_w, g.out_h, g.out_w, g.stride_h,
-      g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w);
+      g.in_channels, g.in_h, g.in_w, g.out_channels, g.kernel_h, g.kernel_w, g.out_h, g.out_w, g.stride_h, g.stride_w,
+      g.pad_h, g.pad_w, g.dilation_h, g.dilation_w);
 }
 
 }  // namespace
@@ -126,8 +126,9 @@ std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const k
       break;
   }
   s.ldd = s.n;
-  TESSERA_CHECK(kind == ConvProduct::forward || (!tail.bias && !tail.residual && tail.activation == GemmActivation::none),
-                "cuda conv gemm: only the forward pass takes a tail");
+  TESSERA_CHECK(
+      kind == ConvProduct::forward || (!tail.bias && !tail.residual && tail.activation == GemmActivation::none),
+      "cuda conv gemm: only the forward pass takes a tail");
   s.bias = tail.bias;
   s.residual = tail.residual;
   s.activation = tail.activation;
@@ -140,7 +141,7 @@ std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const k
                        : s.activation == GemmActivation::gelu ? " gelu"
                                                               : ""),
                   s.m, s.n, s.k);
-  return std::make_unique<SimtGemm>(ctx, s, geometry_defines(g) + kConvTaps + operands, label);
+  return std::make_unique<SimtGemm>(ctx, s, geometry_defines(g) + kConvTaps + operands, label, /*gathered_operands=*/true);
 }
 
 }  // namespace tessera::backends::cuda

@@ -3,7 +3,10 @@
 // the product reads each tap of the input (or of the output gradient) straight from its NCHW tensor
 // while loading a K slice, where the decomposition (ops/conv_decompose.cpp) first copies every tap
 // into an im2col matrix and scatters the input gradient back from one. With the geometry compiled in
-// as constants, the tap arithmetic is divisions by constants. One group only; f32.
+// as constants, the tap arithmetic is divisions by constants. One group only; f32. A convolution with
+// at most 32 taps per output (one to three input channels of a 3x3 kernel) and at most 64 output
+// channels runs forward on the short-K kernel (a thread per output position, every channel), and one
+// whose weight gradient has at most 16 columns (one channel of 3x3) on the narrow kernel (simt_gemm.h).
 //   forward      Y [N, Cout, OH, OW] = W [Cout, Cin*kh*kw] @ taps(X) [Cin*kh*kw, N*OH*OW] (+ bias per Cout)
 //   input_grad   dX [N, Cin, H, W]   = W^T [Cin, Cout*kh*kw] @ taps(dY) [Cout*kh*kw, N*H*W]
 //   weight_grad  dW [Cout, Cin*kh*kw] = dY [Cout, N*OH*OW] @ taps(X)^T, K split over the GPU
