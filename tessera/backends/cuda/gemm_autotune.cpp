@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -103,17 +104,48 @@ float time_algo(const GemmProblem& p, const cublasLtMatmulAlgo_t& algo, size_t w
   return ms / kRuns;
 }
 
+// An algorithm's configuration attribute, or nothing where the library does not report it.
+std::optional<uint64_t> config_attribute(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
+  size_t size = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, nullptr, 0, &size) != CUBLAS_STATUS_SUCCESS || size == 0 ||
+      size > sizeof(uint64_t)) {
+    return std::nullopt;
+  }
+  uint64_t value = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &value, size, &size) != CUBLAS_STATUS_SUCCESS) return std::nullopt;
+  return value;
+}
+
+// Whether two algorithms are configured alike. Compared by their configuration, not byte for byte: a
+// remembered choice that missed a candidate would be timed again, and timing noise can then pick another
+// algorithm (two identical training runs in one process, on a GPU still warming up, ended an ulp apart).
+bool same_config(const cublasLtMatmulAlgo_t& x, const cublasLtMatmulAlgo_t& y) {
+  if (std::memcmp(&x, &y, sizeof(x)) == 0) return true;
+  for (const auto attr : {CUBLASLT_ALGO_CONFIG_ID, CUBLASLT_ALGO_CONFIG_TILE_ID, CUBLASLT_ALGO_CONFIG_STAGES_ID,
+                          CUBLASLT_ALGO_CONFIG_SPLITK_NUM, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+                          CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION,
+                          CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID}) {
+    if (config_attribute(x, attr) != config_attribute(y, attr)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 cublasLtMatmulAlgo_t choose_gemm_algo(const GemmProblem& p, const std::vector<cublasLtMatmulHeuristicResult_t>& candidates) {
   if (candidates.size() == 1) return candidates[0].algo;
-  const auto known = [&](const cublasLtMatmulAlgo_t& algo) {
-    return std::any_of(candidates.begin(), candidates.end(),
-                       [&](const auto& c) { return std::memcmp(&c.algo, &algo, sizeof(algo)) == 0; });
+  // The candidate configured as a remembered choice, if one is.
+  const auto known = [&](const cublasLtMatmulAlgo_t& algo) -> std::optional<cublasLtMatmulAlgo_t> {
+    for (const auto& c : candidates) {
+      if (same_config(c.algo, algo)) return c.algo;
+    }
+    return std::nullopt;
   };
   {
     std::lock_guard<std::mutex> lock(choices_mutex());
-    if (auto it = choices().find(p.key); it != choices().end() && known(it->second)) return it->second;
+    if (auto it = choices().find(p.key); it != choices().end()) {
+      if (const auto algo = known(it->second)) return *algo;
+    }
   }
   const disk::CacheEntry entry = disk::cache_entry("cuda-gemm-algo-v1", p.key, toolchain());
   if (const std::string path = disk::find_cached(entry, ".algo"); !path.empty()) {
@@ -122,10 +154,10 @@ cublasLtMatmulAlgo_t choose_gemm_algo(const GemmProblem& p, const std::vector<cu
     // A stored choice counts only while it is one of today's candidates (same library, same device).
     if (bytes.size() == sizeof(algo)) {
       std::memcpy(&algo, bytes.data(), sizeof(algo));
-      if (known(algo)) {
+      if (const auto candidate = known(algo)) {
         std::lock_guard<std::mutex> lock(choices_mutex());
-        choices()[p.key] = algo;
-        return algo;
+        choices()[p.key] = *candidate;
+        return *candidate;
       }
     }
   }
