@@ -168,6 +168,14 @@ TEST(CudaGemm, SimtProductsSplitOverKAreDeterministic) {
   const auto long_k = cuda().compile(trace(fn, {{DType::f32, {16, 60000}}, {DType::f32, {60000, 9}}}));
   const Array l1 = long_k->run({xl, wl})[0].to(host_device()), l2 = long_k->run({xl, wl})[0].to(host_device());
   EXPECT_TRUE(same_bytes(l1, l2));
+  // A few splits are added inside a thread-block cluster (sm_90), in split order too.
+  const auto types_784 = std::vector<ir::TensorType>{{DType::f32, {64, 784}}, {DType::f32, {784, 1024}}};
+  const auto clustered = steps_named(fn, types_784, "f32 simt gemm");
+  ASSERT_EQ(clustered.size(), 1u);
+  EXPECT_NE(clustered[0].find(" in a cluster"), std::string::npos) << clustered[0];
+  const Array xc = random_array({64, 784}, 25, -1, 1, DType::f32), wc = random_array({784, 1024}, 26, -1, 1, DType::f32);
+  const auto in_cluster = cuda().compile(trace(fn, types_784));
+  EXPECT_TRUE(same_bytes(in_cluster->run({xc, wc})[0].to(host_device()), in_cluster->run({xc, wc})[0].to(host_device())));
   // The tensor-core tiles split the same way; the narrow kernel (the rule's for 16x9x60000) adds its
   // threads' sums and then its splits in fixed orders.
   for (const auto choice : {backends::cuda::SimtKernel::mma, backends::cuda::SimtKernel::automatic}) {

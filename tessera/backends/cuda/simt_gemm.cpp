@@ -25,6 +25,8 @@ constexpr int kLongKWaves = 4;
 // From this many splits the partials are added by a warp per output (lanes over the splits, then a
 // fixed shuffle tree) instead of a thread per output walking every split.
 constexpr int kWarpReduceSplits = 32;
+// Blocks in a thread-block cluster at most (the portable limit): the splits added inside one.
+constexpr int kMaxCluster = 8;
 
 // The kernels read A and B through TSR_A(row, k) and TSR_B(k, col) (an element inside the product; the
 // text before this one defines them), write D at index TSR_D(row, col) and add the bias at
@@ -152,8 +154,34 @@ __device__ __forceinline__ void tsr_store(float v, long long row, long long col,
 // One TSR_TM x 64 tile of the result over K in [z * k_chunk, (z + 1) * k_chunk), a 4 x 4 (or 2 x 4)
 // block of it per thread. (A last-block-adds-the-splits variant, one launch fewer, was slower: the MLP
 // step at batch 64 took 262 instead of 191 us, with one block per tile left to add every split.)
+// With TSR_CLUSTER = S (2..8), the S splits of a tile are one thread-block cluster (sm_90): each block
+// leaves its partial tile in shared memory, and after a cluster barrier block r adds, for its share of
+// the tile, the S partials in split order read from the blocks' shared memory (distributed shared
+// memory), then applies the tail: no partials in global memory and no second launch.
 constexpr const char* kSimtKernel = R"(
+#ifndef TSR_CLUSTER
+#define TSR_CLUSTER 0
+#endif
+#if TSR_CLUSTER
+__device__ __forceinline__ void tsr_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// This thread's view of `local` in the shared memory of the cluster's block `rank`.
+__device__ __forceinline__ float tsr_cluster_load(const float* local, unsigned rank) {
+  const unsigned address = (unsigned)__cvta_generic_to_shared(local);
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(address), "r"(rank));
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(256, TSR_MIN_BLOCKS)
+#if TSR_CLUSTER
+__cluster_dims__(1, 1, TSR_CLUSTER)
+#endif
 tsr_simt_gemm(TSR_GEMM_PARAMS) {
   TSR_GRID_PROLOGUE();
   __shared__ __align__(16) float as[TSR_SLICE][TSR_PADM];
@@ -184,6 +212,23 @@ tsr_simt_gemm(TSR_GEMM_PARAMS) {
         for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a4[i], b4[j], acc[i][j]);
     }
   });
+#if TSR_CLUSTER
+  __shared__ __align__(16) float part[TSR_TM * TSR_TILE];
+#pragma unroll
+  for (int i = 0; i < TSR_RM; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) part[(ty * TSR_RM + i) * TSR_TILE + tx * 4 + j] = acc[i][j];
+  tsr_cluster_sync();
+  constexpr int share = (TSR_TM * TSR_TILE + TSR_CLUSTER - 1) / TSR_CLUSTER;
+  const int first = (int)blockIdx.z * share, last = min(first + share, TSR_TM * TSR_TILE);
+  for (int e = first + tid; e < last; e += 256) {
+    float v = 0.f;
+#pragma unroll
+    for (int z = 0; z < TSR_CLUSTER; ++z) v += tsr_cluster_load(&part[e], z);
+    tsr_store(v, m0 + e / TSR_TILE, n0 + e % TSR_TILE, m, n, 0, false, d, partials, ldd, bias, residual, activation);
+  }
+  tsr_cluster_sync();  // the other blocks' shared memory is read until every block has added its share
+#else
 #pragma unroll
   for (int i = 0; i < TSR_RM; ++i)
 #pragma unroll
@@ -191,6 +236,7 @@ tsr_simt_gemm(TSR_GEMM_PARAMS) {
       tsr_store(acc[i][j], m0 + ty * TSR_RM + i, n0 + tx * 4 + j, m, n, blockIdx.z, gridDim.z > 1, d, partials, ldd,
                 bias, residual, activation);
     }
+#endif
 }
 )";
 
@@ -471,6 +517,11 @@ bool short_k_suits(const GemmShape& s) {
 }
 
 // The narrow kernel: at most 16 columns over a long sum (a weight gradient of such a convolution).
+bool clusters_allowed() {
+  const char* env = std::getenv("TESSERA_CUDA_SIMT_CLUSTER");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
 bool narrow_suits(const GemmShape& s) {
   return s.n <= 16 && s.k >= 8192;
 }
@@ -583,15 +634,27 @@ SimtGemm::SimtGemm(Context& ctx, const GemmShape& s, const std::string& operands
       if (ceil_div(s.k, forced) <= room) k_chunk_ = forced;
     }
     splits_ = static_cast<int>(ceil_div(s.k, k_chunk_));
+    // A few splits (up to twice a cluster's, then as many as one takes) are added inside a thread-block
+    // cluster on sm_90 instead of by a second launch (TESSERA_CUDA_SIMT_CLUSTER=0 keeps the launch).
+    if (variant_ == Variant::simt && splits_ > 1 && splits_ <= 2 * kMaxCluster && clusters_allowed() &&
+        ctx.device().compute_capability() >= 90) {
+      k_chunk_ = ceil_div(ceil_div(s.k, std::min(splits_, kMaxCluster)), slice) * slice;
+      splits_ = static_cast<int>(ceil_div(s.k, k_chunk_));
+      if (splits_ > 1) {
+        cluster_ = splits_;
+        defines += fmt::format("#define TSR_CLUSTER {}\n", cluster_);
+      }
+    }
     grid_ = dim3(static_cast<unsigned>(ceil_div(s.n, kTile)), static_cast<unsigned>(ceil_div(s.m, tile_m_)),
                  static_cast<unsigned>(splits_));
   }
   reduce_warps_ = splits_ >= kWarpReduceSplits;
-  if (splits_ > 1) kernels += reduce_warps_ ? kReduceWarpsKernel : kReduceKernel;
+  const bool reduce_launch = splits_ > 1 && cluster_ == 0;
+  if (reduce_launch) kernels += reduce_warps_ ? kReduceWarpsKernel : kReduceKernel;
   module_ =
       ctx.compiler().module(defines + operands + kCommon + kernels, fmt::format("simt gemm kernels ({})", describe()));
   kernel_ = module_->kernel(kernel_name);
-  if (splits_ > 1)
+  if (reduce_launch)
     reduce_kernel_ = module_->kernel(reduce_warps_ ? "tsr_simt_gemm_reduce_warps" : "tsr_simt_gemm_reduce");
 }
 
@@ -605,7 +668,7 @@ void SimtGemm::run(const void* a, const void* b, const void* bias, const void* c
   void* params[] = {&a, &b, &d, &parts, &m, &n, &k, &lda, &ldb, &ldd, &chunk, &pbias, &pres, &act};
   launch_kernel(reinterpret_cast<const void*>(kernel_), grid_, dim3(kThreads), params, 0, stream,
                 "cudaLaunchKernel (simt gemm)");
-  if (splits_ == 1) return;
+  if (splits_ == 1 || cluster_ > 0) return;
   const float* cparts = partials_;
   int splits = splits_;
   void* reduce_params[] = {&cparts, &d, &m, &n, &ldd, &splits, &pbias, &pres, &act};
@@ -622,7 +685,8 @@ std::string SimtGemm::describe() const {
                        : variant_ == Variant::narrow  ? " narrow"
                                                       : "";
   const std::string split =
-      kernel + (splits_ > 1 ? fmt::format(" split {}", splits_) : "") + (tile_m_ == 32 ? " (32-row tiles)" : "");
+      kernel + (splits_ > 1 ? fmt::format(" split {}", splits_) : "") + (cluster_ > 0 ? " in a cluster" : "") +
+      (tile_m_ == 32 ? " (32-row tiles)" : "");
   if (!label_.empty()) return label_ + split;
   return fmt::format("f32 simt gemm {}x{}x{}{}{}{}{}{}{}", s.m, s.n, s.k, s.a_transposed ? " A^T" : "",
                      s.b_transposed ? " B^T" : "", s.bias ? " +bias" : "", s.residual ? " +residual" : "",

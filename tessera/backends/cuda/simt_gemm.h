@@ -58,6 +58,7 @@ class SimtGemm {
   cudaKernel_t kernel_ = nullptr, reduce_kernel_ = nullptr;
   int tile_m_ = 64;  // rows of the result per block: 64, or 32 for products of at most 32 rows
   int splits_ = 1;
+  int cluster_ = 0;  // the splits added inside a thread-block cluster (no second launch), or 0
   bool reduce_warps_ = false;  // the partials added by a warp per output (many splits)
   int64_t k_chunk_ = 0;
   float* partials_ = nullptr;  // the context's workspace: splits_ x m x n floats
