@@ -599,12 +599,12 @@ SimtGemm::SimtGemm(Context& ctx, const GemmShape& s, const std::string& operands
     // as many rows of zeros. TESSERA_CUDA_SIMT_TM=64 keeps 64 (for measuring it).
     const char* tm = std::getenv("TESSERA_CUDA_SIMT_TM");
     tile_m_ = s.m <= 32 && (tm == nullptr || std::strcmp(tm, "64") != 0) ? 32 : 64;
-    // TESSERA_CUDA_MMA_SLICE=32 (K per stage) and TESSERA_CUDA_TILE_MIN_BLOCKS (blocks per multiprocessor
-    // the registers must allow) are for measuring the choices.
+    // TESSERA_CUDA_SIMT_SLICE=32 / TESSERA_CUDA_MMA_SLICE=32 (K per stage: twice the loads in flight) and
+    // TESSERA_CUDA_TILE_MIN_BLOCKS (blocks per multiprocessor the registers must allow) are for measuring
+    // the choices.
     int slice = kSlice;
-    if (const char* env = std::getenv("TESSERA_CUDA_MMA_SLICE"); env != nullptr && variant_ == Variant::mma) {
-      slice = std::strcmp(env, "32") == 0 ? 2 * kSlice : kSlice;
-    }
+    const char* slice_env = std::getenv(variant_ == Variant::mma ? "TESSERA_CUDA_MMA_SLICE" : "TESSERA_CUDA_SIMT_SLICE");
+    if (slice_env != nullptr && std::strcmp(slice_env, "32") == 0) slice = 2 * kSlice;
     // Operands gathered through taps keep more loads in flight with three blocks per multiprocessor
     // (the CNN step at batch 256: 546K samples/s against 534K with the registers unbounded); plain
     // matrices measured no better.
@@ -613,7 +613,8 @@ SimtGemm::SimtGemm(Context& ctx, const GemmShape& s, const std::string& operands
       min_blocks = std::min(8, std::atoi(env));
     }
     defines = fmt::format("#define TSR_TM {}\n#define TSR_MIN_BLOCKS {}\n", tile_m_, min_blocks);
-    if (variant_ == Variant::mma) defines += fmt::format("#define TSR_SLICE {}\n#define TSR_SHARED_PAD 8\n", slice);
+    defines += fmt::format("#define TSR_SLICE {}\n", slice);
+    if (variant_ == Variant::mma) defines += "#define TSR_SHARED_PAD 8\n";
     kernels = variant_ == Variant::mma ? kMmaKernel : kSimtKernel;
     kernel_name = variant_ == Variant::mma ? "tsr_mma_gemm" : "tsr_simt_gemm";
     // Split K while the blocks still fit in one wave (kLongKWaves for long sums) and every split keeps
