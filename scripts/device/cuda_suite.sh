@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,probe,matvec,matvecbench,ab]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,probe,matvec,matvecbench,ab,onnx]
 #   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
@@ -185,6 +185,24 @@ if want matvecbench; then
   # Launch designs for 16-bit decode matvecs, outside the backend (bench/cuda/matvec_variants.cu).
   "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 -std=c++20 bench/cuda/matvec_variants.cu -o /tmp/matvec_variants 2>&1 | tail -n 5
   timeout 180 /tmp/matvec_variants 2>&1 | tee "$out/matvec_variants.txt"
+fi
+if want onnx; then
+  # Issue 16 on the GPU machine: Tessera's exported graphs (forward passes and training steps) in Python's
+  # onnxruntime, CUDA and CPU providers, against Tessera's outputs; and the PyTorch-exported models
+  # (scripts/onnx_models, made here with the machine's torch) imported and run on the CPU and CUDA
+  # backends against PyTorch's outputs.
+  bundles=/tmp/tessera-onnx-export
+  rm -rf "$bundles" && mkdir -p "$bundles"
+  for spec in "mlp" "cnn" "transformer" "mlp --train-step" "cnn --train-step" "transformer --train-step"; do
+    # shellcheck disable=SC2086
+    .device/bin/tessera export onnx --model $spec --batch-size 4 --seed 5 --out "$bundles" --quiet || echo "export failed: $spec"
+  done
+  timeout "${ONNX_TIMEOUT:-300}" python3 tools/onnx_export/run_ort.py "$bundles"/*.json --providers cuda,cpu \
+    > "$out/onnx_ort.txt" 2>&1
+  echo "run_ort exit $?"
+  grep -E "FAIL|passed|skipped|SKIP" "$out/onnx_ort.txt" | tail -n 20
+  timeout "${ONNX_TIMEOUT:-300}" python3 scripts/onnx_models/check_models.py --tessera .device/bin/tessera \
+    --work /tmp/tessera-onnx-models --backends cpu,cuda 2>&1 | tee "$out/onnx_models.txt" | tail -n 15
 fi
 if want ab; then
   # The same workloads under alternative settings, interleaved so that drift hits each alike.
