@@ -4,6 +4,17 @@
 
 namespace tessera::backends::common {
 
+namespace {
+
+// A two-int attribute (height, width) into its two fields.
+void read_pair(const ir::Attrs& a, const char* name, int64_t& h, int64_t& w) {
+  const std::vector<int64_t>& v = a.get_ints(name);
+  h = v[0];
+  w = v[1];
+}
+
+}  // namespace
+
 kernels::Conv2dGeometry conv2d_geometry(const ir::Node& node, const Shape& x, const Shape& w, const Shape& y) {
   const ir::Attrs& a = node.attrs();
   kernels::Conv2dGeometry g;
@@ -16,12 +27,9 @@ kernels::Conv2dGeometry conv2d_geometry(const ir::Node& node, const Shape& x, co
   g.kernel_w = w[3];
   g.out_h = y[2];
   g.out_w = y[3];
-  g.stride_h = a.get_ints("stride")[0];
-  g.stride_w = a.get_ints("stride")[1];
-  g.pad_h = a.get_ints("padding")[0];
-  g.pad_w = a.get_ints("padding")[1];
-  g.dilation_h = a.get_ints("dilation")[0];
-  g.dilation_w = a.get_ints("dilation")[1];
+  read_pair(a, "stride", g.stride_h, g.stride_w);
+  read_pair(a, "padding", g.pad_h, g.pad_w);
+  read_pair(a, "dilation", g.dilation_h, g.dilation_w);
   g.groups = a.get_int("groups");
   return g;
 }
@@ -65,16 +73,10 @@ kernels::Pool2dGeometry pool2d_geometry(const ir::Attrs& a, const Shape& x, cons
   g.in_w = x[r - 1];
   g.out_h = y[r - 2];
   g.out_w = y[r - 1];
-  g.kernel_h = a.get_ints("kernel")[0];
-  g.kernel_w = a.get_ints("kernel")[1];
-  g.stride_h = a.get_ints("stride")[0];
-  g.stride_w = a.get_ints("stride")[1];
-  g.pad_h = a.get_ints("padding")[0];
-  g.pad_w = a.get_ints("padding")[1];
-  if (a.has("dilation")) {
-    g.dilation_h = a.get_ints("dilation")[0];
-    g.dilation_w = a.get_ints("dilation")[1];
-  }
+  read_pair(a, "kernel", g.kernel_h, g.kernel_w);
+  read_pair(a, "stride", g.stride_h, g.stride_w);
+  read_pair(a, "padding", g.pad_h, g.pad_w);
+  if (a.has("dilation")) read_pair(a, "dilation", g.dilation_h, g.dilation_w);
   g.ceil_mode = a.get_bool_or("ceil_mode", false);
   return g;
 }

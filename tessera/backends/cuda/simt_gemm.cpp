@@ -51,6 +51,7 @@ constexpr const char* kCommon = R"(
 #define TSR_SHARED_PAD 4
 #endif
 #define TSR_PAD (TSR_TILE + TSR_SHARED_PAD)
+#define TSR_PADM (TSR_TM + TSR_SHARED_PAD)
 // Every product kernel's parameters, in the order SimtGemm::run passes them.
 #define TSR_GEMM_PARAMS                                                                                            \
   const float *a, const float *b, float *d, float *partials, long long m, long long n, long long k, long long lda, \
@@ -59,7 +60,6 @@ constexpr const char* kCommon = R"(
 #ifndef TSR_MIN_BLOCKS
 #define TSR_MIN_BLOCKS 1
 #endif
-#define TSR_PADM (TSR_TM + TSR_SHARED_PAD)
 
 // This thread's elements of each operand's next K slice into registers (the loads of slice s + 1 are in
 // flight while slice s is multiplied).

@@ -142,7 +142,7 @@ WinogradChunks winograd_chunks(const Conv2dGeometry& g, int tile, int64_t max_ro
   c.rows_per_chunk = std::min(std::max<int64_t>(1, chunk_tiles / c.tiles_w), std::max<int64_t>(1, c.tile_rows));
   if (max_rows > 0) c.rows_per_chunk = std::min(c.rows_per_chunk, max_rows);
   c.count = (c.tile_rows + c.rows_per_chunk - 1) / c.rows_per_chunk;
-  const int64_t columns = (c.rows_per_chunk * c.tiles_w + 15) / 16 * 16;
+  const int64_t columns = winograd_chunk_columns(c.rows_per_chunk, c.tiles_w);
   c.stride = std::max(columns, ((c.rows_per_chunk - 1) * c.tiles_w + 16 * c.segments + 15) / 16 * 16);
   c.pitch = g.in_channels * c.stride + 16;
   return c;
@@ -150,7 +150,7 @@ WinogradChunks winograd_chunks(const Conv2dGeometry& g, int tile, int64_t max_ro
 
 int64_t winograd_columns(const WinogradChunks& c) {
   const int64_t full = c.tile_rows / c.rows_per_chunk, left = c.tile_rows % c.rows_per_chunk;
-  return full * ((c.rows_per_chunk * c.tiles_w + 15) / 16 * 16) + (left * c.tiles_w + 15) / 16 * 16;
+  return full * winograd_chunk_columns(c.rows_per_chunk, c.tiles_w) + winograd_chunk_columns(left, c.tiles_w);
 }
 
 int64_t winograd_workspace_bytes(const Conv2dGeometry& g, bool weights_packed) {

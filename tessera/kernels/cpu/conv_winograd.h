@@ -51,6 +51,8 @@ struct WinogradChunks {
   int64_t stride, pitch;
   int64_t floats() const { return positions * pitch + 16; }  // one chunk's transformed input, with slack
 };
+// Columns a chunk of `rows` tile rows multiplies: its tiles rounded up to whole vectors of 16.
+inline int64_t winograd_chunk_columns(int64_t rows, int64_t tiles_w) { return (rows * tiles_w + 15) / 16 * 16; }
 // `max_rows` (> 0) caps the tile rows per chunk.
 WinogradChunks winograd_chunks(const Conv2dGeometry& g, int tile, int64_t max_rows = 0);
 // Columns the products of all chunks multiply (each chunk's tiles rounded up to whole vectors).

@@ -41,7 +41,7 @@ inline Chunk chunk_of(const Plan& p, int64_t index) {
   c.r0 = index * p.chunks.rows_per_chunk;
   c.r1 = std::min(p.chunks.tile_rows, c.r0 + p.chunks.rows_per_chunk);
   c.tiles = (c.r1 - c.r0) * p.tiles_w;
-  c.columns = (c.tiles + 15) / 16 * 16;
+  c.columns = winograd_chunk_columns(c.r1 - c.r0, p.tiles_w);
   c.stride = p.chunks.stride;
   c.pitch = p.chunks.pitch;
   return c;
