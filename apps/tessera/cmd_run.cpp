@@ -1,4 +1,4 @@
-// tessera run MODEL.onnx --inputs a.npy b.npy ... --out DIR [--backend reference|cpu]: imports an ONNX
+// tessera run MODEL.onnx --inputs a.npy b.npy ... --out DIR [--backend reference|cpu|cuda|vulkan]: imports an ONNX
 // model for the inputs' types (binding its dynamic dimensions), runs it and writes each output as
 // DIR/<output name>.npy (characters other than letters, digits, '.', '-' and '_' become '_'), printing
 // each output's name, dtype and shape. Inputs whose values decide shapes (a Reshape's target, say) are
@@ -47,7 +47,9 @@ int run_model(const RunOptions& o) {
   for (const std::string& path : o.inputs) inputs.push_back(io::load_npy(path));
   const io::onnx::ImportedGraph imported = io::onnx::import_onnx_for(model, inputs);
   backends::Backend& backend = backends::backend_by_name(o.backend);
-  const std::vector<Array> outputs = backend.compile(imported.graph)->run(io::onnx::graph_inputs(imported, inputs));
+  std::vector<Array> outputs = backend.compile(imported.graph)->run(io::onnx::graph_inputs(imported, inputs));
+  // A GPU backend returns arrays in its device's memory; the files are written from host copies.
+  for (Array& out : outputs) out = out.to(host_device());
   check_writable_folder(o.out, true);
   std::set<std::string> taken;
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -1,6 +1,9 @@
 // `tessera run` and `tessera inspect` on an ONNX model (the fuzz corpus's Gemm + Relu model: weights
 // arange(8) as [2, 4], bias 1, transB): outputs written as .npy with the values the model defines.
+#include <iostream>
+
 #include "cli_runner.h"
+#include "tessera/backends/backend.h"
 #include "tessera/io/npy.h"
 
 namespace tessera::test {
@@ -11,8 +14,14 @@ const std::string kModel = std::string(TESSERA_SOURCE_DIR) + "/fuzz/corpus/onnx/
 TEST_F(CliTest, RunWritesEachOnnxOutputAsNpy) {
   // x [3, 4]; z = relu(x @ w^T + 1) with w = [[0, 1, 2, 3], [4, 5, 6, 7]].
   io::save_npy(path("x.npy").string(), Array::from_vector<float>({1, 0, 0, 0, 0, 1, 0, 0, -1, -1, -1, -1}, {3, 4}));
-  for (const char* backend : {"reference", "cpu"}) {
-    const CliResult r = run(std::string("run ") + shell_quote(kModel) + " --inputs x.npy --out outs --backend " + backend);
+  // Every backend available here: a GPU backend's outputs live in device memory until written.
+  for (const std::string& backend : backends::backend_names()) {
+    const backends::Backend* b = backends::find_backend(backend);
+    if (!b->available()) {
+      std::cout << "[ SKIPPED  ] --backend " << backend << ": " << b->status() << "\n";
+      continue;
+    }
+    const CliResult r = run("run " + shell_quote(kModel) + " --inputs x.npy --out outs --backend " + backend);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("z: f32[3, 2]"), std::string::npos) << r.out;
     const Array z = io::load_npy(path("outs/z.npy").string());
