@@ -132,7 +132,7 @@ TEST(OnnxErrors, OpVersionOlderThanImplemented) {
 }
 
 TEST(OnnxErrors, OpsetNewerThanKnown) {
-  expect_contains(error_of([&] { io::onnx::import_onnx(relu_model(18).parse()); }), {"opset 18", "newest"});
+  expect_contains(error_of([&] { io::onnx::import_onnx(relu_model(19).parse()); }), {"opset 19", "newest"});
 }
 
 TEST(OnnxErrors, ShapeErrorsFromOpsNameTheNode) {

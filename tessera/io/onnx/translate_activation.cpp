@@ -71,6 +71,11 @@ void add_activation_translations(TranslationTable& t) {
     require_floating(c, x);
     return {ops::softplus(x)};
   });
+  t.add("Mish", {18}, [](NodeContext& c) -> std::vector<Tensor> {
+    const Tensor x = c.input(0);
+    require_floating(c, x);
+    return {x * ops::tanh(ops::softplus(x))};
+  });
   t.add("Softsign", {1}, [](NodeContext& c) -> std::vector<Tensor> {
     const Tensor x = c.input(0);
     return {x / (ops::abs(x) + 1.0)};

@@ -198,11 +198,11 @@ void add_index_translations(TranslationTable& t) {
   t.add("Compress", {9, 11}, compress);
   t.add("NonZero", {9, 13}, non_zero);
   t.add("GatherND", {11, 12, 13}, gather_nd);
-  t.add("ScatterND", {11, 13, 16}, scatter_nd);
+  t.add("ScatterND", {11, 13, 16, 18}, scatter_nd);
   t.add("Scatter", {9, 11}, scatter_elements);
   t.add("Gather", {1, 11, 13}, gather);
   t.add("GatherElements", {11, 13}, gather_elements);
-  t.add("ScatterElements", {11, 13, 16}, scatter_elements);
+  t.add("ScatterElements", {11, 13, 16, 18}, scatter_elements);
   t.add("OneHot", {9, 11}, one_hot);
 }
 

@@ -95,6 +95,29 @@ std::vector<Tensor> instance_norm(NodeContext& c) {
   return {centered * ops::rsqrt(var + eps) * per_channel(c.input(1), x.rank()) + per_channel(c.input(2), x.rank())};
 }
 
+// GroupNormalization-18: statistics over each group of num_groups consecutive channels (and every
+// spatial position); scale and bias have one entry per group in this version (21 made them per channel).
+std::vector<Tensor> group_norm(NodeContext& c) {
+  const Tensor x = c.input(0);
+  require_floating(c, x);
+  if (x.rank() < 2) c.fail("X has rank {}, expected at least 2 (N, C, ...)", x.rank());
+  const int64_t groups = c.required_int("num_groups");
+  const int64_t n = x.shape()[0], channels = x.shape()[1];
+  if (groups <= 0 || channels % groups != 0) c.fail("num_groups {} does not divide the {} channels", groups, channels);
+  const double eps = c.attr_float("epsilon", 1e-5f);
+  const Tensor grouped = ops::reshape(x, {n, groups, -1});
+  const Tensor mean = ops::mean(grouped, {2}, true);
+  const Tensor centered = grouped - mean;
+  const Tensor var = ops::mean(centered * centered, {2}, true);
+  auto per_group = [&](size_t i, const char* what) {
+    const Tensor v = c.input(i);
+    if (v.shape() != Shape{groups}) c.fail("{} has shape {}, expected [{}] (one per group)", what, shape_str(v.shape()), groups);
+    return ops::reshape(v, {1, groups, 1});
+  };
+  const Tensor y = centered * ops::rsqrt(var + eps) * per_group(1, "scale") + per_group(2, "bias");
+  return {ops::reshape(y, x.shape())};
+}
+
 // LayerNormalization-17: statistics over the axes from `axis` on, computed in f32 for 16-bit inputs
 // (stash_type 1); outputs Y and, when asked for, Mean and InvStdDev with the reduced axes kept.
 std::vector<Tensor> layer_norm(NodeContext& c) {
@@ -210,6 +233,7 @@ void add_nn_translations(TranslationTable& t) {
   add_softmax(t, "Hardmax", SoftmaxKind::hardmax);
   t.add("BatchNormalization", {1, 6, 7, 9, 14, 15}, 6, batch_norm);
   t.add("InstanceNormalization", {1, 6}, 6, instance_norm);
+  t.add("GroupNormalization", {18}, group_norm);
   t.add("LayerNormalization", {17}, layer_norm);
   t.add("MeanVarianceNormalization", {9, 13}, mean_variance_norm);
   t.add("LRN", {1, 13}, lrn);

@@ -1,4 +1,4 @@
-// Reductions (axes as an attribute; ReduceSum takes them as an input from version 13), ArgMax /
+// Reductions (axes as an attribute; an input from version 13 for ReduceSum, 18 for the others), ArgMax /
 // ArgMin, TopK and CumSum. Empty axes reduce over every axis, unless noop_with_empty_axes says otherwise.
 #include <functional>
 #include <limits>
@@ -18,13 +18,14 @@ namespace {
 
 using ReduceFn = std::function<Tensor(const Tensor& x, const ops::Axes& axes, bool keepdims)>;
 
-void add_reduce(TranslationTable& t, const char* op, std::vector<int64_t> versions, bool axes_input, ReduceFn fn) {
-  t.add(op, std::move(versions), [fn, axes_input](NodeContext& c) -> std::vector<Tensor> {
+// axes_input_since: the op version from which axes arrive as an input instead of an attribute.
+void add_reduce(TranslationTable& t, const char* op, std::vector<int64_t> versions, int64_t axes_input_since, ReduceFn fn) {
+  t.add(op, std::move(versions), [fn, axes_input_since](NodeContext& c) -> std::vector<Tensor> {
     const Tensor x = c.input(0);
     const bool keepdims = c.attr_int("keepdims", 1) != 0;
     std::vector<int64_t> axes;
     bool noop = false;
-    if (axes_input && c.version() >= 13) {
+    if (c.version() >= axes_input_since) {
       if (c.has_input(1)) axes = c.constant_ints(1, "axes");
       noop = c.attr_int("noop_with_empty_axes", 0) != 0;
     } else {
@@ -105,31 +106,31 @@ std::vector<Tensor> top_k(NodeContext& c) {
 
 void add_reduce_translations(TranslationTable& t) {
   t.add("TopK", {1, 10, 11}, 10, top_k);
-  add_reduce(t, "ReduceSum", {1, 11, 13}, true, sum_keeping_dtype);
-  add_reduce(t, "ReduceMean", {1, 11, 13}, false, mean_keeping_dtype);
-  add_reduce(t, "ReduceMax", {1, 11, 12, 13}, false, [](const Tensor& x, const ops::Axes& a, bool k) {
+  add_reduce(t, "ReduceSum", {1, 11, 13}, 13, sum_keeping_dtype);
+  add_reduce(t, "ReduceMean", {1, 11, 13, 18}, 18, mean_keeping_dtype);
+  add_reduce(t, "ReduceMax", {1, 11, 12, 13, 18}, 18, [](const Tensor& x, const ops::Axes& a, bool k) {
     return ops::max(x, a, k);
   });
-  add_reduce(t, "ReduceMin", {1, 11, 12, 13}, false, [](const Tensor& x, const ops::Axes& a, bool k) {
+  add_reduce(t, "ReduceMin", {1, 11, 12, 13, 18}, 18, [](const Tensor& x, const ops::Axes& a, bool k) {
     return ops::min(x, a, k);
   });
-  add_reduce(t, "ReduceProd", {1, 11, 13}, false, [](const Tensor& x, const ops::Axes& a, bool k) {
+  add_reduce(t, "ReduceProd", {1, 11, 13, 18}, 18, [](const Tensor& x, const ops::Axes& a, bool k) {
     return ops::prod(x, a, k);
   });
-  add_reduce(t, "ReduceL1", {1, 11, 13}, false, [](const Tensor& x, const ops::Axes& a, bool k) {
+  add_reduce(t, "ReduceL1", {1, 11, 13, 18}, 18, [](const Tensor& x, const ops::Axes& a, bool k) {
     return sum_keeping_dtype(ops::abs(x), a, k);
   });
-  add_reduce(t, "ReduceL2", {1, 11, 13}, false, [](const Tensor& x, const ops::Axes& a, bool k) {
+  add_reduce(t, "ReduceL2", {1, 11, 13, 18}, 18, [](const Tensor& x, const ops::Axes& a, bool k) {
     if (is_floating(x.dtype())) return ops::sqrt(ops::sum(x * x, a, k));
     return ops::cast(ops::sqrt(ops::sum(ops::cast(x * x, DType::f64), a, k)), x.dtype());
   });
-  add_reduce(t, "ReduceSumSquare", {1, 11, 13}, false, [](const Tensor& x, const ops::Axes& a, bool k) {
+  add_reduce(t, "ReduceSumSquare", {1, 11, 13, 18}, 18, [](const Tensor& x, const ops::Axes& a, bool k) {
     return sum_keeping_dtype(x * x, a, k);
   });
-  add_reduce(t, "ReduceLogSum", {1, 11, 13}, false, [](const Tensor& x, const ops::Axes& a, bool k) {
+  add_reduce(t, "ReduceLogSum", {1, 11, 13, 18}, 18, [](const Tensor& x, const ops::Axes& a, bool k) {
     return ops::log(ops::sum(x, a, k));
   });
-  add_reduce(t, "ReduceLogSumExp", {1, 11, 13}, false, [](const Tensor& x, const ops::Axes& a, bool k) {
+  add_reduce(t, "ReduceLogSumExp", {1, 11, 13, 18}, 18, [](const Tensor& x, const ops::Axes& a, bool k) {
     return ops::logsumexp(x, a, k);
   });
   t.add("ArgMax", {1, 11, 12, 13}, [](NodeContext& c) { return arg_reduce(c, true); });

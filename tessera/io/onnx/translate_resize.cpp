@@ -3,7 +3,9 @@
 // into constant index and weight vectors; the result is a weighted sum of index_selects along the axis
 // (one tap for nearest, two for linear, four for cubic). That covers every coordinate mode, rounding
 // rule and the cubic options exactly, with no resampling kernel of its own.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "tessera/io/onnx/translate_util.h"
 #include "tessera/io/onnx/translation_table.h"
@@ -120,6 +122,70 @@ Tensor resample_axis(const Tensor& x, int64_t axis, const AxisPlan& p) {
   return sum;
 }
 
+// Resize-18's attributes, folded into full-rank scales, sizes and roi: `axes` names the axes the three
+// inputs cover (the others keep their length); keep_aspect_ratio_policy turns sizes into one scale for
+// those axes (the smallest or largest ratio, lengths rounded half up; `size_scales` gets that ratio, which
+// the coordinate transformation uses); antialias changes only what shrinks with a linear or cubic
+// filter, which is refused rather than computed without the filter.
+void apply_resize18_attributes(NodeContext& c, const Shape& shape, const std::string& mode, std::vector<double>& scales,
+                               std::vector<int64_t>& sizes, std::vector<double>& roi, std::vector<double>& size_scales) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const std::vector<int64_t> axes = c.has_attr("axes") ? normalize_axes(c, c.attr_ints("axes"), rank) : std::vector<int64_t>{};
+  const std::string policy = c.attr_string("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller") {
+    c.fail("keep_aspect_ratio_policy {} is not stretch, not_larger or not_smaller", policy);
+  }
+  if (!axes.empty()) {
+    const size_t n = axes.size();
+    if (!scales.empty() && scales.size() != n) c.fail("scales has {} entries for {} axes", scales.size(), n);
+    if (!sizes.empty() && sizes.size() != n) c.fail("sizes has {} entries for {} axes", sizes.size(), n);
+    if (!roi.empty() && roi.size() != 2 * n) c.fail("roi has {} entries for {} axes", roi.size(), n);
+    std::vector<double> full_scales(scales.empty() ? 0 : static_cast<size_t>(rank), 1.0);
+    std::vector<int64_t> full_sizes(sizes.empty() ? 0 : static_cast<size_t>(rank));
+    for (size_t i = 0; i < full_sizes.size(); ++i) full_sizes[i] = shape[i];
+    std::vector<double> full_roi(roi.empty() ? 0 : static_cast<size_t>(2 * rank));
+    for (size_t i = 0; i < full_roi.size() / 2; ++i) full_roi[i + static_cast<size_t>(rank)] = 1.0;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t a = static_cast<size_t>(axes[i]);
+      if (!scales.empty()) full_scales[a] = scales[i];
+      if (!sizes.empty()) full_sizes[a] = sizes[i];
+      if (!roi.empty()) {
+        full_roi[a] = roi[i];
+        full_roi[a + static_cast<size_t>(rank)] = roi[i + n];
+      }
+    }
+    scales = std::move(full_scales);
+    sizes = std::move(full_sizes);
+    roi = std::move(full_roi);
+  }
+  if (policy != "stretch" && !sizes.empty()) {
+    if (static_cast<int64_t>(sizes.size()) != rank) c.fail("sizes has {} entries for rank {}", sizes.size(), rank);
+    std::vector<int64_t> covered = axes;
+    if (covered.empty()) {
+      for (int64_t i = 0; i < rank; ++i) covered.push_back(i);
+    }
+    double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+    for (const int64_t a : covered) {
+      const size_t u = static_cast<size_t>(a);
+      if (shape[u] == 0) c.fail("axis {} is empty", a);
+      const double ratio = static_cast<double>(sizes[u]) / static_cast<double>(shape[u]);
+      scale = policy == "not_larger" ? std::min(scale, ratio) : std::max(scale, ratio);
+    }
+    size_scales.assign(static_cast<size_t>(rank), 1.0);
+    for (const int64_t a : covered) {
+      const size_t u = static_cast<size_t>(a);
+      sizes[u] = static_cast<int64_t>(std::floor(scale * static_cast<double>(shape[u]) + 0.5));
+      size_scales[u] = scale;
+    }
+  }
+  if (c.attr_int("antialias", 0) != 0 && mode != "nearest") {
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const bool shrinks = scales.empty() ? sizes[i] < shape[i] : scales[i] < 1.0;
+      if (shrinks) c.fail("antialias = 1 when axis {} shrinks is not supported (the filter would change the result)", i);
+    }
+  }
+}
+
 std::vector<Tensor> resize(NodeContext& c, bool upsample) {
   Tensor x = c.input(0);
   const int64_t rank = x.rank();
@@ -151,6 +217,8 @@ std::vector<Tensor> resize(NodeContext& c, bool upsample) {
   }
   if (!sizes.empty() && !scales.empty()) c.fail("scales and sizes are both given");
   if (sizes.empty() && scales.empty()) c.fail("neither scales nor sizes is given");
+  std::vector<double> size_scales;  // the scale of each axis when sizes were given, if not sizes / shape
+  if (!upsample && c.version() >= 18) apply_resize18_attributes(c, x.shape(), a.mode, scales, sizes, roi, size_scales);
   if (!scales.empty() && static_cast<int64_t>(scales.size()) != rank) c.fail("scales has {} entries for rank {}", scales.size(), rank);
   if (!sizes.empty() && static_cast<int64_t>(sizes.size()) != rank) c.fail("sizes has {} entries for rank {}", sizes.size(), rank);
   if (a.coordinates == "tf_crop_and_resize" && static_cast<int64_t>(roi.size()) != 2 * rank) {
@@ -164,7 +232,7 @@ std::vector<Tensor> resize(NodeContext& c, bool upsample) {
     int64_t out = 0;
     if (!sizes.empty()) {
       out = sizes[u];
-      scale = in == 0 ? 1.0 : static_cast<double>(out) / static_cast<double>(in);
+      scale = !size_scales.empty() ? size_scales[u] : in == 0 ? 1.0 : static_cast<double>(out) / static_cast<double>(in);
     } else {
       scale = scales[u];
       if (!(scale > 0)) c.fail("scales[{}] is {}, expected a positive number", axis, scale);
@@ -192,7 +260,7 @@ std::vector<Tensor> resize(NodeContext& c, bool upsample) {
 }  // namespace
 
 void add_resize_translations(TranslationTable& t) {
-  t.add("Resize", {10, 11, 13}, [](NodeContext& c) { return resize(c, false); });
+  t.add("Resize", {10, 11, 13, 18}, [](NodeContext& c) { return resize(c, false); });
   t.add("Upsample", {1, 7, 9, 10}, 7, [](NodeContext& c) {
     if (c.version() >= 10) c.fail("Upsample-10 is deprecated; use Resize");
     return resize(c, true);

@@ -1,4 +1,6 @@
-// Slice, Split, Concat and Pad: ops that cut tensors into parts or join them.
+// Slice, Split, Concat, Pad and CenterCropPad: ops that cut tensors into parts or join them.
+#include <algorithm>
+
 #include "tessera/io/onnx/translate_util.h"
 #include "tessera/io/onnx/translation_table.h"
 #include "tessera/ops/shape.h"
@@ -46,6 +48,15 @@ std::vector<Tensor> split(NodeContext& c) {
   }
   const int64_t length = x.shape()[static_cast<size_t>(axis)];
   const int64_t parts = static_cast<int64_t>(c.output_count());
+  // Split-18's num_outputs: parts of ceil(length / n), the last one shorter when n does not divide it.
+  const int64_t num_outputs = c.version() >= 18 ? c.attr_int("num_outputs", 0) : 0;
+  if (num_outputs != 0) {
+    if (!sizes.empty()) c.fail("split and num_outputs are both given");
+    if (num_outputs != parts) c.fail("num_outputs is {} but the node has {} outputs", num_outputs, parts);
+    const int64_t chunk = (length + parts - 1) / parts;
+    for (int64_t at = 0; at < parts; ++at) sizes.push_back(std::clamp<int64_t>(length - at * chunk, 0, chunk));
+    if (parts > 1 && sizes.back() == 0) c.fail("axis length {} leaves the last of {} parts empty", length, parts);
+  }
   if (sizes.empty()) {
     if (parts < 1 || length % parts != 0) c.fail("axis length {} does not split into {} equal parts", length, parts);
     sizes.assign(static_cast<size_t>(parts), length / parts);
@@ -98,6 +109,18 @@ std::vector<Tensor> pad(NodeContext& c) {
     }
   }
   const size_t rank = static_cast<size_t>(x.rank());
+  // Pad-18: pads may cover only the axes its fourth input names (begins for each, then ends).
+  if (c.version() >= 18 && c.has_input(3)) {
+    const std::vector<int64_t> axes = normalize_axes(c, c.constant_ints(3, "axes"), x.rank());
+    if (pads.size() != 2 * axes.size()) c.fail("pads has {} entries for {} axes, expected {}", pads.size(), axes.size(), 2 * axes.size());
+    std::vector<int64_t> full(2 * rank, 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const size_t a = static_cast<size_t>(axes[i]);
+      full[a] = pads[i];
+      full[a + rank] = pads[i + axes.size()];
+    }
+    pads = std::move(full);
+  }
   if (pads.size() != 2 * rank) c.fail("pads has {} entries, expected {}", pads.size(), 2 * rank);
   std::vector<std::pair<int64_t, int64_t>> widths(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -119,13 +142,39 @@ std::vector<Tensor> pad(NodeContext& c) {
   c.fail("mode {} is not constant, reflect or edge", mode);
 }
 
+// CenterCropPad-18: each named axis cropped or zero-padded to its target length around the centre
+// (the odd element of a crop or pad goes to the end).
+std::vector<Tensor> center_crop_pad(NodeContext& c) {
+  Tensor x = c.input(0);
+  const std::vector<int64_t> target = c.constant_ints(1, "shape");
+  std::vector<int64_t> axes = c.has_attr("axes") ? normalize_axes(c, c.attr_ints("axes"), x.rank()) : std::vector<int64_t>{};
+  if (axes.empty()) {
+    for (int64_t i = 0; i < x.rank(); ++i) axes.push_back(i);
+  }
+  if (target.size() != axes.size()) c.fail("shape has {} entries for {} axes", target.size(), axes.size());
+  std::vector<std::pair<int64_t, int64_t>> widths(static_cast<size_t>(x.rank()), {0, 0});
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t length = x.shape()[static_cast<size_t>(axes[i])];
+    if (target[i] < 0) c.fail("shape[{}] is {}, expected a length", i, target[i]);
+    if (target[i] < length) {
+      const int64_t start = (length - target[i]) / 2;
+      x = ops::slice(x, axes[i], start, start + target[i]);
+    } else if (target[i] > length) {
+      const int64_t before = (target[i] - length) / 2;
+      widths[static_cast<size_t>(axes[i])] = {before, target[i] - length - before};
+    }
+  }
+  return {ops::pad(x, widths, ops::PadMode::Constant, 0.0)};
+}
+
 }  // namespace
 
 void add_slice_translations(TranslationTable& t) {
   t.add("Slice", {1, 10, 11, 13}, slice);
-  t.add("Split", {1, 2, 11, 13}, 2, split);
+  t.add("Split", {1, 2, 11, 13, 18}, 2, split);
   t.add("Concat", {1, 4, 11, 13}, 4, concat);
-  t.add("Pad", {1, 2, 11, 13}, 2, pad);
+  t.add("Pad", {1, 2, 11, 13, 18}, 2, pad);
+  t.add("CenterCropPad", {18}, center_crop_pad);
 }
 
 }  // namespace tessera::io::onnx

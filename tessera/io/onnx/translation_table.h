@@ -14,8 +14,9 @@
 
 namespace tessera::io::onnx {
 
-// The newest default-domain opset whose operator versions the table lists (ONNX 1.12).
-inline constexpr int64_t kNewestOpset = 17;
+// The newest default-domain opset whose operator versions the table lists (ONNX 1.13: PyTorch's
+// dynamo exporter writes opset 18 by default).
+inline constexpr int64_t kNewestOpset = 18;
 
 using TranslateFn = std::function<std::vector<Tensor>(NodeContext& c)>;
 
