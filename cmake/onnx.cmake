@@ -42,10 +42,16 @@ if(TESSERA_BUILD_EXAMPLES)
   tessera_add_programs(${PROJECT_SOURCE_DIR}/bench/onnx)
 endif()
 # Real PyTorch-exported models (scripts/onnx_models): exported into the build tree, run with `tessera run`
-# on the reference and CPU backends, compared with PyTorch's outputs; skipped (77) without torch.
+# on the reference and CPU backends (and Vulkan where it is built: lavapipe in CI), compared with
+# PyTorch's outputs; skipped (77) without torch. CUDA's run is scripts/device/cuda_suite.sh's onnx stage.
 if(TESSERA_BUILD_TESTS AND TARGET tessera_cli)
+  set(onnx_model_backends reference,cpu)
+  if(tessera_vulkan_found)
+    set(onnx_model_backends reference,cpu,vulkan)
+  endif()
   add_test(NAME onnx.pytorch_models
            COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/scripts/onnx_models/check_models.py
-                   --tessera $<TARGET_FILE:tessera_cli> --work ${CMAKE_BINARY_DIR}/onnx_models)
+                   --tessera $<TARGET_FILE:tessera_cli> --work ${CMAKE_BINARY_DIR}/onnx_models
+                   --backends ${onnx_model_backends})
   set_tests_properties(onnx.pytorch_models PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()
