@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,probe,matvec,matvecbench,ab,onnx]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,probe,matvec,matvecbench,convshapes,ab,onnx]
 #   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
@@ -185,6 +185,11 @@ if want matvecbench; then
   # Launch designs for 16-bit decode matvecs, outside the backend (bench/cuda/matvec_variants.cu).
   "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 -std=c++20 bench/cuda/matvec_variants.cu -o /tmp/matvec_variants 2>&1 | tail -n 5
   timeout 180 /tmp/matvec_variants 2>&1 | tee "$out/matvec_variants.txt"
+fi
+if want convshapes; then
+  # cuBLAS f32 products and im2col / col2im at the CNN's second convolution (bench/cuda/conv_gemm_shapes.cu).
+  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 bench/cuda/conv_gemm_shapes.cu -lcublas -o /tmp/conv_gemm_shapes 2>&1 | tail -n 5
+  timeout 120 /tmp/conv_gemm_shapes 2>&1 | tee "$out/conv_gemm_shapes.txt"
 fi
 if want onnx; then
   # Issue 16 on the GPU machine: Tessera's exported graphs (forward passes and training steps) in Python's

@@ -2,7 +2,8 @@
 // as its own kernels (library_ops_pool.cpp), against the reference backend: the convolution's forward
 // pass with and without bias and both gradients over strides, padding, dilation, non-square kernels
 // and K split over the GPU, on each of the product kernels (SIMT tiles, 3xTF32 tensor-core tiles, and
-// the rule's choice, which gives one-channel convolutions the short-K and narrow kernels); pooling's
+// the rule's choice, which gives one-channel convolutions the short-K and narrow kernels) and in the
+// explicit im2col form (the rule's for many channels on both sides); pooling's
 // windows, ties, NaN and padding; and that each runs as one step instead of im2col copies and scatters.
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 
 #include "tessera/api/transforms.h"
+#include "tessera/backends/cuda/conv_im2col.h"
 #include "tessera/backends/cuda/executable.h"
 #include "tessera/backends/cuda/simt_gemm.h"
 #include "tessera/ops/ops.h"
@@ -44,7 +46,8 @@ std::string describe(const ConvCase& c) {
                      c.stride[1], c.padding[0], c.padding[1], c.dilation[0], c.dilation[1]);
 }
 
-// Runs `body` once under each product kernel (simt_gemm.h), with the kernel in the trace.
+// Runs `body` once under each product kernel (simt_gemm.h) and once with every convolution in the
+// explicit form (conv_im2col.h), with the choice in the trace.
 void for_each_product_kernel(const std::function<void()>& body) {
   for (const auto& [choice, name] :
        {std::pair{SimtKernel::simt, "SIMT tiles"}, std::pair{SimtKernel::mma, "3xTF32 tensor-core tiles"},
@@ -54,6 +57,10 @@ void for_each_product_kernel(const std::function<void()>& body) {
     body();
   }
   backends::cuda::set_simt_kernel(SimtKernel::automatic);
+  SCOPED_TRACE("explicit im2col and a cuBLASLt product");
+  backends::cuda::set_conv_im2col(1);
+  body();
+  backends::cuda::set_conv_im2col(-1);
 }
 
 // The compiled graph's step descriptions.
@@ -156,6 +163,26 @@ TEST(CudaConv, EachConvolutionIsOneProductStepWithoutIm2col) {
   EXPECT_EQ(count_containing(steps, "implicit gemm conv input grad"), 1) << fmt::format("{}", fmt::join(steps, "\n"));
   EXPECT_EQ(count_containing(steps, "implicit gemm conv weight grad"), 1) << fmt::format("{}", fmt::join(steps, "\n"));
   EXPECT_EQ(count_containing(steps, "cublasLt"), 0) << fmt::format("{}", fmt::join(steps, "\n"));
+}
+
+TEST(CudaConv, ManyChannelConvolutionsTakeTheExplicitIm2col) {
+  // 32 -> 64 channels of 3x3: every side of each product is at least 32, so all three run as im2col and
+  // a cuBLASLt product, each still one step.
+  const ScalarFn loss = [](const V& a) {
+    const Tensor y = ops::relu(ops::conv2d(a[0], a[1], a[2], {1, 1}, {0, 0}, {1, 1}));
+    return ops::sum(y * y);
+  };
+  const std::vector<ir::TensorType> types = {
+      {DType::f32, {4, 32, 13, 13}}, {DType::f32, {64, 32, 3, 3}}, {DType::f32, {64}}};
+  const std::vector<std::string> steps = steps_of(grad(loss), types);
+  const std::string all = fmt::format("{}", fmt::join(steps, "\n"));
+  EXPECT_EQ(count_containing(steps, "im2col conv n4 32->64"), 1) << all;
+  EXPECT_EQ(count_containing(steps, "im2col conv input grad"), 1) << all;
+  EXPECT_EQ(count_containing(steps, "im2col conv weight grad"), 1) << all;
+  EXPECT_EQ(count_containing(steps, "implicit gemm"), 0) << all;
+  const Array x = random_array({4, 32, 13, 13}, 31, -1, 1, DType::f32),
+              w = random_array({64, 32, 3, 3}, 32, -0.2, 0.2, DType::f32), b = random_array({64}, 33, -1, 1, DType::f32);
+  expect_matches_reference(grad(loss), {x, w, b}, 5e-5);
 }
 
 TEST(CudaConv, GroupedAndHalfConvolutionsStillDecompose) {

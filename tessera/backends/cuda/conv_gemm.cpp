@@ -8,12 +8,10 @@
 
 namespace tessera::backends::cuda {
 
-namespace {
-
 // The geometry as constants, and the two tap readers: the input element output position j reads at
 // tap k (zero in the padding), and the output-gradient element input position j receives from tap k
 // (zero where no output position reads it: off the stride or past the edge).
-constexpr const char* kConvTaps = R"(
+extern const char* const kConvTaps = R"(
 #define CV_KHW (CV_KH * CV_KW)
 #define CV_P (CV_OH * CV_OW)
 #define CV_HW (CV_H * CV_W)
@@ -42,6 +40,8 @@ __device__ __forceinline__ float tsr_conv_back_tap(const float* dy, long long k,
 #define TSR_NCHW(c, j, channels, plane) \
   ((((unsigned)(j) / (plane)) * (channels) + (unsigned)(c)) * (plane) + (unsigned)(j) % (plane))
 )";
+
+namespace {
 
 // Per product: which operand index runs along a warp's loads (the one contiguous in memory), and how
 // A, B and D map onto the tensors.
@@ -77,7 +77,9 @@ bool conv_gemm_enabled() {
   return env == nullptr || std::strcmp(env, "0") != 0;
 }
 
-std::string geometry_defines(const kernels::Conv2dGeometry& g) {
+}  // namespace
+
+std::string conv_geometry_defines(const kernels::Conv2dGeometry& g) {
   return fmt::format(
       "#define CV_CIN {}u\n#define CV_H {}u\n#define CV_W {}u\n#define CV_COUT {}u\n#define CV_KH {}u\n"
       "#define CV_KW {}u\n#define CV_OH {}u\n#define CV_OW {}u\n#define CV_SH {}u\n#define CV_SW {}u\n"
@@ -85,8 +87,6 @@ std::string geometry_defines(const kernels::Conv2dGeometry& g) {
       g.in_channels, g.in_h, g.in_w, g.out_channels, g.kernel_h, g.kernel_w, g.out_h, g.out_w, g.stride_h, g.stride_w,
       g.pad_h, g.pad_w, g.dilation_h, g.dilation_w);
 }
-
-}  // namespace
 
 bool conv_gemm_suits(const kernels::Conv2dGeometry& g) {
   if (!conv_gemm_enabled() || g.groups != 1) return false;
@@ -141,7 +141,7 @@ std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const k
                        : s.activation == GemmActivation::gelu ? " gelu"
                                                               : ""),
                   s.m, s.n, s.k);
-  return std::make_unique<SimtGemm>(ctx, s, geometry_defines(g) + kConvTaps + operands, label, /*gathered_operands=*/true);
+  return std::make_unique<SimtGemm>(ctx, s, conv_geometry_defines(g) + kConvTaps + operands, label, /*gathered_operands=*/true);
 }
 
 }  // namespace tessera::backends::cuda

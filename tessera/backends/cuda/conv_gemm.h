@@ -19,6 +19,13 @@ namespace tessera::backends::cuda {
 
 enum class ConvProduct { forward, input_grad, weight_grad };
 
+// The geometry as #defines (CV_CIN, CV_H, ..., CV_DW) and the tap readers over them, for the kernels
+// built on it: tsr_conv_tap(x, k, j) (the input element column j of the im2col matrix holds at row k, zero
+// in the padding) and tsr_conv_back_tap(dy, k, j) (the output-gradient element input position j receives
+// from tap k, zero where none).
+std::string conv_geometry_defines(const kernels::Conv2dGeometry& g);
+extern const char* const kConvTaps;
+
 // Whether the implicit GEMM computes this geometry: one group, every index within 31 bits.
 // TESSERA_CUDA_CONV_GEMM=0 turns it off (the convolutions then decompose into im2col and products).
 bool conv_gemm_suits(const kernels::Conv2dGeometry& g);

@@ -1,8 +1,10 @@
-// 2-D f32 convolutions and their two gradients on the CUDA backend, as implicit GEMMs (conv_gemm.h).
+// 2-D f32 convolutions and their two gradients on the CUDA backend, as implicit GEMMs (conv_gemm.h), or
+// where many channels meet on both sides as an explicit im2col and a cuBLASLt product (conv_im2col.h).
 // What is not claimed here (other dtypes and ranks, groups > 1) decomposes into im2col and products
 // before the lowering (ops/conv_decompose.cpp).
 #include "tessera/backends/common/conv_geometry.h"
 #include "tessera/backends/cuda/conv_gemm.h"
+#include "tessera/backends/cuda/conv_im2col.h"
 #include "tessera/backends/cuda/steps.h"
 
 namespace tessera::backends::cuda {
@@ -34,6 +36,27 @@ class ConvStep final : public common::Step {
  private:
   std::unique_ptr<SimtGemm> plan_;
   Operand a_, b_, bias_, residual_, d_;
+};
+
+// The explicit form: the same operands, plus the columns and the channel-major matrix in scratch memory.
+class Im2colConvStep final : public common::Step {
+ public:
+  Im2colConvStep(std::unique_ptr<Im2colConv> plan, Operand a, Operand b, Operand bias, Operand residual, Operand d,
+                 Operand columns, Operand transposed)
+      : plan_(std::move(plan)), a_(a), b_(b), bias_(bias), residual_(residual), d_(d), columns_(columns),
+        transposed_(transposed) {}
+  void run(const common::RunContext& ctx) const override {
+    const void* bias = bias_.buffer >= 0 ? ctx.ptr<const std::byte>(bias_) : nullptr;
+    const void* residual = residual_.buffer >= 0 ? ctx.ptr<const std::byte>(residual_) : nullptr;
+    plan_->run(ctx.ptr<const std::byte>(a_), ctx.ptr<const std::byte>(b_), bias, residual, ctx.ptr<std::byte>(d_),
+               ctx.ptr<std::byte>(columns_), ctx.ptr<std::byte>(transposed_), stream_of(ctx));
+  }
+  common::StepKind kind() const override { return common::StepKind::library; }
+  std::string describe() const override { return plan_->describe(); }
+
+ private:
+  std::unique_ptr<Im2colConv> plan_;
+  Operand a_, b_, bias_, residual_, d_, columns_, transposed_;
 };
 
 bool claim_conv(const ir::Node& node) { return implicit_gemm_geometry(node).has_value(); }
@@ -78,6 +101,16 @@ bool lower_conv(Lowering& L, const ir::NodePtr& node) {
   }
   tail.bias = has_bias;
   const int32_t d = L.produce(epi != nullptr ? epi->result : ir::Value(node, 0));
+  if (im2col_conv_suits(kind, *g)) {
+    const Operand a_operand = L.operand(a), d_operand = L.operand(d);
+    auto plan = std::make_unique<Im2colConv>(lowering_context(), kind, *g, tail, a_operand.byte_offset % 16 == 0,
+                                             d_operand.byte_offset % 16 == 0);
+    const std::vector<int32_t> scratch = {L.scratch(plan->columns_bytes()), L.scratch(plan->transposed_bytes())};
+    L.emit(std::make_unique<Im2colConvStep>(std::move(plan), a_operand, L.operand(b), bias, residual, d_operand,
+                                            Operand{scratch[0], 0}, Operand{scratch[1], 0}),
+           reads, {d}, scratch);
+    return true;
+  }
   L.emit(std::make_unique<ConvStep>(make_conv_gemm(lowering_context(), kind, *g, tail), L.operand(a), L.operand(b),
                                     bias, residual, L.operand(d)),
          reads, {d});
