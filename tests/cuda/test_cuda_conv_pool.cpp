@@ -166,8 +166,9 @@ TEST(CudaConv, EachConvolutionIsOneProductStepWithoutIm2col) {
 }
 
 TEST(CudaConv, ManyChannelConvolutionsTakeTheExplicitIm2col) {
-  // 32 -> 64 channels of 3x3: every side of each product is at least 32, so all three run as im2col and
-  // a cuBLASLt product, each still one step.
+  // 32 -> 64 channels of 3x3: every side of each product is at least 32, so the forward pass and the
+  // input gradient run as im2col and a cuBLASLt product, each still one step; the weight gradient stays
+  // implicit (cheaper there).
   const ScalarFn loss = [](const V& a) {
     const Tensor y = ops::relu(ops::conv2d(a[0], a[1], a[2], {1, 1}, {0, 0}, {1, 1}));
     return ops::sum(y * y);
@@ -178,8 +179,7 @@ TEST(CudaConv, ManyChannelConvolutionsTakeTheExplicitIm2col) {
   const std::string all = fmt::format("{}", fmt::join(steps, "\n"));
   EXPECT_EQ(count_containing(steps, "im2col conv n4 32->64"), 1) << all;
   EXPECT_EQ(count_containing(steps, "im2col conv input grad"), 1) << all;
-  EXPECT_EQ(count_containing(steps, "im2col conv weight grad"), 1) << all;
-  EXPECT_EQ(count_containing(steps, "implicit gemm"), 0) << all;
+  EXPECT_EQ(count_containing(steps, "implicit gemm conv weight grad"), 1) << all;
   const Array x = random_array({4, 32, 13, 13}, 31, -1, 1, DType::f32),
               w = random_array({64, 32, 3, 3}, 32, -0.2, 0.2, DType::f32), b = random_array({64}, 33, -1, 1, DType::f32);
   expect_matches_reference(grad(loss), {x, w, b}, 5e-5);

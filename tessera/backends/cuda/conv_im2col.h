@@ -4,8 +4,9 @@
 // it multiplies and spends more instructions on the index arithmetic than on the multiply-adds; copying
 // the taps out once and handing cuBLASLt plain matrices was faster on the H200 for the CNN's second
 // convolution (n256, 32->64, 13x13, 3x3: cuBLAS 31 us forward, 43 us input gradient against 70 and 129
-// for the implicit kernels; bench/cuda/conv_gemm_shapes.cu). With the columns C [Cin*kh*kw, N*OH*OW]
-// and T an operand in channel-major order [channels, N*plane]:
+// for the implicit kernels; bench/cuda/conv_gemm_shapes.cu; the whole CNN step 468 -> 389 us). The
+// weight gradient is the exception: its im2col and reordering cost more than its product saves. With
+// the columns C [Cin*kh*kw, N*OH*OW] and T an operand in channel-major order [channels, N*plane]:
 //   forward      T = W @ C, then Y (NCHW) = activation(T + bias + residual) as it is transposed back
 //   input_grad   T = dY in channel-major order, C = W^T @ T, then dX = the taps of C added back (a gather)
 //   weight_grad  T = dY in channel-major order, C = im2col(X), dW = T @ C^T
@@ -21,9 +22,10 @@
 
 namespace tessera::backends::cuda {
 
-// Whether this convolution product takes the explicit form: every side of its product at least 32 and
-// the columns within 256 MiB (the rule). TESSERA_CUDA_CONV_IM2COL=0 never, =1 whenever the geometry
-// allows, or a comma list of forward,input_grad,weight_grad: those products whenever allowed.
+// Whether this convolution product takes the explicit form: the forward pass or the input gradient, every
+// side of its product at least 32 and the columns within 256 MiB (the rule). TESSERA_CUDA_CONV_IM2COL=0
+// never, =1 whenever the geometry allows, or a list of forward, input_grad and weight_grad joined by '+'
+// or ',': those products whenever allowed.
 bool im2col_conv_suits(ConvProduct kind, const kernels::Conv2dGeometry& g);
 // -1: the rule or the environment (default), 0: never, 1: whenever the geometry allows (tests).
 void set_conv_im2col(int mode);
