@@ -9,25 +9,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <functional>
 
-#define CHECK(x)                                                                              \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
-#define CHECK_BLAS(x)                                                            \
-  do {                                                                           \
-    cublasStatus_t s_ = (x);                                                     \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                           \
-      std::fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, s_); \
-      std::exit(1);                                                              \
-    }                                                                            \
-  } while (0)
+#include "bench_check.h"
 
 constexpr int kN = 256, kCin = 32, kCout = 64, kH = 13, kOH = 11, kK = 3;
 constexpr int kTaps = kCin * kK * kK;  // 288
@@ -61,20 +44,6 @@ __global__ void col2im(const float* dcols, float* dx) {
     }
   }
   dx[i] = s;
-}
-
-float time_us(const std::function<void()>& f) {
-  for (int i = 0; i < 5; ++i) f();
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  CHECK(cudaEventRecord(a));
-  for (int i = 0; i < 50; ++i) f();
-  CHECK(cudaEventRecord(b));
-  CHECK(cudaEventSynchronize(b));
-  float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, a, b));
-  return ms * 1000.f / 50.f;
 }
 
 int main() {

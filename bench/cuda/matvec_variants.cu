@@ -19,14 +19,7 @@
 #include <string>
 #include <vector>
 
-#define CHECK(x)                                                                            \
-  do {                                                                                      \
-    cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
+#include "bench_check.h"
 
 __device__ __forceinline__ float bf(unsigned short b) { return __uint_as_float(((unsigned)b) << 16); }
 

@@ -3,32 +3,15 @@
 // `nvcc -O3 -arch=sm_90 bench/cuda/splitk_shapes.cu -lcublasLt -o /tmp/splitk_shapes` (scripts/device/
 // cuda_suite.sh stage `splitk`): for each product, cuBLASLt's best of its heuristic's candidates as one
 // product, and as a strided batch of s products over K chunks into partials followed by a kernel adding
-// them in order (deterministic), s = 2, 3, 4, 6, 8. Row-major D [m, n] = A^T B with A stored [k, m] and
+// them in order (deterministic), s = 2, 4, 8; then the same products with K-major operands. Row-major D [m, n] = A^T B with A stored [k, m] and
 // B [k, n], as the weight gradients are.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <functional>
 #include <vector>
 
-#define CHECK(x)                                                                              \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
-#define CHECK_LT(x)                                                              \
-  do {                                                                           \
-    cublasStatus_t s_ = (x);                                                     \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                           \
-      std::fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, s_); \
-      std::exit(1);                                                              \
-    }                                                                            \
-  } while (0)
+#include "bench_check.h"
 
 __global__ void add_parts(const float* parts, float* d, long long count, int splits) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
@@ -38,33 +21,56 @@ __global__ void add_parts(const float* parts, float* d, long long count, int spl
   }
 }
 
-float time_us(const std::function<void()>& f) {
-  for (int i = 0; i < 5; ++i) f();
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  CHECK(cudaEventRecord(a));
-  for (int i = 0; i < 50; ++i) f();
-  CHECK(cudaEventRecord(b));
-  CHECK(cudaEventSynchronize(b));
-  float ms = 0;
-  CHECK(cudaEventElapsedTime(&ms, a, b));
-  return ms * 1000.f / 50.f;
-}
-
 cublasLtMatrixLayout_t layout(long long rows, long long cols, long long ld, int batch, long long stride) {
   cublasLtMatrixLayout_t l;
-  CHECK_LT(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, rows, cols, ld));
+  CHECK_BLAS(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, rows, cols, ld));
   if (batch > 1) {
-    CHECK_LT(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
-    CHECK_LT(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+    CHECK_BLAS(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
+    CHECK_BLAS(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
   }
   return l;
 }
 
+// The fastest of cuBLASLt's heuristic candidates (at most 16, split-K only with a separate reduction, as
+// the backend allows) for D^T = op_a(A') op_b(B') over the given layouts, in microseconds.
+float best_product_us(cublasLtHandle_t h, cublasOperation_t op_a, cublasOperation_t op_b, cublasLtMatrixLayout_t la,
+                      cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t ld, const float* a, const float* b, float* d,
+                      void* workspace, size_t workspace_bytes) {
+  cublasLtMatmulDesc_t op;
+  CHECK_BLAS(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F));
+  CHECK_BLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)));
+  CHECK_BLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)));
+  cublasLtMatmulPreference_t pref;
+  CHECK_BLAS(cublasLtMatmulPreferenceCreate(&pref));
+  CHECK_BLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                                  sizeof(workspace_bytes)));
+  const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE |
+                              CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
+  CHECK_BLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
+                                                  sizeof(reductions)));
+  cublasLtMatmulHeuristicResult_t results[16];
+  int found = 0;
+  CHECK_BLAS(cublasLtMatmulAlgoGetHeuristic(h, op, la, lb, ld, ld, pref, 16, results, &found));
+  const float alpha = 1.f, beta = 0.f;
+  float best = 1e30f;
+  for (int r = 0; r < found; ++r) {
+    const float us = time_us([&] {
+      CHECK_BLAS(cublasLtMatmul(h, op, &alpha, a, la, b, lb, &beta, d, ld, d, ld, &results[r].algo, workspace,
+                                workspace_bytes, 0));
+    });
+    best = us < best ? us : best;
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(ld);
+  cublasLtMatmulDescDestroy(op);
+  return best;
+}
+
 int main() {
   cublasLtHandle_t h;
-  CHECK_LT(cublasLtCreate(&h));
+  CHECK_BLAS(cublasLtCreate(&h));
   size_t workspace_bytes = 32u << 20;
   void* workspace;
   CHECK(cudaMalloc(&workspace, workspace_bytes));
@@ -80,85 +86,29 @@ int main() {
     int m, n, k;
   };
   for (const Shape s : {Shape{1024, 784, 4096}, Shape{512, 1024, 4096}, Shape{256, 512, 4096}, Shape{784, 1024, 4096}}) {
-    for (int splits : {1, 2, 3, 4, 6, 8}) {
+    for (int splits : {1, 2, 4, 8}) {
       const int chunk = s.k / splits;
-      if (chunk * splits != s.k) continue;
       // Column-major D^T (n x m) = B (stored [k, n]: column-major n x k, op N) x A (stored [k, m]:
       // column-major m x k, op T); chunk c of K starts c * chunk rows into each stored operand.
-      cublasLtMatmulDesc_t op;
-      CHECK_LT(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F));
-      const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
-      CHECK_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &n, sizeof(n)));
-      CHECK_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &t, sizeof(t)));
-      cublasLtMatrixLayout_t la = layout(s.n, chunk, s.n, splits, (long long)chunk * s.n);
-      cublasLtMatrixLayout_t lb = layout(s.m, chunk, s.m, splits, (long long)chunk * s.m);
-      cublasLtMatrixLayout_t ld = layout(s.n, s.m, s.n, splits, (long long)s.m * s.n);
-      cublasLtMatmulPreference_t pref;
-      CHECK_LT(cublasLtMatmulPreferenceCreate(&pref));
-      CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-                                                    sizeof(workspace_bytes)));
-      const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE |
-                                  CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
-      CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
-                                                    sizeof(reductions)));
-      cublasLtMatmulHeuristicResult_t results[16];
-      int found = 0;
-      CHECK_LT(cublasLtMatmulAlgoGetHeuristic(h, op, la, lb, ld, ld, pref, 16, results, &found));
-      const float alpha = 1.f, beta = 0.f;
-      float* out = splits == 1 ? d : parts;
-      float best = 1e30f;
-      for (int r = 0; r < found; ++r) {
-        const float us = time_us([&] {
-          CHECK_LT(cublasLtMatmul(h, op, &alpha, b, la, a, lb, &beta, out, ld, out, ld, &results[r].algo, workspace,
-                                  workspace_bytes, 0));
-        });
-        best = us < best ? us : best;
-      }
+      const float product = best_product_us(
+          h, CUBLAS_OP_N, CUBLAS_OP_T, layout(s.n, chunk, s.n, splits, (long long)chunk * s.n),
+          layout(s.m, chunk, s.m, splits, (long long)chunk * s.m), layout(s.n, s.m, s.n, splits, (long long)s.m * s.n),
+          b, a, splits == 1 ? d : parts, workspace, workspace_bytes);
       const long long count = (long long)s.m * s.n;
       const float add = splits == 1 ? 0.f : time_us([&] { add_parts<<<132 * 8, 256>>>(parts, d, count, splits); });
-      const double flops = 2.0 * s.m * s.n * s.k;
       std::printf("%5d x %5d x %5d A^T tf32  splits %d: product %7.2f us + adding %6.2f us = %7.2f us  %6.1f TFLOP/s\n",
-                  s.m, s.n, s.k, splits, best, add, best + add, flops / (best + add) * 1e-6);
-      cublasLtMatmulPreferenceDestroy(pref);
-      cublasLtMatrixLayoutDestroy(la);
-      cublasLtMatrixLayoutDestroy(lb);
-      cublasLtMatrixLayoutDestroy(ld);
-      cublasLtMatmulDescDestroy(op);
+                  s.m, s.n, s.k, splits, product, add, product + add, 2.0 * s.m * s.n * s.k / (product + add) * 1e-6);
     }
   }
   // The same products with both operands K-major (A stored [m, k], B stored [n, k]): Hopper's TF32
   // tensor-core instructions read only K-major operands, so the stored layout may be what limits them.
   for (const Shape s : {Shape{1024, 784, 4096}, Shape{512, 1024, 4096}, Shape{256, 512, 4096}}) {
-    cublasLtMatmulDesc_t op;
-    CHECK_LT(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F));
-    const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
     // Column-major D^T (n x m) = B (stored [n, k]: column-major k x n, op T) x A (stored [m, k]: k x m, op N).
-    CHECK_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));
-    CHECK_LT(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof(n)));
-    cublasLtMatrixLayout_t la = layout(s.k, s.n, s.k, 1, 0), lb = layout(s.k, s.m, s.k, 1, 0), ld = layout(s.n, s.m, s.n, 1, 0);
-    cublasLtMatmulPreference_t pref;
-    CHECK_LT(cublasLtMatmulPreferenceCreate(&pref));
-    CHECK_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-                                                  sizeof(workspace_bytes)));
-    cublasLtMatmulHeuristicResult_t results[16];
-    int found = 0;
-    CHECK_LT(cublasLtMatmulAlgoGetHeuristic(h, op, la, lb, ld, ld, pref, 16, results, &found));
-    const float alpha = 1.f, beta = 0.f;
-    float best = 1e30f;
-    for (int r = 0; r < found; ++r) {
-      const float us = time_us([&] {
-        CHECK_LT(cublasLtMatmul(h, op, &alpha, b, la, a, lb, &beta, d, ld, d, ld, &results[r].algo, workspace,
-                                workspace_bytes, 0));
-      });
-      best = us < best ? us : best;
-    }
-    std::printf("%5d x %5d x %5d K-major tf32: product %7.2f us  %6.1f TFLOP/s\n", s.m, s.n, s.k, best,
-                2.0 * s.m * s.n * s.k / best * 1e-6);
-    cublasLtMatmulPreferenceDestroy(pref);
-    cublasLtMatrixLayoutDestroy(la);
-    cublasLtMatrixLayoutDestroy(lb);
-    cublasLtMatrixLayoutDestroy(ld);
-    cublasLtMatmulDescDestroy(op);
+    const float product = best_product_us(h, CUBLAS_OP_T, CUBLAS_OP_N, layout(s.k, s.n, s.k, 1, 0),
+                                          layout(s.k, s.m, s.k, 1, 0), layout(s.n, s.m, s.n, 1, 0), b, a, d, workspace,
+                                          workspace_bytes);
+    std::printf("%5d x %5d x %5d K-major tf32: product %7.2f us  %6.1f TFLOP/s\n", s.m, s.n, s.k, product,
+                2.0 * s.m * s.n * s.k / product * 1e-6);
   }
   CHECK(cudaDeviceSynchronize());
   return 0;
