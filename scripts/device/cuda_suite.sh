@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,probe,matvec,matvecbench,convshapes,splitk,ab,onnx]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,probe,matvec,matvecbench,convshapes,splitk,epilogues,ab,onnx]
 #   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
@@ -195,6 +195,11 @@ if want splitk; then
   # Split K by hand against cuBLASLt's choice on the batch-4096 MLP's weight gradients (bench/cuda/splitk_shapes.cu).
   "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 bench/cuda/splitk_shapes.cu -lcublasLt -o /tmp/splitk_shapes 2>&1 | tail -n 5
   timeout 120 /tmp/splitk_shapes 2>&1 | tee "$out/splitk_shapes.txt"
+fi
+if want epilogues; then
+  # cuBLASLt's ReLU-mask and bias-gradient epilogues on the batch-4096 MLP's products (bench/cuda/epilogue_shapes.cu).
+  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 bench/cuda/epilogue_shapes.cu -lcublasLt -o /tmp/epilogue_shapes 2>&1 | tail -n 5
+  timeout 120 /tmp/epilogue_shapes 2>&1 | tee "$out/epilogue_shapes.txt"
 fi
 if want onnx; then
   # Issue 16 on the GPU machine: Tessera's exported graphs (forward passes and training steps) in Python's
