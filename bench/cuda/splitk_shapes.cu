@@ -4,7 +4,9 @@
 // cuda_suite.sh stage `splitk`): for each product, cuBLASLt's best of its heuristic's candidates as one
 // product, and as a strided batch of s products over K chunks into partials followed by a kernel adding
 // them in order (deterministic), s = 2, 4, 8; then the same products with K-major operands. Row-major D [m, n] = A^T B with A stored [k, m] and
-// B [k, n], as the weight gradients are.
+// B [k, n], as the weight gradients are. Measured 2026-12-04: 128-138 TFLOP/s split or not (1024x784x4096:
+// 51 us), 265 TFLOP/s (25 us) with both operands K-major; the transposes that would make them so cost
+// about what that saves except on the largest product.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
