@@ -32,11 +32,7 @@ void add_reduce(TranslationTable& t, const char* op, std::vector<int64_t> versio
       axes = c.attr_ints("axes");
     }
     if (axes.empty() && noop) return {x};
-    ops::Axes norm = normalize_axes(c, axes, x.rank());
-    if (norm.empty()) {
-      for (int64_t i = 0; i < x.rank(); ++i) norm.push_back(i);
-    }
-    return {fn(x, norm, keepdims)};
+    return {fn(x, axes_or_all(normalize_axes(c, axes, x.rank()), x.rank()), keepdims)};
   });
 }
 

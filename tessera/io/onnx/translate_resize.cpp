@@ -136,34 +136,17 @@ void apply_resize18_attributes(NodeContext& c, const Shape& shape, const std::st
     c.fail("keep_aspect_ratio_policy {} is not stretch, not_larger or not_smaller", policy);
   }
   if (!axes.empty()) {
-    const size_t n = axes.size();
-    if (!scales.empty() && scales.size() != n) c.fail("scales has {} entries for {} axes", scales.size(), n);
-    if (!sizes.empty() && sizes.size() != n) c.fail("sizes has {} entries for {} axes", sizes.size(), n);
-    if (!roi.empty() && roi.size() != 2 * n) c.fail("roi has {} entries for {} axes", roi.size(), n);
-    std::vector<double> full_scales(scales.empty() ? 0 : static_cast<size_t>(rank), 1.0);
-    std::vector<int64_t> full_sizes(sizes.empty() ? 0 : static_cast<size_t>(rank));
-    for (size_t i = 0; i < full_sizes.size(); ++i) full_sizes[i] = shape[i];
-    std::vector<double> full_roi(roi.empty() ? 0 : static_cast<size_t>(2 * rank));
-    for (size_t i = 0; i < full_roi.size() / 2; ++i) full_roi[i + static_cast<size_t>(rank)] = 1.0;
-    for (size_t i = 0; i < n; ++i) {
-      const size_t a = static_cast<size_t>(axes[i]);
-      if (!scales.empty()) full_scales[a] = scales[i];
-      if (!sizes.empty()) full_sizes[a] = sizes[i];
-      if (!roi.empty()) {
-        full_roi[a] = roi[i];
-        full_roi[a + static_cast<size_t>(rank)] = roi[i + n];
-      }
+    if (!scales.empty()) scales = spread_over_axes(c, "scales", scales, axes, std::vector<double>(shape.size(), 1.0));
+    if (!sizes.empty()) sizes = spread_over_axes(c, "sizes", sizes, axes, std::vector<int64_t>(shape.begin(), shape.end()));
+    if (!roi.empty()) {
+      std::vector<double> whole(2 * shape.size(), 0.0);  // begins 0, ends 1: the whole axis
+      std::fill(whole.begin() + static_cast<std::ptrdiff_t>(shape.size()), whole.end(), 1.0);
+      roi = spread_over_axes(c, "roi", roi, axes, std::move(whole), /*pairs=*/true);
     }
-    scales = std::move(full_scales);
-    sizes = std::move(full_sizes);
-    roi = std::move(full_roi);
   }
   if (policy != "stretch" && !sizes.empty()) {
     if (static_cast<int64_t>(sizes.size()) != rank) c.fail("sizes has {} entries for rank {}", sizes.size(), rank);
-    std::vector<int64_t> covered = axes;
-    if (covered.empty()) {
-      for (int64_t i = 0; i < rank; ++i) covered.push_back(i);
-    }
+    const std::vector<int64_t> covered = axes_or_all(axes, rank);
     double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
     for (const int64_t a : covered) {
       const size_t u = static_cast<size_t>(a);

@@ -112,14 +112,7 @@ std::vector<Tensor> pad(NodeContext& c) {
   // Pad-18: pads may cover only the axes its fourth input names (begins for each, then ends).
   if (c.version() >= 18 && c.has_input(3)) {
     const std::vector<int64_t> axes = normalize_axes(c, c.constant_ints(3, "axes"), x.rank());
-    if (pads.size() != 2 * axes.size()) c.fail("pads has {} entries for {} axes, expected {}", pads.size(), axes.size(), 2 * axes.size());
-    std::vector<int64_t> full(2 * rank, 0);
-    for (size_t i = 0; i < axes.size(); ++i) {
-      const size_t a = static_cast<size_t>(axes[i]);
-      full[a] = pads[i];
-      full[a + rank] = pads[i + axes.size()];
-    }
-    pads = std::move(full);
+    pads = spread_over_axes(c, "pads", pads, axes, std::vector<int64_t>(2 * rank, 0), /*pairs=*/true);
   }
   if (pads.size() != 2 * rank) c.fail("pads has {} entries, expected {}", pads.size(), 2 * rank);
   std::vector<std::pair<int64_t, int64_t>> widths(rank);
@@ -147,10 +140,8 @@ std::vector<Tensor> pad(NodeContext& c) {
 std::vector<Tensor> center_crop_pad(NodeContext& c) {
   Tensor x = c.input(0);
   const std::vector<int64_t> target = c.constant_ints(1, "shape");
-  std::vector<int64_t> axes = c.has_attr("axes") ? normalize_axes(c, c.attr_ints("axes"), x.rank()) : std::vector<int64_t>{};
-  if (axes.empty()) {
-    for (int64_t i = 0; i < x.rank(); ++i) axes.push_back(i);
-  }
+  const std::vector<int64_t> axes =
+      axes_or_all(c.has_attr("axes") ? normalize_axes(c, c.attr_ints("axes"), x.rank()) : std::vector<int64_t>{}, x.rank());
   if (target.size() != axes.size()) c.fail("shape has {} entries for {} axes", target.size(), axes.size());
   std::vector<std::pair<int64_t, int64_t>> widths(static_cast<size_t>(x.rank()), {0, 0});
   for (size_t i = 0; i < axes.size(); ++i) {

@@ -23,6 +23,13 @@ std::vector<int64_t> normalize_axes(const NodeContext& c, const std::vector<int6
   return out;
 }
 
+std::vector<int64_t> axes_or_all(std::vector<int64_t> axes, int64_t rank) {
+  if (axes.empty()) {
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  return axes;
+}
+
 Tensor flatten_at(const NodeContext& c, const Tensor& x, int64_t axis) {
   const int64_t rank = x.rank();
   if (axis < -rank || axis > rank) c.fail("axis {} is out of range for rank {}", axis, rank);

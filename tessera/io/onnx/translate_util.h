@@ -11,6 +11,24 @@ namespace tessera::io::onnx {
 int64_t normalize_axis(const NodeContext& c, int64_t axis, int64_t rank, const char* what = "axis");
 std::vector<int64_t> normalize_axes(const NodeContext& c, const std::vector<int64_t>& axes, int64_t rank,
                                     const char* what = "axes");
+// `axes` (already normalized), or every axis of `rank` when it is empty.
+std::vector<int64_t> axes_or_all(std::vector<int64_t> axes, int64_t rank);
+
+// Values given for the named axes only (opset 18's `axes` of Pad, Resize, ...) spread over every axis:
+// `full` holds each axis's value where none is named. With `pairs`, values and full hold the begins of
+// each axis then the ends (pads, roi). Fails naming `what` when the counts do not match.
+template <class T>
+std::vector<T> spread_over_axes(const NodeContext& c, const char* what, const std::vector<T>& values,
+                                const std::vector<int64_t>& axes, std::vector<T> full, bool pairs = false) {
+  const size_t n = axes.size(), per_axis = pairs ? 2 : 1, rank = full.size() / per_axis;
+  if (values.size() != per_axis * n) c.fail("{} has {} entries for {} axes, expected {}", what, values.size(), n, per_axis * n);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t a = static_cast<size_t>(axes[i]);
+    full[a] = values[i];
+    if (pairs) full[a + rank] = values[i + n];
+  }
+  return full;
+}
 // x as a matrix: the axes before `axis` (in [-rank, rank]) become the rows, the rest the columns
 // (Flatten, and the softmax family before version 13).
 Tensor flatten_at(const NodeContext& c, const Tensor& x, int64_t axis);
