@@ -88,6 +88,15 @@ std::string conv_geometry_defines(const kernels::Conv2dGeometry& g) {
       g.pad_h, g.pad_w, g.dilation_h, g.dilation_w);
 }
 
+std::string conv_description(const char* name, const kernels::Conv2dGeometry& g, const ConvTail& tail) {
+  return fmt::format("{} n{} {}->{} {}x{} k{}x{} s{}x{} p{}x{} d{}x{}{}{}{}", name, g.batch, g.in_channels,
+                     g.out_channels, g.in_h, g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w,
+                     g.dilation_h, g.dilation_w, tail.bias ? " +bias" : "", tail.residual ? " +residual" : "",
+                     tail.activation == GemmActivation::relu   ? " relu"
+                     : tail.activation == GemmActivation::gelu ? " gelu"
+                                                               : "");
+}
+
 bool conv_gemm_suits(const kernels::Conv2dGeometry& g) {
   if (!conv_gemm_enabled() || g.groups != 1) return false;
   const int64_t taps = g.in_channels * g.kernel_h * g.kernel_w;
@@ -133,14 +142,7 @@ std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const k
   s.residual = tail.residual;
   s.activation = tail.activation;
   const std::string label =
-      fmt::format("f32 implicit gemm {} n{} {}->{} {}x{} k{}x{} s{}x{} p{}x{} d{}x{}{} ({}x{}x{})", name, g.batch,
-                  g.in_channels, g.out_channels, g.in_h, g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
-                  g.pad_h, g.pad_w, g.dilation_h, g.dilation_w,
-                  std::string(s.bias ? " +bias" : "") + (s.residual ? " +residual" : "") +
-                      (s.activation == GemmActivation::relu   ? " relu"
-                       : s.activation == GemmActivation::gelu ? " gelu"
-                                                              : ""),
-                  s.m, s.n, s.k);
+      fmt::format("f32 implicit gemm {} ({}x{}x{})", conv_description(name, g, tail), s.m, s.n, s.k);
   return std::make_unique<SimtGemm>(ctx, s, conv_geometry_defines(g) + kConvTaps + operands, label, /*gathered_operands=*/true);
 }
 

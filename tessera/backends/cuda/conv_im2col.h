@@ -4,8 +4,8 @@
 // it multiplies and spends more instructions on the index arithmetic than on the multiply-adds; copying
 // the taps out once and handing cuBLASLt plain matrices was faster on the H200 for the CNN's second
 // convolution (n256, 32->64, 13x13, 3x3: cuBLAS 31 us forward, 43 us input gradient against 70 and 129
-// for the implicit kernels; bench/cuda/conv_gemm_shapes.cu; the whole CNN step 468 -> 389 us). The
-// weight gradient is the exception: its im2col and reordering cost more than its product saves. With
+// for the implicit kernels; bench/cuda/conv_gemm_shapes.cu; the whole CNN step 468 -> 376 us). The
+// weight gradient stays implicit by default: its im2col and reordering cost what its product saves. With
 // the columns C [Cin*kh*kw, N*OH*OW] and T an operand in channel-major order [channels, N*plane]:
 //   forward      T = W @ C, then Y (NCHW) = activation(T + bias + residual) as it is transposed back
 //   input_grad   T = dY in channel-major order, C = W^T @ T, then dX = the taps of C added back (a gather)

@@ -12,6 +12,26 @@
 
 namespace tessera::backends::cuda {
 
+extern const char* const kTailActivation = R"(
+__device__ __forceinline__ float tsr_activation(float v, int activation) {
+  if (activation == 1) v = fmaxf(v, 0.f);
+  if (activation == 2) v = 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+  return v;
+}
+)";
+
+int activation_code(GemmActivation a) {
+  switch (a) {
+    case GemmActivation::none:
+      return 0;
+    case GemmActivation::relu:
+      return 1;
+    case GemmActivation::gelu:
+      return 2;
+  }
+  return 0;
+}
+
 namespace {
 
 constexpr int kTile = 64;      // columns of the result per block, and rows unless there are at most 32
@@ -132,9 +152,7 @@ __device__ __forceinline__ float tsr_tail(float v, long long row, long long col,
                                           const float* residual, int activation) {
   if (bias != nullptr) v += bias[TSR_BIAS(row, col)];
   if (residual != nullptr) v += residual[TSR_D(row, col)];
-  if (activation == 1) v = fmaxf(v, 0.f);
-  if (activation == 2) v = 0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-  return v;
+  return tsr_activation(v, activation);
 }
 
 // One result element: unsplit stored with the tail; split, its partial sum into split `split` of
@@ -493,18 +511,6 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-int activation_code(GemmActivation a) {
-  switch (a) {
-    case GemmActivation::none:
-      return 0;
-    case GemmActivation::relu:
-      return 1;
-    case GemmActivation::gelu:
-      return 2;
-  }
-  return 0;
-}
-
 std::string simt_matrix_operands(const GemmShape& s) {
   return fmt::format("#define TSR_A_T {}\n#define TSR_B_T {}\n", s.a_transposed ? 1 : 0, s.b_transposed ? 1 : 0) +
          kMatrixOperands;
@@ -653,7 +659,7 @@ SimtGemm::SimtGemm(Context& ctx, const GemmShape& s, const std::string& operands
   const bool reduce_launch = splits_ > 1 && cluster_ == 0;
   if (reduce_launch) kernels += reduce_warps_ ? kReduceWarpsKernel : kReduceKernel;
   module_ =
-      ctx.compiler().module(defines + operands + kCommon + kernels, fmt::format("simt gemm kernels ({})", describe()));
+      ctx.compiler().module(defines + operands + kTailActivation + kCommon + kernels, fmt::format("simt gemm kernels ({})", describe()));
   kernel_ = module_->kernel(kernel_name);
   if (reduce_launch)
     reduce_kernel_ = module_->kernel(reduce_warps_ ? "tsr_simt_gemm_reduce_warps" : "tsr_simt_gemm_reduce");

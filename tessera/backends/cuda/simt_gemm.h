@@ -33,6 +33,11 @@ void set_simt_gemm(int mode);
 enum class SimtKernel { automatic, simt, mma };
 void set_simt_kernel(SimtKernel choice);
 
+// The fused tails' activation as device code, tsr_activation(v, code), for every kernel that applies
+// one, and the code of each activation (0 none, 1 ReLU, 2 tanh-GELU).
+extern const char* const kTailActivation;
+int activation_code(GemmActivation a);
+
 class SimtGemm {
  public:
   SimtGemm(Context& ctx, const GemmShape& shape);
