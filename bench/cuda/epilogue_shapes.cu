@@ -13,7 +13,7 @@
 
 #include <cstdio>
 
-#include "bench_check.h"
+#include "bench_lt.h"
 
 namespace {
 
@@ -43,23 +43,7 @@ float best_us(cublasLtHandle_t h, cublasLtEpilogue_t epilogue, cublasOperation_t
   cublasLtMatrixLayout_t la = op_a == CUBLAS_OP_N ? layout(m, k, lda) : layout(k, m, lda);
   cublasLtMatrixLayout_t lb = op_b == CUBLAS_OP_N ? layout(k, n, ldb) : layout(n, k, ldb);
   cublasLtMatrixLayout_t ld = layout(m, n, m);
-  cublasLtMatmulPreference_t pref;
-  CHECK_BLAS(cublasLtMatmulPreferenceCreate(&pref));
-  CHECK_BLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-                                                  sizeof(workspace_bytes)));
-  cublasLtMatmulHeuristicResult_t results[16];
-  int found = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(h, op, la, lb, ld, ld, pref, 16, results, &found);
-  float best = -1.f;
-  const float alpha = 1.f, beta = 0.f;
-  for (int r = 0; status == CUBLAS_STATUS_SUCCESS && r < found; ++r) {
-    const float us = time_us([&] {
-      CHECK_BLAS(cublasLtMatmul(h, op, &alpha, a, la, b, lb, &beta, d, ld, d, ld, &results[r].algo, workspace,
-                                workspace_bytes, 0));
-    });
-    best = best < 0 || us < best ? us : best;
-  }
-  cublasLtMatmulPreferenceDestroy(pref);
+  const float best = fastest_candidate_us(h, op, la, lb, ld, a, b, d, workspace, workspace_bytes);
   cublasLtMatrixLayoutDestroy(la);
   cublasLtMatrixLayoutDestroy(lb);
   cublasLtMatrixLayoutDestroy(ld);

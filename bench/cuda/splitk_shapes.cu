@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "bench_check.h"
+#include "bench_lt.h"
 
 __global__ void add_parts(const float* parts, float* d, long long count, int splits) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
@@ -42,27 +42,9 @@ float best_product_us(cublasLtHandle_t h, cublasOperation_t op_a, cublasOperatio
   CHECK_BLAS(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F));
   CHECK_BLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)));
   CHECK_BLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)));
-  cublasLtMatmulPreference_t pref;
-  CHECK_BLAS(cublasLtMatmulPreferenceCreate(&pref));
-  CHECK_BLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-                                                  sizeof(workspace_bytes)));
   const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE |
                               CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
-  CHECK_BLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
-                                                  sizeof(reductions)));
-  cublasLtMatmulHeuristicResult_t results[16];
-  int found = 0;
-  CHECK_BLAS(cublasLtMatmulAlgoGetHeuristic(h, op, la, lb, ld, ld, pref, 16, results, &found));
-  const float alpha = 1.f, beta = 0.f;
-  float best = 1e30f;
-  for (int r = 0; r < found; ++r) {
-    const float us = time_us([&] {
-      CHECK_BLAS(cublasLtMatmul(h, op, &alpha, a, la, b, lb, &beta, d, ld, d, ld, &results[r].algo, workspace,
-                                workspace_bytes, 0));
-    });
-    best = us < best ? us : best;
-  }
-  cublasLtMatmulPreferenceDestroy(pref);
+  const float best = fastest_candidate_us(h, op, la, lb, ld, a, b, d, workspace, workspace_bytes, reductions);
   cublasLtMatrixLayoutDestroy(la);
   cublasLtMatrixLayoutDestroy(lb);
   cublasLtMatrixLayoutDestroy(ld);
