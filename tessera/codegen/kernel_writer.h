@@ -220,6 +220,8 @@ class KernelWriter {
 
   // One slot per thread of the block for each accumulator (and NaN flag), at module scope.
   void declare_tree_slots();
+  // Each reduction of the walk's accumulator (and NaN flag) into its tree slot `slot`.
+  void store_tree_slots(const std::string& slot);
 
   // Groups of `lanes` aligned threads through shared memory: at each level the lower half of a group
   // takes in the slot `m` above it (the butterfly's order, fixed whatever the device). Afterwards the

@@ -137,20 +137,21 @@ void KernelWriter::declare_tree_slots() {
   }
 }
 
+void KernelWriter::store_tree_slots(const std::string& slot) {
+  for (size_t r = 0; r < k_.reductions.size(); ++r) {
+    if (!in_walk(r)) continue;
+    const ScalarType t = k_.reductions[r].acc_type;
+    const std::string v = slot_type(t) == d_.type(t) ? acc(r) : cast_to(slot_type(t), acc(r), d_);
+    line(fmt::format("tsr_tree{}[{}] = {};", r, slot, v));
+    if (tracks_nan(r)) line(fmt::format("tsr_treen{}[{}] = {};", r, slot, nan_flag(r)));
+  }
+}
+
 void KernelWriter::combine_lanes_in_tree(int lanes) {
   const std::string li = fmt::format("tsr_li{}", tree_level_++);
   line(fmt::format("const {} {} = {};", idx(), li, d_.local_index));
   line(d_.barrier);  // the slots' previous readers are done
-  auto store = [&] {
-    for (size_t r = 0; r < k_.reductions.size(); ++r) {
-      if (!in_walk(r)) continue;
-      const ScalarType t = k_.reductions[r].acc_type;
-      const std::string v = slot_type(t) == d_.type(t) ? acc(r) : cast_to(slot_type(t), acc(r), d_);
-      line(fmt::format("tsr_tree{}[{}] = {};", r, li, v));
-      if (tracks_nan(r)) line(fmt::format("tsr_treen{}[{}] = {};", r, li, nan_flag(r)));
-    }
-  };
-  store();
+  store_tree_slots(li);
   for (int m = lanes / 2; m >= 1; m /= 2) {
     line(d_.barrier);
     open(fmt::format("if ({} % {} < {})", li, lanes, m));
@@ -161,7 +162,7 @@ void KernelWriter::combine_lanes_in_tree(int lanes) {
           return slot_type(t) == d_.type(t) ? slot : cast_to(d_.type(t), slot, d_);
         },
         [&](size_t r) { return fmt::format("tsr_treen{}[{} + {}]", r, li, m); });
-    if (m > 1) store();
+    if (m > 1) store_tree_slots(li);
     close();
   }
 }

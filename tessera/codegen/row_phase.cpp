@@ -44,13 +44,7 @@ void KernelWriter::share_through_tree(int lanes) {
   const std::string li = fmt::format("tsr_li{}", tree_level_++);
   line(fmt::format("const {} {} = {};", idx(), li, d_.local_index));
   open(fmt::format("if ({} % {} == 0)", li, lanes));
-  for (size_t r = 0; r < k_.reductions.size(); ++r) {
-    if (!in_walk(r)) continue;
-    const ScalarType t = k_.reductions[r].acc_type;
-    const std::string v = slot_type(t) == d_.type(t) ? acc(r) : cast_to(slot_type(t), acc(r), d_);
-    line(fmt::format("tsr_tree{}[{}] = {};", r, li, v));
-    if (tracks_nan(r)) line(fmt::format("tsr_treen{}[{}] = {};", r, li, nan_flag(r)));
-  }
+  store_tree_slots(li);
   close();
   line(d_.barrier);
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
