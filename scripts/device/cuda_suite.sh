@@ -181,26 +181,23 @@ if want matvec; then
     echo "matvec $m without PDL: decode $rate tok/s" | tee -a "$out/matvec_sweep.txt"
   done
 fi
-if want matvecbench; then
-  # Launch designs for 16-bit decode matvecs, outside the backend (bench/cuda/matvec_variants.cu).
-  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 -std=c++20 bench/cuda/matvec_variants.cu -o /tmp/matvec_variants 2>&1 | tail -n 5
-  timeout 180 /tmp/matvec_variants 2>&1 | tee "$out/matvec_variants.txt"
-fi
-if want convshapes; then
-  # cuBLAS f32 products and im2col / col2im at the CNN's second convolution (bench/cuda/conv_gemm_shapes.cu).
-  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 bench/cuda/conv_gemm_shapes.cu -lcublas -o /tmp/conv_gemm_shapes 2>&1 | tail -n 5
-  timeout 120 /tmp/conv_gemm_shapes 2>&1 | tee "$out/conv_gemm_shapes.txt"
-fi
-if want splitk; then
-  # Split K by hand against cuBLASLt's choice on the batch-4096 MLP's weight gradients (bench/cuda/splitk_shapes.cu).
-  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 bench/cuda/splitk_shapes.cu -lcublasLt -o /tmp/splitk_shapes 2>&1 | tail -n 5
-  timeout 120 /tmp/splitk_shapes 2>&1 | tee "$out/splitk_shapes.txt"
-fi
-if want epilogues; then
-  # cuBLASLt's ReLU-mask and bias-gradient epilogues on the batch-4096 MLP's products (bench/cuda/epilogue_shapes.cu).
-  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 bench/cuda/epilogue_shapes.cu -lcublasLt -o /tmp/epilogue_shapes 2>&1 | tail -n 5
-  timeout 120 /tmp/epilogue_shapes 2>&1 | tee "$out/epilogue_shapes.txt"
-fi
+# A standalone measurement in bench/cuda: built with the machine's nvcc and run, its output logged.
+#   standalone NAME TIMEOUT [nvcc arguments...]
+standalone() {
+  local name=$1 limit=$2
+  shift 2
+  "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -arch=sm_90 -std=c++20 "bench/cuda/$name.cu" "$@" \
+    -o "/tmp/$name" 2>&1 | tail -n 5
+  timeout "$limit" "/tmp/$name" 2>&1 | tee "$out/$name.txt"
+}
+# Launch designs for 16-bit decode matvecs, outside the backend.
+if want matvecbench; then standalone matvec_variants 180; fi
+# cuBLAS f32 products and im2col / col2im at the CNN's second convolution.
+if want convshapes; then standalone conv_gemm_shapes 120 -lcublas; fi
+# Split K by hand against cuBLASLt's choice on the batch-4096 MLP's weight gradients.
+if want splitk; then standalone splitk_shapes 120 -lcublasLt; fi
+# cuBLASLt's ReLU-mask and bias-gradient epilogues on the batch-4096 MLP's products.
+if want epilogues; then standalone epilogue_shapes 120 -lcublasLt; fi
 if want onnx; then
   # Issue 16 on the GPU machine: Tessera's exported graphs (forward passes and training steps) in Python's
   # onnxruntime, CUDA and CPU providers, against Tessera's outputs; and the PyTorch-exported models
