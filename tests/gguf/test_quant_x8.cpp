@@ -101,11 +101,12 @@ TEST(QuantX8, MatchesTheExactProductWithoutAvx2) {
   }
 }
 
-// On CPUs with AVX-512 VNNI the Q4_0/Q8_0 kernels use vpdpbusd; their integer sums are AVX2's, so the
-// results must be bit-identical (TESSERA_NO_AVX512=1 forces the AVX2 ones everywhere else).
+// On CPUs with AVX-512 VNNI the Q4_0/Q8_0/Q4_K kernels use vpdpbusd on 512-bit vectors; their integer
+// sums are AVX2's, so the results must be bit-identical (TESSERA_NO_AVX512=1 forces the AVX2 ones
+// everywhere else).
 TEST(QuantX8, VnniKernelsAreBitIdenticalToAvx2) {
   if (!kernels::use_avx512_vnni()) GTEST_SKIP() << "this CPU has no AVX-512 VNNI (or TESSERA_NO_AVX512 is set)";
-  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0}) {
+  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k}) {
     for (const int64_t m : {1, 2, 3, 4, 7}) {
       SCOPED_TRACE(std::string(quant::type_name(type)) + " m=" + std::to_string(m));
       const int64_t n = 2056, k = 512;  // decode's four stripes with a group left over

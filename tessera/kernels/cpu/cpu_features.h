@@ -16,8 +16,8 @@ bool x86_kernels_built();
 bool use_avx2();
 void set_avx2_enabled(bool enabled);
 
-// True when the CPU has AVX-512 VNNI with 256-bit forms (avx512vnni + avx512vl; Intel Ice Lake and
-// later, AMD Zen 4), AVX2 is in use and the wider paths are not disabled (TESSERA_NO_AVX512=1 forces
+// True when the CPU has AVX-512 VNNI (avx512vnni + avx512vl + avx512bw: Intel Ice Lake and later, AMD
+// Zen 4 and 5), AVX2 is in use and the wider paths are not disabled (TESSERA_NO_AVX512=1 forces
 // the AVX2 kernels, so both are tested on one machine; set_avx512_vnni_enabled(false) in tests).
 bool use_avx512_vnni();
 void set_avx512_vnni_enabled(bool enabled);

@@ -64,7 +64,8 @@ inline constexpr int kX8DecodeGroups = 4;
 using DotX8Fn = void (*)(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t* group_sums,
                          float* out);
 DotX8Fn avx2_dot_x8(tessera::quant::GgmlType type, int rows, int groups);  // nullptr where none exists
-// The AVX-512 VNNI forms (Q4_0 and Q8_0; bit-identical results), for CPUs where use_avx512_vnni().
+// The AVX-512 VNNI forms (Q4_0, Q8_0 and Q4_K on 512-bit vectors; results bit-identical to AVX2's), for
+// CPUs where use_avx512_vnni().
 DotX8Fn vnni_dot_x8(tessera::quant::GgmlType type, int rows, int groups);
 
 // The kernel K<rows, groups>::run for a supported combination (see DotX8Fn), else nullptr.

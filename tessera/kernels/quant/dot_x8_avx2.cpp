@@ -13,6 +13,8 @@
 #if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
+#include "tessera/kernels/quant/dot_x8_q4_k_tables.h"
+
 #define TESSERA_AVX2 __attribute__((target("avx2,fma,f16c")))
 
 namespace tessera::kernels::quant {
@@ -123,39 +125,7 @@ TESSERA_AVX2 void dot_q8_0_x8(int64_t nb, const uint8_t* const* w, const ActRows
 }
 
 // ---- Q4_K x8: 1152-byte group blocks ----------------------------------------------------------------
-// Expands a 48-byte 6-bit table (interleave_x8.cpp, pack_six_bit) into bytes: first = groups 0-3,
-// second = groups 4-7, each with rows 0-3 in the low lane and rows 4-7 in the high lane.
-TESSERA_AVX2 inline void expand_six_bit(const uint8_t* p, __m256i* first, __m256i* second) {
-  const __m256i low4 = _mm256_set1_epi8(0x0F), two = _mm256_set1_epi8(3);
-  const __m256i nibbles = load256(p);
-  const __m256i top = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32)));
-  const __m256i top_first = _mm256_and_si256(_mm256_srlv_epi32(top, _mm256_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2)), two);
-  const __m256i top_second = _mm256_and_si256(_mm256_srlv_epi32(top, _mm256_setr_epi32(4, 4, 4, 4, 6, 6, 6, 6)), two);
-  *first = _mm256_or_si256(_mm256_and_si256(nibbles, low4), _mm256_slli_epi16(top_first, 4));
-  *second = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(nibbles, 4), low4), _mm256_slli_epi16(top_second, 4));
-}
-
-// In-lane byte shuffles over an expanded table: kScaleMask[q] puts row r's value of group q (of the
-// four in the table) in both 16-bit halves of 32-bit lane r; kMinPairMask[p] puts groups 2p and 2p+1
-// in the two halves.
-alignas(32) constexpr int8_t kScaleMask[4][32] = {
-    {0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1, 0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1},
-    {4, -1, 4, -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1, 4, -1, 4, -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1},
-    {8, -1, 8, -1, 9, -1, 9, -1, 10, -1, 10, -1, 11, -1, 11, -1,
-     8, -1, 8, -1, 9, -1, 9, -1, 10, -1, 10, -1, 11, -1, 11, -1},
-    {12, -1, 12, -1, 13, -1, 13, -1, 14, -1, 14, -1, 15, -1, 15, -1,
-     12, -1, 12, -1, 13, -1, 13, -1, 14, -1, 14, -1, 15, -1, 15, -1},
-};
-alignas(32) constexpr int8_t kMinPairMask[2][32] = {
-    {0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1, 0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1},
-    {8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1,
-     8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1},
-};
-
-TESSERA_AVX2 inline __m256i mask(const int8_t* m) {
-  return _mm256_load_si256(reinterpret_cast<const __m256i*>(m));
-}
-
+// The 6-bit tables are expanded and picked from as in dot_x8_q4_k_tables.h.
 // group_sums: per activation row and block, 4 int32, each two int16 sums of 32 codes (groups 2t, 2t+1).
 template <int R, int G>
 TESSERA_AVX2 void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t* group_sums,
@@ -167,8 +137,8 @@ TESSERA_AVX2 void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows
       const uint8_t* wb = w[gi] + b * 1152;
       prefetch_lines(wb, 2);
       __m256i scales[2], mins[2];
-      expand_six_bit(wb + 32, &scales[0], &scales[1]);
-      expand_six_bit(wb + 80, &mins[0], &mins[1]);
+      x8::expand_six_bit(wb + 32, &scales[0], &scales[1]);
+      x8::expand_six_bit(wb + 80, &mins[0], &mins[1]);
       const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb)));
       const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb + 16)));
       for (int r = 0; r < R; ++r) {
@@ -184,15 +154,10 @@ TESSERA_AVX2 void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows
             s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo, broadcast4(codes + 32 * g + 8 * c)));
             s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi, broadcast4(codes + 32 * g + 8 * c + 4)));
           }
-          const __m256i scale = _mm256_shuffle_epi8(scales[g / 4], mask(kScaleMask[g % 4]));
+          const __m256i scale = _mm256_shuffle_epi8(scales[g / 4], x8::mask256(x8::kScaleMask[g % 4]));
           sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(s, scale));
         }
-        const int32_t* gs = group_sums + (r * nb + b) * 4;
-        __m256i min_sum = _mm256_setzero_si256();
-        for (int t = 0; t < 4; ++t) {
-          const __m256i pair = _mm256_shuffle_epi8(mins[t / 2], mask(kMinPairMask[t % 2]));
-          min_sum = _mm256_add_epi32(min_sum, _mm256_madd_epi16(pair, _mm256_set1_epi32(gs[t])));
-        }
+        const __m256i min_sum = x8::min_sums(mins, group_sums + (r * nb + b) * 4);
         const __m256 da = _mm256_set1_ps(act.scales[r * nb + b]);
         acc.v[gi][r] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(sumi), acc.v[gi][r]);
         acc.v[gi][r] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(min_sum), acc.v[gi][r]);

@@ -1,8 +1,14 @@
-// AVX-512 VNNI forms of the x8 Q4_0 and Q8_0 dot products (dot_x8_avx2.cpp has the layout and the
-// loop structure): vpdpbusd multiplies four unsigned weight codes by four signed activation codes and
-// adds them into a 32-bit lane in one instruction, where AVX2 needs maddubs, a 16-bit add and a madd.
-// The integer sums are the same, so the results are bit-identical to the AVX2 kernels'. 256-bit
-// vectors (avx512vl): the x8 layout puts eight rows in eight 32-bit lanes.
+// AVX-512 VNNI forms of the x8 Q4_0, Q8_0 and Q4_K dot products (dot_x8_avx2.cpp has the layout and
+// the loop structure). Two things make them cheaper per weight byte than AVX2's:
+// - vpdpbusd multiplies four unsigned weight codes by four signed activation codes and adds them into a
+//   32-bit lane in one instruction, where AVX2 needs maddubs, a 16-bit add and a madd;
+// - 512-bit vectors take two 32-byte chunks of a group block at once: lanes 0-7 hold the eight rows of
+//   chunk c, lanes 8-15 those of chunk c+1. The activation vector then needs chunk c's four codes in
+//   the low half and chunk c+1's in the high half: one vpermd per pair, made once per block and
+//   activation row and shared by every group of the call. The halves are added as integers before
+//   anything is scaled.
+// The integer sums are AVX2's and the float operations after them the same, so the results are
+// bit-identical to the AVX2 kernels' (tests/gguf/test_quant_x8.cpp checks it).
 #include "tessera/kernels/quant/dot.h"
 #include "tessera/kernels/quant/interleave_x8.h"
 #include "tessera/quant/blocks.h"
@@ -12,91 +18,215 @@
 #if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
+#include "tessera/kernels/quant/dot_x8_q4_k_tables.h"
+
 #define TESSERA_VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
 
 namespace tessera::kernels::quant {
 
 namespace {
 
-constexpr int64_t kQ8_0Bytes = sizeof(tessera::quant::BlockQ8_0);
+constexpr int64_t kQ8_0Bytes = sizeof(tessera::quant::BlockQ8_0), kQ8_KBytes = sizeof(tessera::quant::BlockQ8_K);
 constexpr int64_t kPrefetchBytes = 4096;  // as the AVX2 kernels (dot_x8_avx2.cpp)
 
-TESSERA_VNNI inline __m256i load256(const uint8_t* p) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+TESSERA_VNNI inline __m512i load512(const uint8_t* p) {
+  return _mm512_loadu_si512(p);
 }
 
-TESSERA_VNNI inline __m256i broadcast4(const uint8_t* p) {
-  return _mm256_set1_epi32(load_as<int32_t>(p));
+TESSERA_VNNI inline void prefetch_lines(const uint8_t* p, int lines) {
+  for (int i = 0; i < lines; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + 64 * i), _MM_HINT_T0);
 }
 
-// Q4_0: codes 0..15 against signed activations, the -8 offset through the activation sums.
+// (maskz forms with full masks here: GCC 12's unmasked ones, and its casts and zero-extensions built
+// on them, trip -Wmaybe-uninitialized in its own header.)
+
+// A 256-bit vector in the low half of a 512-bit one, the high half zero.
+TESSERA_VNNI inline __m512i widen(__m256i v) {
+  return _mm512_maskz_inserti64x4(0xFF, _mm512_setzero_si512(), v, 0);
+}
+
+// 32 activation codes (eight 32-bit words w0..w7) as the four vectors a block's chunk pairs meet:
+// pair[i] has word kWords[i][0] in lanes 0-7 and word kWords[i][1] in lanes 8-15.
+struct WordPairs {
+  int words[4][2];
+};
+
+template <const WordPairs& P>
+TESSERA_VNNI inline void spread_words(const uint8_t* codes, __m256i flip, __m512i out[4]) {
+  const __m512i all = widen(_mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes)), flip));
+  for (int i = 0; i < 4; ++i) {
+    const int lo = P.words[i][0], hi = P.words[i][1];
+    const __m512i index = _mm512_setr_epi32(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi);
+    out[i] = _mm512_maskz_permutexvar_epi32(0xFFFF, index, all);
+  }
+}
+
+// The low and high 256-bit halves added: the eight rows' sums over both chunks of every pair.
+TESSERA_VNNI inline __m256i add_halves(__m512i v) {
+  return _mm256_add_epi32(_mm512_maskz_extracti64x4_epi64(0xFF, v, 0), _mm512_maskz_extracti64x4_epi64(0xFF, v, 1));
+}
+
+// The eight f32 scales (f16 in memory) of a group block.
+TESSERA_VNNI inline __m256 scales_at(const uint8_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+template <int R, int G>
+TESSERA_VNNI void store(const __m256 (&acc)[G][R], float* out) {
+  for (int gi = 0; gi < G; ++gi) {
+    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * (gi * R + r), acc[gi][r]);
+  }
+}
+
+// ---- Q4_0: 144-byte group blocks, two 64-byte chunk pairs -------------------------------------------
+// Pair 0 (chunks 0, 1): low nibbles are values 0-3 and 4-7 (words 0, 1), high nibbles 16-19 and 20-23
+// (words 4, 5); pair 1 (chunks 2, 3): words 2, 3 and 6, 7. Codes 0..15 against signed activations;
+// the -8 offset comes off through the activation sums, as in AVX2's kernel.
+constexpr WordPairs kQ4_0Words = {{{0, 1}, {4, 5}, {2, 3}, {6, 7}}};
+
 template <int R, int G>
 TESSERA_VNNI void dot_q4_0_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t*, float* out) {
   __m256 acc[G][R];
   for (auto& group : acc) {
     for (__m256& a : group) a = _mm256_setzero_ps();
   }
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
   for (int64_t b = 0; b < nb; ++b) {
+    __m512i a[R][4];
+    for (int r = 0; r < R; ++r)
+      spread_words<kQ4_0Words>(act.data + r * act.stride + b * kQ8_0Bytes + 2, _mm256_setzero_si256(), a[r]);
     for (int gi = 0; gi < G; ++gi) {
       const uint8_t* wb = w[gi] + b * 144;
-      for (int i = 0; i < 3; ++i) _mm_prefetch(reinterpret_cast<const char*>(wb + kPrefetchBytes + 64 * i), _MM_HINT_T0);
-      const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb)));
-      __m256i lo[4], hi[4];
-      for (int c = 0; c < 4; ++c) {
-        const __m256i bits = load256(wb + 16 + 32 * c);
-        lo[c] = _mm256_and_si256(bits, low4);
-        hi[c] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+      prefetch_lines(wb, 3);  // a block spans 2.25 lines
+      const __m256 dw = scales_at(wb);
+      __m512i lo[2], hi[2];
+      for (int p = 0; p < 2; ++p) {
+        const __m512i bits = load512(wb + 16 + 64 * p);
+        lo[p] = _mm512_and_si512(bits, low4);
+        hi[p] = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
       }
       for (int r = 0; r < R; ++r) {
-        const uint8_t* codes = act.data + r * act.stride + b * kQ8_0Bytes + 2;
-        __m256i s = _mm256_setzero_si256();
-        for (int c = 0; c < 4; ++c) {
-          s = _mm256_dpbusd_epi32(s, lo[c], broadcast4(codes + 4 * c));
-          s = _mm256_dpbusd_epi32(s, hi[c], broadcast4(codes + 16 + 4 * c));
-        }
+        const __m512i s0 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[0], a[r][0]), hi[0], a[r][1]);
+        const __m512i s1 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[1], a[r][2]), hi[1], a[r][3]);
+        const __m256 dots = _mm256_cvtepi32_ps(add_halves(_mm512_add_epi32(s0, s1)));
         const int64_t at = r * nb + b;
-        const __m256 v = _mm256_fmsub_ps(_mm256_set1_ps(act.scales[at]), _mm256_cvtepi32_ps(s),
-                                         _mm256_set1_ps(8.0f * act.sums[at]));
+        const __m256 v = _mm256_fmsub_ps(_mm256_set1_ps(act.scales[at]), dots, _mm256_set1_ps(8.0f * act.sums[at]));
         acc[gi][r] = _mm256_fmadd_ps(dw, v, acc[gi][r]);
       }
     }
   }
-  for (int gi = 0; gi < G; ++gi) {
-    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * (gi * R + r), acc[gi][r]);
-  }
+  store<R, G>(acc, out);
 }
 
-// Q8_0: signed by signed, as |w| (unsigned) by the activations carrying w's sign.
+// ---- Q8_0: 272-byte group blocks, four 64-byte chunk pairs ------------------------------------------
+// Pair k holds values 8k..8k+7 (words 2k, 2k+1). Signed by signed: the activations are made unsigned
+// (a + 128, an xor with 0x80) and 128 * sum(w), the same for every activation row, comes off again.
+constexpr WordPairs kQ8_0Words = {{{0, 1}, {2, 3}, {4, 5}, {6, 7}}};
+
 template <int R, int G>
 TESSERA_VNNI void dot_q8_0_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t*, float* out) {
   __m256 acc[G][R];
   for (auto& group : acc) {
     for (__m256& a : group) a = _mm256_setzero_ps();
   }
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
   for (int64_t b = 0; b < nb; ++b) {
+    __m512i a[R][4];
+    for (int r = 0; r < R; ++r) spread_words<kQ8_0Words>(act.data + r * act.stride + b * kQ8_0Bytes + 2, flip, a[r]);
     for (int gi = 0; gi < G; ++gi) {
+      // No software prefetch, as in AVX2's Q8_0 kernel.
       const uint8_t* wb = w[gi] + b * 272;
-      const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb)));
-      __m256i s[R];
-      for (__m256i& v : s) v = _mm256_setzero_si256();
-      for (int c = 0; c < 8; ++c) {
-        const __m256i codes_w = load256(wb + 16 + 32 * c);
-        const __m256i magnitude = _mm256_sign_epi8(codes_w, codes_w);
-        for (int r = 0; r < R; ++r) {
-          const __m256i a = broadcast4(act.data + r * act.stride + b * kQ8_0Bytes + 2 + 4 * c);
-          s[r] = _mm256_dpbusd_epi32(s[r], magnitude, _mm256_sign_epi8(a, codes_w));
-        }
+      const __m256 dw = scales_at(wb);
+      __m512i codes[4];
+      __m512i bias = _mm512_setzero_si512();
+      for (int k = 0; k < 4; ++k) {
+        codes[k] = load512(wb + 16 + 64 * k);
+        bias = _mm512_dpbusd_epi32(bias, offset, codes[k]);
       }
       for (int r = 0; r < R; ++r) {
+        __m512i s0 = _mm512_sub_epi32(_mm512_setzero_si512(), bias), s1 = _mm512_setzero_si512();
+        s0 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(s0, a[r][0], codes[0]), a[r][1], codes[1]);
+        s1 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(s1, a[r][2], codes[2]), a[r][3], codes[3]);
         const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(act.scales[r * nb + b]));
-        acc[gi][r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(s[r]), acc[gi][r]);
+        acc[gi][r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(add_halves(_mm512_add_epi32(s0, s1))), acc[gi][r]);
       }
     }
   }
-  for (int gi = 0; gi < G; ++gi) {
-    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * (gi * R + r), acc[gi][r]);
+  store<R, G>(acc, out);
+}
+
+// ---- Q4_K: 1152-byte group blocks, per group of 32 values two 64-byte chunk pairs -------------------
+// Chunk c of a group: low nibbles values 8c..8c+3 (word 2c), high nibbles 8c+4..8c+7 (word 2c+1). Pair
+// 0 (chunks 0, 1) meets words 0, 2 and 1, 3; pair 1 (chunks 2, 3) words 4, 6 and 5, 7. A lane's sum over
+// one group's two pairs covers 16 values, at most 15 * 127 * 16 = 30480 (Q8_K codes are within
+// +-127): it fits 16 bits, so vpdpwssd multiplies it by the group's 6-bit scale and adds in one step.
+constexpr WordPairs kQ4_KWords = {{{0, 2}, {1, 3}, {4, 6}, {5, 7}}};
+
+// A 256-bit table with rows 0-3 / 4-7 in its two lanes, in both halves of a 512-bit vector.
+TESSERA_VNNI inline __m512i both_halves(__m256i v) {
+  return _mm512_maskz_inserti64x4(0xFF, widen(v), v, 1);
+}
+
+template <int R, int G>
+TESSERA_VNNI void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t* group_sums,
+                              float* out) {
+  __m256 acc[G][R];
+  for (auto& group : acc) {
+    for (__m256& a : group) a = _mm256_setzero_ps();
   }
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i scales[G][2];
+    for (int gi = 0; gi < G; ++gi) {
+      const uint8_t* wb = w[gi] + b * 1152;
+      prefetch_lines(wb, 2);
+      __m256i first, second;
+      x8::expand_six_bit(wb + 32, &first, &second);
+      scales[gi][0] = both_halves(first);
+      scales[gi][1] = both_halves(second);
+    }
+    __m512i sumi[G][R];
+    for (auto& group : sumi) {
+      for (__m512i& s : group) s = _mm512_setzero_si512();
+    }
+    for (int g = 0; g < 8; ++g) {
+      __m512i a[R][4];
+      for (int r = 0; r < R; ++r)
+        spread_words<kQ4_KWords>(act.data + r * act.stride + b * kQ8_KBytes + 4 + 32 * g, _mm256_setzero_si256(),
+                                 a[r]);
+      const __m512i pick = _mm512_maskz_broadcast_i32x4(0xFFFF, _mm_load_si128(reinterpret_cast<const __m128i*>(x8::kScaleLowMask[g % 4])));
+      for (int gi = 0; gi < G; ++gi) {
+        const uint8_t* wg = w[gi] + b * 1152 + 128 + 128 * g;
+        prefetch_lines(wg, 2);
+        __m512i lo[2], hi[2];
+        for (int p = 0; p < 2; ++p) {
+          const __m512i bits = load512(wg + 64 * p);
+          lo[p] = _mm512_and_si512(bits, low4);
+          hi[p] = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
+        }
+        const __m512i scale = _mm512_shuffle_epi8(scales[gi][g / 4], pick);
+        for (int r = 0; r < R; ++r) {
+          const __m512i s0 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[0], a[r][0]), hi[0], a[r][1]);
+          const __m512i s1 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[1], a[r][2]), hi[1], a[r][3]);
+          sumi[gi][r] = _mm512_dpwssd_epi32(sumi[gi][r], _mm512_add_epi32(s0, s1), scale);
+        }
+      }
+    }
+    for (int gi = 0; gi < G; ++gi) {
+      const uint8_t* wb = w[gi] + b * 1152;
+      __m256i mins[2];
+      x8::expand_six_bit(wb + 80, &mins[0], &mins[1]);
+      const __m256 d = scales_at(wb), dmin = scales_at(wb + 16);
+      for (int r = 0; r < R; ++r) {
+        const __m256i min_sum = x8::min_sums(mins, group_sums + (r * nb + b) * 4);
+        const __m256 da = _mm256_set1_ps(act.scales[r * nb + b]);
+        acc[gi][r] = _mm256_fmadd_ps(_mm256_mul_ps(d, da), _mm256_cvtepi32_ps(add_halves(sumi[gi][r])), acc[gi][r]);
+        acc[gi][r] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, da), _mm256_cvtepi32_ps(min_sum), acc[gi][r]);
+      }
+    }
+  }
+  store<R, G>(acc, out);
 }
 
 template <int R, int G>
@@ -111,6 +241,12 @@ struct Q8_0X8 {
     dot_q8_0_x8<R, G>(nb, w, a, gs, o);
   }
 };
+template <int R, int G>
+struct Q4_KX8 {
+  static void run(int64_t nb, const uint8_t* const* w, const ActRows& a, const int32_t* gs, float* o) {
+    dot_q4_k_x8<R, G>(nb, w, a, gs, o);
+  }
+};
 
 }  // namespace
 
@@ -118,6 +254,7 @@ DotX8Fn vnni_dot_x8(tessera::quant::GgmlType type, int rows, int groups) {
   using tessera::quant::GgmlType;
   if (type == GgmlType::q4_0) return pick_x8<Q4_0X8>(rows, groups);
   if (type == GgmlType::q8_0) return pick_x8<Q8_0X8>(rows, groups);
+  if (type == GgmlType::q4_k) return pick_x8<Q4_KX8>(rows, groups);
   return nullptr;
 }
 
