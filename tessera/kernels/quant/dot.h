@@ -57,8 +57,13 @@ DotFn avx512_float_dot(tessera::quant::GgmlType type);
 // group at a time reached 91-94%, and two 95-104%.
 inline constexpr int kX8DecodeGroups = 4;
 
+// Neighbouring groups a prefill call (several activation rows) dots at once: the activation rows'
+// per-block preparation (the VNNI kernels' vpermd spreads) is shared by both.
+inline constexpr int kX8PrefillGroups = 2;
+
 // out[(g * act.rows + r) * 8 + i] = dot(row i of x8 group w[g] (nb weight blocks), activation row r),
-// for `groups` groups: one with 1..kMaxRows activation rows, or kX8DecodeGroups with one. group_sums
+// for `groups` groups: one or kX8PrefillGroups with 1..kMaxRows activation rows, or kX8DecodeGroups
+// with one. group_sums
 // (Q4_K): per activation row and block, four int32, each the sums of 32 codes of groups 2t and 2t+1 as
 // two int16.
 using DotX8Fn = void (*)(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t* group_sums,
@@ -72,6 +77,7 @@ DotX8Fn vnni_dot_x8(tessera::quant::GgmlType type, int rows, int groups);
 template <template <int, int> class K>
 DotX8Fn pick_x8(int rows, int groups) {
   if (groups == kX8DecodeGroups && rows == 1) return K<1, kX8DecodeGroups>::run;
+  if (groups == kX8PrefillGroups && rows == kMaxRows) return K<kMaxRows, kX8PrefillGroups>::run;
   if (groups != 1) return nullptr;
   switch (rows) {
     case 1:

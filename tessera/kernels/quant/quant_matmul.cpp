@@ -251,7 +251,7 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
     q8_k_group_sums(acts.data, m, nb, acts.row_bytes, group_sums);
   }
   DotX8Fn x8_dot[kMaxRows + 1] = {};
-  DotX8Fn x8_decode = nullptr;
+  DotX8Fn x8_decode = nullptr, x8_pair = nullptr;
   if (use_avx2()) {
     // The VNNI form where the CPU has one for this type, else AVX2's.
     const bool vnni = use_avx512_vnni();
@@ -261,6 +261,7 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
     };
     for (int r = 1; r <= kMaxRows; ++r) x8_dot[r] = best(r, 1);
     x8_decode = best(1, kX8DecodeGroups);
+    x8_pair = best(kMaxRows, kX8PrefillGroups);
   }
   const DotFn row_dot = portable_dot(type);  // CPUs without AVX2: the group turned back into rows
   const auto* wbytes = static_cast<const uint8_t*>(w_x8);
@@ -303,7 +304,17 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
       for (int64_t i = 0; i < m; i += kMaxRows) {
         const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m - i));
         for (int64_t j = j0; j < j1; ++j) {
-          if (!stripes) {
+          if (!stripes && rows == kMaxRows && x8_pair != nullptr && j + 1 < j1) {
+            const uint8_t* pair[kX8PrefillGroups] = {wbytes + j * group_bytes, wbytes + (j + 1) * group_bytes};
+            x8_pair(nb, pair, acts.rows(i, rows), group_sums != nullptr ? group_sums + i * nb * 4 : nullptr, out);
+            for (int gi = 0; gi < kX8PrefillGroups; ++gi) {
+              for (int r = 0; r < rows; ++r) {
+                std::memcpy(y + (i + r) * n + (j + gi) * kX8Rows, out + (gi * rows + r) * kX8Rows,
+                            sizeof(float) * kX8Rows);
+              }
+            }
+            ++j;
+          } else if (!stripes) {
             one_group(j, i, rows, out);
           } else if (j >= stripe) {
             one_group(kX8DecodeGroups * stripe + (j - stripe), 0, 1, out);
