@@ -58,6 +58,7 @@ int32_t x8_weights(Lowering& L, int32_t w, GgmlType type, int64_t n, int64_t k) 
   const Shape shape = L.info(w).layout.shape;
   return L.derived_constant(w, "x8", DType::u8, shape, [type, n, k](const Array& rows) {
     Array x8 = Array::empty(DType::u8, rows.shape());
+    page_in(rows.raw_data(), rows.nbytes());
     kernels::quant::interleave_x8(type, rows.data<const uint8_t>(), n, k, x8.data<uint8_t>());
     // The kernels read only the copy now: the source (usually a mapped GGUF file) need not stay resident.
     page_out(rows.raw_data(), rows.nbytes());

@@ -1,10 +1,12 @@
 #include "tessera/kernels/quant/interleave_x8.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "tessera/core/error.h"
 #include "tessera/quant/blocks.h"
 #include "tessera/quant/quantize.h"
+#include "tessera/runtime/thread_pool.h"
 
 namespace tessera::kernels::quant {
 
@@ -169,22 +171,27 @@ void convert(GgmlType type, const uint8_t* src, int64_t n, int64_t k, uint8_t* d
   const int64_t block = tessera::quant::type_traits(type).type_size;
   const int64_t nb = row / block;
   const int64_t group_block = kX8Rows * block;
-  for (int64_t g = 0; g < n / kX8Rows; ++g) {
-    const uint8_t* x8 = (kToX8 ? dst : src) + g * kX8Rows * row;
-    for (int64_t b = 0; b < nb; ++b) {
-      uint8_t* row_blocks[kX8Rows];
-      for (int r = 0; r < kX8Rows; ++r) {
-        row_blocks[r] = const_cast<uint8_t*>(kToX8 ? src : dst) + (g * kX8Rows + r) * row + b * block;
-      }
-      uint8_t* x8_block = const_cast<uint8_t*>(x8) + b * group_block;
-      const Codec codec = codec_of(type);
-      if constexpr (kToX8) {
-        codec.to_x8(row_blocks, x8_block);
-      } else {
-        codec.from_x8(x8_block, row_blocks);
+  // Groups are independent: a model's weights (hundreds of MiB, repacked while its graph compiles)
+  // are spread over the pool, a few groups at a time.
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, kX8Rows * row));
+  runtime::default_pool().parallel_for(n / kX8Rows, grain, [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g) {
+      const uint8_t* x8 = (kToX8 ? dst : src) + g * kX8Rows * row;
+      for (int64_t b = 0; b < nb; ++b) {
+        uint8_t* row_blocks[kX8Rows];
+        for (int r = 0; r < kX8Rows; ++r) {
+          row_blocks[r] = const_cast<uint8_t*>(kToX8 ? src : dst) + (g * kX8Rows + r) * row + b * block;
+        }
+        uint8_t* x8_block = const_cast<uint8_t*>(x8) + b * group_block;
+        const Codec codec = codec_of(type);
+        if constexpr (kToX8) {
+          codec.to_x8(row_blocks, x8_block);
+        } else {
+          codec.from_x8(x8_block, row_blocks);
+        }
       }
     }
-  }
+  });
 }
 
 }  // namespace
