@@ -29,6 +29,13 @@ struct Avx2Switch {
   bool was_;
 };
 
+// The same for the AVX-512 VNNI kernels (off: the AVX2 ones run where the CPU has both).
+struct VnniSwitch {
+  explicit VnniSwitch(bool on) : was_(kernels::use_avx512_vnni()) { kernels::set_avx512_vnni_enabled(on); }
+  ~VnniSwitch() { kernels::set_avx512_vnni_enabled(was_); }
+  bool was_;
+};
+
 // y = dequant(quant_act(x)) · dequant(W)^T in double: what the kernel computes up to float rounding.
 inline std::vector<double> expected(GgmlType type, const std::vector<uint8_t>& w, const std::vector<float>& x,
                                     int64_t m, int64_t n, int64_t k) {

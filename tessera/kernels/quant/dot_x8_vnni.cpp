@@ -5,15 +5,15 @@
 // - 512-bit vectors take two 32-byte chunks of a group block at once: lanes 0-7 hold the eight rows of
 //   chunk c, lanes 8-15 those of chunk c+1. The activation vector then needs chunk c's four codes in
 //   the low half and chunk c+1's in the high half: one vpermd per pair, made once per block and
-//   activation row and shared by every group of the call. The halves are added as integers before
-//   anything is scaled.
-// The integer sums are AVX2's and the float operations after them the same, so the results are
-// bit-identical to the AVX2 kernels' (tests/gguf/test_quant_x8.cpp checks it).
+//   activation row and shared by every group of the call.
+// Q4_0 and Q8_0 scale and accumulate both halves as floats and add them once at the end (per block,
+// adding them first measured 17% slower at prefill on a Zen 5), so their results round differently from
+// AVX2's. Q4_K adds the halves as integers once per 256 values, and its results are bit-identical to
+// AVX2's. tests/gguf/test_quant_x8.cpp checks both against the exact product and Q4_K's bits.
+#include "tessera/kernels/cpu/x86_kernels.h"
 #include "tessera/kernels/quant/dot.h"
 #include "tessera/kernels/quant/interleave_x8.h"
 #include "tessera/quant/blocks.h"
-
-#include "tessera/kernels/cpu/x86_kernels.h"
 
 #if TESSERA_X86_KERNELS
 #include <immintrin.h>
@@ -67,93 +67,120 @@ TESSERA_VNNI inline __m256i add_halves(__m512i v) {
 }
 
 // The eight f32 scales (f16 in memory) of a group block.
-TESSERA_VNNI inline __m256 scales_at(const uint8_t* p) {
+TESSERA_VNNI inline __m256 scales8_at(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-template <int R, int G>
-TESSERA_VNNI void store(const __m256 (&acc)[G][R], float* out) {
-  for (int gi = 0; gi < G; ++gi) {
-    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * (gi * R + r), acc[gi][r]);
-  }
+// The same in both halves of a 512-bit vector.
+TESSERA_VNNI inline __m512 scales16_at(const uint8_t* p) {
+  return _mm512_maskz_cvtph_ps(0xFFFF,
+                               _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
+
+// G x R float accumulators of Q4_0 and Q8_0: each half holds the eight rows of a group, summing
+// different chunks; the halves are added once, when stored.
+template <int R, int G>
+struct SplitAccumulators {
+  __m512 v[G][R];
+  TESSERA_VNNI SplitAccumulators() {
+    for (auto& group : v) {
+      for (__m512& a : group) a = _mm512_setzero_ps();
+    }
+  }
+  TESSERA_VNNI void store(float* out) const {
+    for (int gi = 0; gi < G; ++gi) {
+      for (int r = 0; r < R; ++r) {
+        const __m512d both = _mm512_castps_pd(v[gi][r]);
+        const __m256 lo = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, both, 0));
+        const __m256 hi = _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, both, 1));
+        _mm256_storeu_ps(out + 8 * (gi * R + r), _mm256_add_ps(lo, hi));
+      }
+    }
+  }
+};
 
 // ---- Q4_0: 144-byte group blocks, two 64-byte chunk pairs -------------------------------------------
 // Pair 0 (chunks 0, 1): low nibbles are values 0-3 and 4-7 (words 0, 1), high nibbles 16-19 and 20-23
 // (words 4, 5); pair 1 (chunks 2, 3): words 2, 3 and 6, 7. Codes 0..15 against signed activations;
-// the -8 offset comes off through the activation sums, as in AVX2's kernel.
+// the -8 offset comes off through the activation sums, half of it in each half of the vector.
+//
+// Both kernels below take every group's codes first and then one activation row at a time: all rows'
+// spread words at once would take sixteen registers and push the accumulators out to the stack. One
+// chain of vpdpbusd per row and group (not two added) saves a register copy and an add.
 constexpr WordPairs kQ4_0Words = {{{0, 1}, {4, 5}, {2, 3}, {6, 7}}};
 
 template <int R, int G>
 TESSERA_VNNI void dot_q4_0_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t*, float* out) {
-  __m256 acc[G][R];
-  for (auto& group : acc) {
-    for (__m256& a : group) a = _mm256_setzero_ps();
-  }
+  SplitAccumulators<R, G> acc;
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   for (int64_t b = 0; b < nb; ++b) {
-    __m512i a[R][4];
-    for (int r = 0; r < R; ++r)
-      spread_words<kQ4_0Words>(act.data + r * act.stride + b * kQ8_0Bytes + 2, _mm256_setzero_si256(), a[r]);
+    __m512 dw[G];
+    __m512i lo[G][2], hi[G][2];
     for (int gi = 0; gi < G; ++gi) {
       const uint8_t* wb = w[gi] + b * 144;
       prefetch_lines(wb, 3);  // a block spans 2.25 lines
-      const __m256 dw = scales_at(wb);
-      __m512i lo[2], hi[2];
+      dw[gi] = scales16_at(wb);
       for (int p = 0; p < 2; ++p) {
         const __m512i bits = load512(wb + 16 + 64 * p);
-        lo[p] = _mm512_and_si512(bits, low4);
-        hi[p] = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
+        lo[gi][p] = _mm512_and_si512(bits, low4);
+        hi[gi][p] = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
       }
-      for (int r = 0; r < R; ++r) {
-        const __m512i s0 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[0], a[r][0]), hi[0], a[r][1]);
-        const __m512i s1 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[1], a[r][2]), hi[1], a[r][3]);
-        const __m256 dots = _mm256_cvtepi32_ps(add_halves(_mm512_add_epi32(s0, s1)));
-        const int64_t at = r * nb + b;
-        const __m256 v = _mm256_fmsub_ps(_mm256_set1_ps(act.scales[at]), dots, _mm256_set1_ps(8.0f * act.sums[at]));
-        acc[gi][r] = _mm256_fmadd_ps(dw, v, acc[gi][r]);
+    }
+    for (int r = 0; r < R; ++r) {
+      __m512i a[4];
+      spread_words<kQ4_0Words>(act.data + r * act.stride + b * kQ8_0Bytes + 2, _mm256_setzero_si256(), a);
+      const int64_t at = r * nb + b;
+      const __m512 da = _mm512_set1_ps(act.scales[at]), offset = _mm512_set1_ps(4.0f * act.sums[at]);
+      for (int gi = 0; gi < G; ++gi) {
+        __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[gi][0], a[0]);
+        s = _mm512_dpbusd_epi32(s, hi[gi][0], a[1]);
+        s = _mm512_dpbusd_epi32(s, lo[gi][1], a[2]);
+        s = _mm512_dpbusd_epi32(s, hi[gi][1], a[3]);
+        const __m512 v = _mm512_fmsub_ps(da, _mm512_maskz_cvtepi32_ps(0xFFFF, s), offset);
+        acc.v[gi][r] = _mm512_fmadd_ps(dw[gi], v, acc.v[gi][r]);
       }
     }
   }
-  store<R, G>(acc, out);
+  acc.store(out);
 }
 
 // ---- Q8_0: 272-byte group blocks, four 64-byte chunk pairs ------------------------------------------
 // Pair k holds values 8k..8k+7 (words 2k, 2k+1). Signed by signed: the activations are made unsigned
-// (a + 128, an xor with 0x80) and 128 * sum(w), the same for every activation row, comes off again.
+// (a + 128, an xor with 0x80) and 128 * sum(w), the same for every activation row, comes off again:
+// each row's chain starts from its negation.
 constexpr WordPairs kQ8_0Words = {{{0, 1}, {2, 3}, {4, 5}, {6, 7}}};
 
 template <int R, int G>
 TESSERA_VNNI void dot_q8_0_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t*, float* out) {
-  __m256 acc[G][R];
-  for (auto& group : acc) {
-    for (__m256& a : group) a = _mm256_setzero_ps();
-  }
+  SplitAccumulators<R, G> acc;
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
   const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
   for (int64_t b = 0; b < nb; ++b) {
-    __m512i a[R][4];
-    for (int r = 0; r < R; ++r) spread_words<kQ8_0Words>(act.data + r * act.stride + b * kQ8_0Bytes + 2, flip, a[r]);
+    __m512 dw[G];
+    __m512i codes[G][4], bias[G];
     for (int gi = 0; gi < G; ++gi) {
       // No software prefetch, as in AVX2's Q8_0 kernel.
       const uint8_t* wb = w[gi] + b * 272;
-      const __m256 dw = scales_at(wb);
-      __m512i codes[4];
-      __m512i bias = _mm512_setzero_si512();
+      dw[gi] = scales16_at(wb);
+      __m512i sum = _mm512_setzero_si512();
       for (int k = 0; k < 4; ++k) {
-        codes[k] = load512(wb + 16 + 64 * k);
-        bias = _mm512_dpbusd_epi32(bias, offset, codes[k]);
+        codes[gi][k] = load512(wb + 16 + 64 * k);
+        sum = _mm512_dpbusd_epi32(sum, offset, codes[gi][k]);
       }
-      for (int r = 0; r < R; ++r) {
-        __m512i s0 = _mm512_sub_epi32(_mm512_setzero_si512(), bias), s1 = _mm512_setzero_si512();
-        s0 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(s0, a[r][0], codes[0]), a[r][1], codes[1]);
-        s1 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(s1, a[r][2], codes[2]), a[r][3], codes[3]);
-        const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(act.scales[r * nb + b]));
-        acc[gi][r] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(add_halves(_mm512_add_epi32(s0, s1))), acc[gi][r]);
+      bias[gi] = _mm512_sub_epi32(_mm512_setzero_si512(), sum);
+    }
+    for (int r = 0; r < R; ++r) {
+      __m512i a[4];
+      spread_words<kQ8_0Words>(act.data + r * act.stride + b * kQ8_0Bytes + 2, flip, a);
+      const __m512 da = _mm512_set1_ps(act.scales[r * nb + b]);
+      for (int gi = 0; gi < G; ++gi) {
+        __m512i s = bias[gi];
+        for (int k = 0; k < 4; ++k) s = _mm512_dpbusd_epi32(s, a[k], codes[gi][k]);
+        acc.v[gi][r] = _mm512_fmadd_ps(_mm512_mul_ps(dw[gi], da), _mm512_maskz_cvtepi32_ps(0xFFFF, s), acc.v[gi][r]);
       }
     }
   }
-  store<R, G>(acc, out);
+  acc.store(out);
 }
 
 // ---- Q4_K: 1152-byte group blocks, per group of 32 values two 64-byte chunk pairs -------------------
@@ -177,39 +204,45 @@ TESSERA_VNNI void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows
   }
   const __m512i low4 = _mm512_set1_epi8(0x0F);
   for (int64_t b = 0; b < nb; ++b) {
-    __m512i scales[G][2];
+    // Each group's scale vector for the block, made first (the compiler keeps what it can of them in
+    // registers and the rest on the stack, where vpdpwssd reads them as a memory operand).
+    __m512i scale[G][8];
     for (int gi = 0; gi < G; ++gi) {
       const uint8_t* wb = w[gi] + b * 1152;
       prefetch_lines(wb, 2);
       __m256i first, second;
       x8::expand_six_bit(wb + 32, &first, &second);
-      scales[gi][0] = both_halves(first);
-      scales[gi][1] = both_halves(second);
+      const __m512i tables[2] = {both_halves(first), both_halves(second)};
+      for (int g = 0; g < 8; ++g) {
+        const __m128i pick = _mm_load_si128(reinterpret_cast<const __m128i*>(x8::kScaleLowMask[g % 4]));
+        scale[gi][g] = _mm512_shuffle_epi8(tables[g / 4], _mm512_maskz_broadcast_i32x4(0xFFFF, pick));
+      }
     }
     __m512i sumi[G][R];
     for (auto& group : sumi) {
-      for (__m512i& s : group) s = _mm512_setzero_si512();
+      for (__m512i& v : group) v = _mm512_setzero_si512();
     }
+    // As in Q4_0's kernel: every group's codes first, then one activation row at a time.
     for (int g = 0; g < 8; ++g) {
-      __m512i a[R][4];
-      for (int r = 0; r < R; ++r)
-        spread_words<kQ4_KWords>(act.data + r * act.stride + b * kQ8_KBytes + 4 + 32 * g, _mm256_setzero_si256(),
-                                 a[r]);
-      const __m512i pick = _mm512_maskz_broadcast_i32x4(0xFFFF, _mm_load_si128(reinterpret_cast<const __m128i*>(x8::kScaleLowMask[g % 4])));
+      __m512i lo[G][2], hi[G][2];
       for (int gi = 0; gi < G; ++gi) {
         const uint8_t* wg = w[gi] + b * 1152 + 128 + 128 * g;
         prefetch_lines(wg, 2);
-        __m512i lo[2], hi[2];
         for (int p = 0; p < 2; ++p) {
           const __m512i bits = load512(wg + 64 * p);
-          lo[p] = _mm512_and_si512(bits, low4);
-          hi[p] = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
+          lo[gi][p] = _mm512_and_si512(bits, low4);
+          hi[gi][p] = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
         }
-        const __m512i scale = _mm512_shuffle_epi8(scales[gi][g / 4], pick);
-        for (int r = 0; r < R; ++r) {
-          const __m512i s0 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[0], a[r][0]), hi[0], a[r][1]);
-          const __m512i s1 = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[1], a[r][2]), hi[1], a[r][3]);
-          sumi[gi][r] = _mm512_dpwssd_epi32(sumi[gi][r], _mm512_add_epi32(s0, s1), scale);
+      }
+      for (int r = 0; r < R; ++r) {
+        __m512i a[4];
+        spread_words<kQ4_KWords>(act.data + r * act.stride + b * kQ8_KBytes + 4 + 32 * g, _mm256_setzero_si256(), a);
+        for (int gi = 0; gi < G; ++gi) {
+          __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[gi][0], a[0]);
+          s = _mm512_dpbusd_epi32(s, hi[gi][0], a[1]);
+          s = _mm512_dpbusd_epi32(s, lo[gi][1], a[2]);
+          s = _mm512_dpbusd_epi32(s, hi[gi][1], a[3]);
+          sumi[gi][r] = _mm512_dpwssd_epi32(sumi[gi][r], s, scale[gi][g]);
         }
       }
     }
@@ -217,7 +250,7 @@ TESSERA_VNNI void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows
       const uint8_t* wb = w[gi] + b * 1152;
       __m256i mins[2];
       x8::expand_six_bit(wb + 80, &mins[0], &mins[1]);
-      const __m256 d = scales_at(wb), dmin = scales_at(wb + 16);
+      const __m256 d = scales8_at(wb), dmin = scales8_at(wb + 16);
       for (int r = 0; r < R; ++r) {
         const __m256i min_sum = x8::min_sums(mins, group_sums + (r * nb + b) * 4);
         const __m256 da = _mm256_set1_ps(act.scales[r * nb + b]);
@@ -226,7 +259,9 @@ TESSERA_VNNI void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows
       }
     }
   }
-  store<R, G>(acc, out);
+  for (int gi = 0; gi < G; ++gi) {
+    for (int r = 0; r < R; ++r) _mm256_storeu_ps(out + 8 * (gi * R + r), acc[gi][r]);
+  }
 }
 
 template <int R, int G>
