@@ -39,17 +39,17 @@ class HostDevice final : public Device {
   DeviceType type() const override { return DeviceType::cpu; }
   std::string description() const override { return "host memory"; }
   void* allocate(size_t bytes) override {
-    // Large buffers (weights repacked at compile time, KV caches, arenas) go on 2 MiB transparent huge
-    // pages where the kernel allows them on request: one fault instead of 512, which a virtual
-    // machine makes expensive (a 1B model's repack spent a third of its time in faults), and fewer
-    // TLB misses. Otherwise 64-byte alignment suits AVX loads and cache lines; aligned_alloc wants a
-    // multiple of the alignment.
+    // 64-byte alignment suits AVX loads and cache lines. Large buffers (weights repacked at compile
+    // time, KV caches, arenas) start on a 2 MiB boundary and their whole 2 MiB stretches go on
+    // transparent huge pages where the kernel allows them on request: one fault instead of 512, which
+    // a virtual machine makes expensive (a 1B model's repack spent a third of its time in faults), and
+    // fewer TLB misses. The tail stays on small pages, so no buffer holds more than it uses.
+    const size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
     const size_t align = bytes >= kHugeFrom ? kHugePage : 64;
-    const size_t rounded = std::max<size_t>(align, (bytes + align - 1) / align * align);
-    void* p = std::aligned_alloc(align, rounded);
-    TESSERA_CHECK(p != nullptr, "out of memory allocating {} bytes", bytes);
+    void* p = nullptr;
+    TESSERA_CHECK(posix_memalign(&p, align, rounded) == 0 && p != nullptr, "out of memory allocating {} bytes", bytes);
 #ifdef MADV_HUGEPAGE
-    if (align == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);
+    if (align == kHugePage) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
 #endif
     return p;
   }
