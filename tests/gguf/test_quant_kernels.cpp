@@ -5,12 +5,13 @@
 #include <cmath>
 #include <random>
 
+#include "quant_kernel_test_util.h"
 #include "tessera/core/half.h"
 #include "tessera/kernels/cpu/cpu_features.h"
+#include "tessera/kernels/quant/dot.h"
 #include "tessera/kernels/quant/quant_matmul.h"
 #include "tessera/quant/blocks.h"
 #include "tessera/quant/quantize.h"
-#include "quant_kernel_test_util.h"
 #include "test_util.h"
 
 using namespace tessera;
@@ -18,11 +19,13 @@ using namespace tessera::quant;
 using tessera::test::Avx2Switch;
 using tessera::test::expected;
 using tessera::test::gaussian;
+using tessera::test::VnniSwitch;
 namespace qk = tessera::kernels::quant;
 
 namespace {
 
-void check_type(GgmlType type, int64_t m, int64_t n, int64_t k, bool avx2) {
+void check_type(GgmlType type, int64_t m, int64_t n, int64_t k, bool avx2, bool vnni = true) {
+  VnniSwitch vnni_switch(vnni);  // first: use_avx512_vnni() reads false while AVX2 is off
   Avx2Switch sw(avx2);
   const std::vector<float> wf = gaussian(static_cast<size_t>(n * k), 100 + m, 0.05f);
   const std::vector<float> x = gaussian(static_cast<size_t>(m * k), 200 + n, 1.0f);
@@ -39,8 +42,8 @@ void check_type(GgmlType type, int64_t m, int64_t n, int64_t k, bool avx2) {
   for (size_t i = 0; i < y.size() && bad < 5; ++i) {
     if (std::fabs(y[i] - want[i]) > tol) {
       ++bad;
-      ADD_FAILURE() << type_name(type) << (avx2 ? " avx2" : " portable") << " m=" << m << " n=" << n << " k=" << k
-                    << ": y[" << i << "] = " << y[i] << ", expected " << want[i];
+      ADD_FAILURE() << type_name(type) << (avx2 ? (vnni ? " avx2/avx512" : " avx2 only") : " portable") << " m=" << m
+                    << " n=" << n << " k=" << k << ": y[" << i << "] = " << y[i] << ", expected " << want[i];
     }
   }
 }
@@ -55,7 +58,28 @@ TEST(QuantKernels, EveryTypeMatchesTheExactProductOfQuantizedOperands) {
   for (GgmlType type : kWeightTypes) {
     for (int64_t m : {1, 3, 4, 9}) {
       check_type(type, m, 37, 512, /*avx2=*/true);
+      check_type(type, m, 37, 512, /*avx2=*/true, /*vnni=*/false);  // the AVX2 kernels where VNNI exists
       check_type(type, m, 37, 512, /*avx2=*/false);
+    }
+  }
+}
+
+// Every dispatch hands out the kernels of its own file: the AVX2 and VNNI files define kernel classes of
+// the same names, and a template instantiated with them in a shared namespace was once merged by the
+// linker, so that the VNNI path silently ran AVX2's kernels.
+TEST(QuantKernels, VnniDispatchGivesItsOwnKernels) {
+  if (!kernels::use_avx512_vnni()) GTEST_SKIP() << "this CPU has no AVX-512 VNNI (or TESSERA_NO_AVX512 is set)";
+  for (GgmlType type : kWeightTypes) {
+    const qk::DotFn vnni = qk::vnni_dot(type);
+    if (vnni != nullptr) {
+      EXPECT_NE(vnni, qk::avx2_dot(type)) << type_name(type);
+    }
+  }
+  for (GgmlType type : {GgmlType::q4_0, GgmlType::q8_0, GgmlType::q4_k}) {
+    for (const auto& [rows, groups] : {std::pair{1, 1}, {4, 1}, {4, qk::kX8PrefillGroups}, {1, qk::kX8DecodeGroups}}) {
+      const qk::DotX8Fn vnni = qk::vnni_dot_x8(type, rows, groups);
+      ASSERT_NE(vnni, nullptr) << type_name(type) << " " << rows << "x" << groups;
+      EXPECT_NE(vnni, qk::avx2_dot_x8(type, rows, groups)) << type_name(type) << " " << rows << "x" << groups;
     }
   }
 }
@@ -129,8 +153,8 @@ TEST(QuantKernels, Q8KActivationsEqualTheReferenceEncoder) {
   for (int i = 256; i < 512; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i % 7) - 3.0f;  // block 1: many ties
   x[256] = -127.0f;
   for (int i = 512; i < 768; ++i) x[static_cast<size_t>(i)] = 0.0f;  // block 2: all zero
-  x[800] = std::nanf("");                                             // block 3: a NaN
-  x[1100] = INFINITY;                                                 // block 4: an infinity
+  x[800] = std::nanf("");                                            // block 3: a NaN
+  x[1100] = INFINITY;                                                // block 4: an infinity
   for (int i = 1280; i < 1536; ++i) x[static_cast<size_t>(i)] = 0.5f * static_cast<float>(i - 1408);  // block 5
   const size_t bytes = static_cast<size_t>(row_bytes(GgmlType::q8_k, k));
   std::vector<uint8_t> fast(bytes), reference(bytes);

@@ -45,12 +45,39 @@ void layout_q4_0_pairs(const uint8_t* q8_0_row, int64_t nb, uint8_t* pairs);
 // act.rows. Kernels take nw = 1 with 1..kMaxRows activation rows, or nw = kDecodeRows with one.
 using DotFn = void (*)(int64_t nb, const uint8_t* const* w, int nw, const ActRows& act, float* out);
 
-DotFn portable_dot(tessera::quant::GgmlType type);  // nullptr if the type has no kernel at all
-DotFn avx2_dot(tessera::quant::GgmlType type);      // nullptr where no AVX2 kernel exists
+// The two dispatch templates below are instantiated with kernel classes of a .cpp file's unnamed
+// namespace, and those of the AVX2 and VNNI files share names (Q6_KKernel, Q4_0X8, ...). In a named
+// namespace GCC emits such instantiations as weak symbols under one mangled name, and the linker keeps
+// one of them for both files: the VNNI kernels silently ran as AVX2's. An unnamed namespace keeps
+// each file's instantiations its own.
+namespace {
+
+// Runs the instantiation K<nw, rows>::run for (nw, act.rows): (1, 1..4) or (kDecodeRows, 1); a DotFn.
+template <template <int, int> class K>
+void run_rows(int64_t nb, const uint8_t* const* w, int nw, const ActRows& act, float* out) {
+  if (nw == kDecodeRows) return K<kDecodeRows, 1>::run(nb, w, act, out);
+  switch (act.rows) {
+    case 1:
+      return K<1, 1>::run(nb, w, act, out);
+    case 2:
+      return K<1, 2>::run(nb, w, act, out);
+    case 3:
+      return K<1, 3>::run(nb, w, act, out);
+    default:
+      return K<1, 4>::run(nb, w, act, out);
+  }
+}
+
+}  // namespace
+
+DotFn portable_dot(tessera::quant::GgmlType type);    // nullptr if the type has no kernel at all
+DotFn avx2_dot(tessera::quant::GgmlType type);        // nullptr where no AVX2 kernel exists
 DotFn avx2_float_dot(tessera::quant::GgmlType type);  // F32/F16/BF16 weight rows (dot_float_avx2.cpp)
 // The AVX-512F form of avx2_float_dot (dot_float_avx512.cpp), for CPUs where use_avx512(); nullptr for
 // other types.
 DotFn avx512_float_dot(tessera::quant::GgmlType type);
+// AVX-512 VNNI row kernels (dot_vnni.cpp: Q6_K), for CPUs where use_avx512_vnni(); nullptr for other types.
+DotFn vnni_dot(tessera::quant::GgmlType type);
 
 // Groups of x8 weights (interleave_x8.h) a decode call (one activation row) dots at once, from four
 // distant stripes: four memory streams per core reached 95-113% of a one-stream read pass where one
@@ -73,6 +100,8 @@ DotX8Fn avx2_dot_x8(tessera::quant::GgmlType type, int rows, int groups);  // nu
 // CPUs where use_avx512_vnni().
 DotX8Fn vnni_dot_x8(tessera::quant::GgmlType type, int rows, int groups);
 
+namespace {  // see run_rows
+
 // The kernel K<rows, groups>::run for a supported combination (see DotX8Fn), else nullptr.
 template <template <int, int> class K>
 DotX8Fn pick_x8(int rows, int groups) {
@@ -92,6 +121,8 @@ DotX8Fn pick_x8(int rows, int groups) {
       return nullptr;
   }
 }
+
+}  // namespace
 
 template <class T>
 T load_as(const uint8_t* p) {

@@ -365,22 +365,6 @@ TESSERA_AVX2 void dot_q6_k(int64_t nb, const uint8_t* const* w, const ActRows& a
   }
 }
 
-// Picks the instantiation for (nw, act.rows): (1, 1..4) or (4, 1).
-template <template <int, int> class K>
-void dispatch(int64_t nb, const uint8_t* const* w, int nw, const ActRows& act, float* out) {
-  if (nw == kDecodeRows) return K<kDecodeRows, 1>::run(nb, w, act, out);
-  switch (act.rows) {
-    case 1:
-      return K<1, 1>::run(nb, w, act, out);
-    case 2:
-      return K<1, 2>::run(nb, w, act, out);
-    case 3:
-      return K<1, 3>::run(nb, w, act, out);
-    default:
-      return K<1, 4>::run(nb, w, act, out);
-  }
-}
-
 template <int NW, int R>
 struct Q4_0Kernel {
   static void run(int64_t nb, const uint8_t* const* w, const ActRows& a, float* o) {
@@ -417,13 +401,13 @@ DotFn avx2_dot(tessera::quant::GgmlType type) {
   using tessera::quant::GgmlType;
   switch (type) {
     case GgmlType::q4_0:
-      return dispatch<Q4_0Kernel>;
+      return run_rows<Q4_0Kernel>;
     case GgmlType::q8_0:
-      return dispatch<Q8_0Kernel>;
+      return run_rows<Q8_0Kernel>;
     case GgmlType::q4_k:
-      return dispatch<Q4_KKernel>;
+      return run_rows<Q4_KKernel>;
     case GgmlType::q6_k:
-      return dispatch<Q6_KKernel>;
+      return run_rows<Q6_KKernel>;
     default:
       return avx2_float_dot(type);  // float weight rows, or nullptr
   }

@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include "tessera/core/half.h"
+#include "tessera/kernels/quant/hsum_avx512.h"
 
 #define TESSERA_AVX512 __attribute__((target("avx512f")))
 
@@ -43,17 +44,6 @@ inline float load1(const uint8_t* p) {
   } else {
     return bf16_bits_to_f32(load_as<uint16_t>(p));
   }
-}
-
-// The sum of the 16 lanes, through memory: GCC 12's lane shuffles and _mm512_reduce_add_ps trip
-// -Wuninitialized inside its own header. Once per dot product, so the round trip does not matter.
-TESSERA_AVX512 inline float hsum16(__m512 v) {
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, v);
-  const __m128 q = _mm_add_ps(_mm_add_ps(_mm_load_ps(lanes), _mm_load_ps(lanes + 4)),
-                              _mm_add_ps(_mm_load_ps(lanes + 8), _mm_load_ps(lanes + 12)));
-  const __m128 h = _mm_add_ps(q, _mm_movehl_ps(q, q));
-  return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
 
 // Each weight stream is prefetched this many bytes ahead: with four rows per core the hardware

@@ -168,7 +168,8 @@ void quantized_matmul(GgmlType type, const void* w, int64_t n, int64_t k, const 
   const Activations acts = quantize_for(type, x, m, k, tp);
   const int64_t nb = acts.nb;
 
-  DotFn dot = use_avx512() ? avx512_float_dot(type) : nullptr;
+  DotFn dot = use_avx512_vnni() ? vnni_dot(type) : nullptr;
+  if (dot == nullptr && use_avx512()) dot = avx512_float_dot(type);
   if (dot == nullptr && use_avx2()) dot = avx2_dot(type);
   if (dot == nullptr) dot = portable_dot(type);
   const auto* wbytes = static_cast<const uint8_t*>(w);
