@@ -20,16 +20,17 @@ void page_out(const void* data, size_t bytes) {
 #endif
 }
 
-void page_in(const void* data, size_t bytes) {
+bool page_in(const void* data, size_t bytes) {
+  if (bytes == 0) return true;
 #ifdef MADV_POPULATE_READ
-  // Every page the range touches; an error (an old kernel, a range not mapped) leaves faults to do it.
+  // Every page the range touches.
   const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = reinterpret_cast<uintptr_t>(data) / page * page;
   const auto end = (reinterpret_cast<uintptr_t>(data) + bytes + page - 1) / page * page;
-  if (bytes > 0) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
+  return madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ) == 0;
 #else
   (void)data;
-  (void)bytes;
+  return false;
 #endif
 }
 

@@ -11,7 +11,8 @@ void page_out(const void* data, size_t bytes);
 
 // The opposite hint, for a range about to be read through: its pages are mapped in one call
 // (MADV_POPULATE_READ) instead of one fault at a time, which on a virtual machine costs microseconds
-// each (a 1B model's weights are ~140K pages). A no-op where the kernel lacks the advice.
-void page_in(const void* data, size_t bytes);
+// each (a 1B model's weights are ~140K pages). False where the kernel did not take the advice (an old
+// kernel, a range not mapped): the pages then come in by faults as before.
+bool page_in(const void* data, size_t bytes);
 
 }  // namespace tessera

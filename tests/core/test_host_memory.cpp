@@ -1,0 +1,81 @@
+// Host memory: the allocator's alignment (large buffers on a 2 MiB boundary, for transparent huge
+// pages) and the residency hints around a model's repack (page_in maps a file range's pages in one
+// call, page_out hands them back).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/io_test_util.h"
+#include "tessera/core/device.h"
+#include "tessera/core/page_out.h"
+#include "test_util.h"
+
+using namespace tessera;
+using namespace tessera::test;
+
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+size_t resident_pages(const void* p, size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in((bytes + page - 1) / page);
+  EXPECT_EQ(mincore(const_cast<void*>(p), bytes, in.data()), 0);
+  size_t n = 0;
+  for (unsigned char c : in) n += c & 1;
+  return n;
+}
+
+}  // namespace
+
+TEST(HostMemory, LargeBuffersStartOnAHugePageBoundary) {
+  Device& host = host_device();
+  for (size_t bytes : {size_t{4} << 20, (size_t{9} << 20) + 100}) {
+    auto* p = static_cast<uint8_t*>(host.allocate(bytes));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHugePage, 0u) << bytes;
+    p[0] = 1;
+    p[bytes - 1] = 2;  // the whole length is usable, the small-page tail included
+    EXPECT_EQ(p[0] + p[bytes - 1], 3);
+    host.deallocate(p, bytes);
+  }
+  for (size_t bytes : {size_t{1}, size_t{100}, size_t{1} << 20}) {
+    void* p = host.allocate(bytes);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << bytes;
+    host.deallocate(p, bytes);
+  }
+}
+
+TEST(HostMemory, PageInMapsAFileRangeAndPageOutHandsItBack) {
+  ScratchDir dir;
+  const std::string path = dir.file("weights.bin");
+  const size_t bytes = size_t{8} << 20;
+  write_bytes(path, std::string(bytes, 'w'));
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  // Out of the page cache first, so that residency afterwards is page_in's doing.
+  ::fdatasync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  void* p = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  ASSERT_NE(p, MAP_FAILED);
+  const size_t pages = bytes / static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (resident_pages(p, bytes) == pages) {
+    ::munmap(p, bytes);
+    GTEST_SKIP() << "the file's pages could not be evicted from the page cache here";
+  }
+  if (!page_in(p, bytes)) {
+    ::munmap(p, bytes);
+    GTEST_SKIP() << "this kernel does not take MADV_POPULATE_READ";
+  }
+  EXPECT_EQ(resident_pages(p, bytes), pages);
+  EXPECT_EQ(static_cast<const char*>(p)[bytes / 2], 'w');
+  page_out(p, bytes);
+  EXPECT_LT(resident_pages(p, bytes), pages);              // clean file pages are dropped
+  EXPECT_EQ(static_cast<const char*>(p)[bytes - 1], 'w');  // and read back on demand
+  ::munmap(p, bytes);
+  EXPECT_TRUE(page_in(nullptr, 0));
+}
