@@ -276,6 +276,14 @@ void KernelWriter::instrs(const std::vector<Instr>& code, char prefix, Part part
   }
 }
 
+void KernelWriter::open_inner_loop(const std::vector<Instr>& code, char prefix, const std::string& lo,
+                                   const std::string& hi) {
+  instrs(code, prefix, Part::Invariant);
+  pragma(d_.inner_loop_pragma);
+  open(fmt::format("for ({} j = {}; j < {}; ++j)", idx(), lo, hi));
+  instrs(code, prefix, Part::Variant);
+}
+
 std::string KernelWriter::stored(const std::vector<Instr>& code, char prefix, const lower::Store& s) const {
   const std::string v = ref(code, prefix, s.value);
   const bool bytes = k_.output_types[static_cast<size_t>(s.output)] == ScalarType::boolean &&

@@ -123,6 +123,9 @@ class KernelWriter {
   const std::vector<bool>& variant(const std::vector<Instr>& code);
 
   void instrs(const std::vector<Instr>& code, char prefix, Part part = Part::All);
+  // The invariant part of `code`, then the innermost loop over j in [lo, hi) opened (with the dialect's
+  // loop pragma) and the variant part inside it; the caller adds the stores and closes the loop.
+  void open_inner_loop(const std::vector<Instr>& code, char prefix, const std::string& lo, const std::string& hi);
 
   // A store's value; strict dialects convert bools to their buffer type.
   std::string stored(const std::vector<Instr>& code, char prefix, const lower::Store& s) const;

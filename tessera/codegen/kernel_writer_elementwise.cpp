@@ -25,18 +25,13 @@ void KernelWriter::elementwise_rows() {
     return;
   }
   if (k_.domain.size() == 1) {
-    instrs(k_.body, 'v', Part::Invariant);
-    pragma(d_.inner_loop_pragma);
-    open(fmt::format("for ({} j = begin; j < end; ++j)", idx()));
+    open_inner_loop(k_.body, 'v', "begin", "end");
   } else {
     std::vector<size_t> outer;
     for (size_t d = 0; d < last_; ++d) outer.push_back(d);
     open_rows(outer);
-    instrs(k_.body, 'v', Part::Invariant);
-    pragma(d_.inner_loop_pragma);
-    open(fmt::format("for ({} j = j0; j < j1; ++j)", idx()));
+    open_inner_loop(k_.body, 'v', "j0", "j1");
   }
-  instrs(k_.body, 'v', Part::Variant);
   stores(k_.body_stores, k_.body, 'v');
   close();
   if (k_.domain.size() > 1) close_rows();
