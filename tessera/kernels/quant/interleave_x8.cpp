@@ -171,6 +171,7 @@ void convert(GgmlType type, const uint8_t* src, int64_t n, int64_t k, uint8_t* d
   const int64_t block = tessera::quant::type_traits(type).type_size;
   const int64_t nb = row / block;
   const int64_t group_block = kX8Rows * block;
+  const Codec codec = codec_of(type);
   // Groups are independent: a model's weights (hundreds of MiB, repacked while its graph compiles)
   // are spread over the pool, a few groups at a time.
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, kX8Rows * row));
@@ -183,7 +184,6 @@ void convert(GgmlType type, const uint8_t* src, int64_t n, int64_t k, uint8_t* d
           row_blocks[r] = const_cast<uint8_t*>(kToX8 ? src : dst) + (g * kX8Rows + r) * row + b * block;
         }
         uint8_t* x8_block = const_cast<uint8_t*>(x8) + b * group_block;
-        const Codec codec = codec_of(type);
         if constexpr (kToX8) {
           codec.to_x8(row_blocks, x8_block);
         } else {

@@ -267,16 +267,21 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
   const DotFn row_dot = portable_dot(type);  // CPUs without AVX2: the group turned back into rows
   const auto* wbytes = static_cast<const uint8_t*>(w_x8);
   const int64_t group_bytes = kX8Rows * w_row, groups = n / kX8Rows;
-  // One group with `rows` activation rows from row i, into y.
-  auto one_group = [&](int64_t g, int64_t i, int rows, float* out) {
+  // `count` neighbouring groups from g (one, or kX8PrefillGroups through x8_pair) with `rows` activation
+  // rows from row i, into y.
+  auto groups_at = [&](int64_t g, int count, int64_t i, int rows, float* out) {
     const ActRows act = acts.rows(i, rows);
-    const uint8_t* group = wbytes + g * group_bytes;
-    if (x8_dot[rows] != nullptr) {
-      x8_dot[rows](nb, &group, act, group_sums != nullptr ? group_sums + i * nb * 4 : nullptr, out);
+    const int32_t* sums = group_sums != nullptr ? group_sums + i * nb * 4 : nullptr;
+    const uint8_t* set[kX8PrefillGroups];
+    for (int s = 0; s < count; ++s) set[s] = wbytes + (g + s) * group_bytes;
+    if (count > 1) {
+      x8_pair(nb, set, act, sums, out);
+    } else if (x8_dot[rows] != nullptr) {
+      x8_dot[rows](nb, set, act, sums, out);
     } else {
       auto* plain =
           runtime::thread_scratch_of<uint8_t>(runtime::ScratchSlot::quant_x8_rows, static_cast<size_t>(group_bytes));
-      deinterleave_x8(type, group, kX8Rows, k, plain);
+      deinterleave_x8(type, set[0], kX8Rows, k, plain);
       float one[kMaxRows];
       for (int j = 0; j < kX8Rows; ++j) {
         const uint8_t* wj = plain + j * w_row;
@@ -284,13 +289,17 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
         for (int r = 0; r < rows; ++r) out[r * kX8Rows + j] = one[r];
       }
     }
-    for (int r = 0; r < rows; ++r)
-      std::memcpy(y + (i + r) * n + g * kX8Rows, out + r * kX8Rows, sizeof(float) * kX8Rows);
+    for (int s = 0; s < count; ++s) {
+      for (int r = 0; r < rows; ++r) {
+        std::memcpy(y + (i + r) * n + (g + s) * kX8Rows, out + (s * rows + r) * kX8Rows, sizeof(float) * kX8Rows);
+      }
+    }
   };
   // Work items: decode dots kX8DecodeGroups groups from distant stripes at once (that many memory
   // streams per core), handed out in guided ranges; groups past the stripes go one by one. Prefill
-  // takes tiles of two groups, which stay in L2 while every activation row passes over them.
-  const int64_t tile = m == 1 ? std::max<int64_t>(1, kDecodeTileBytes / group_bytes) : 2;
+  // takes tiles of kX8PrefillGroups groups, dotted together, which stay in L2 while every activation
+  // row passes over them.
+  const int64_t tile = m == 1 ? std::max<int64_t>(1, kDecodeTileBytes / group_bytes) : kX8PrefillGroups;
   const bool stripes = m == 1 && x8_decode != nullptr && groups >= kX8DecodeGroups * tile;
   const int64_t stripe = stripes ? groups / kX8DecodeGroups : groups;  // groups per stripe
   const int64_t items = stripe + (stripes ? groups - kX8DecodeGroups * stripe : 0);
@@ -299,26 +308,19 @@ void quantized_matmul_x8(GgmlType type, const void* w_x8, int64_t n, int64_t k, 
       std::clamp<int64_t>(bytes / (64 << 10), 1, std::min<int64_t>((items + tile - 1) / tile, tp.size()));
   GuidedRanges ranges(items, tile, m == 1 ? static_cast<int>(workers) : 0);
   tp.parallel_for(workers, 1, [&](int64_t, int64_t) {
-    float out[kMaxRows * kX8Rows * kX8DecodeGroups];
+    float out[kMaxRows * kX8Rows * std::max(kX8DecodeGroups, kX8PrefillGroups)];
     int64_t j0 = 0, j1 = 0;
     while (ranges.next(&j0, &j1)) {
       for (int64_t i = 0; i < m; i += kMaxRows) {
         const int rows = static_cast<int>(std::min<int64_t>(kMaxRows, m - i));
         for (int64_t j = j0; j < j1; ++j) {
-          if (!stripes && rows == kMaxRows && x8_pair != nullptr && j + 1 < j1) {
-            const uint8_t* pair[kX8PrefillGroups] = {wbytes + j * group_bytes, wbytes + (j + 1) * group_bytes};
-            x8_pair(nb, pair, acts.rows(i, rows), group_sums != nullptr ? group_sums + i * nb * 4 : nullptr, out);
-            for (int gi = 0; gi < kX8PrefillGroups; ++gi) {
-              for (int r = 0; r < rows; ++r) {
-                std::memcpy(y + (i + r) * n + (j + gi) * kX8Rows, out + (gi * rows + r) * kX8Rows,
-                            sizeof(float) * kX8Rows);
-              }
-            }
-            ++j;
-          } else if (!stripes) {
-            one_group(j, i, rows, out);
+          if (!stripes) {
+            const bool together = rows == kMaxRows && x8_pair != nullptr && j + kX8PrefillGroups <= j1;
+            const int count = together ? kX8PrefillGroups : 1;
+            groups_at(j, count, i, rows, out);
+            j += count - 1;
           } else if (j >= stripe) {
-            one_group(kX8DecodeGroups * stripe + (j - stripe), 0, 1, out);
+            groups_at(kX8DecodeGroups * stripe + (j - stripe), 1, 0, 1, out);
           } else {
             const uint8_t* set[kX8DecodeGroups];
             for (int s = 0; s < kX8DecodeGroups; ++s) set[s] = wbytes + (j + s * stripe) * group_bytes;
