@@ -11,7 +11,7 @@
 #include <immintrin.h>
 
 #include "tessera/core/half.h"
-#include "tessera/kernels/quant/hsum_avx512.h"
+#include "tessera/kernels/quant/avx512_vectors.h"
 
 #define TESSERA_AVX512 __attribute__((target("avx512f")))
 

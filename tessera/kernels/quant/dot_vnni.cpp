@@ -15,7 +15,7 @@
 #if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
-#include "tessera/kernels/quant/hsum_avx512.h"
+#include "tessera/kernels/quant/avx512_vectors.h"
 
 #define TESSERA_VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
 
@@ -27,19 +27,15 @@ constexpr int64_t kQ8KBytes = sizeof(tessera::quant::BlockQ8_K);
 constexpr int64_t kQ6KBytes = 210;
 constexpr int64_t kPrefetchBytes = 2048;  // as the AVX2 row kernels (dot_avx2.cpp)
 
-// (maskz forms with full masks: GCC 12's unmasked ones trip -Wmaybe-uninitialized in its own header.)
-TESSERA_VNNI inline __m512i widen(__m256i v) {
-  return _mm512_maskz_inserti64x4(0xFF, _mm512_setzero_si512(), v, 0);
-}
-
+// 32 bytes at p in both halves of a 512-bit vector.
 TESSERA_VNNI inline __m512i both_halves(const uint8_t* p) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  return _mm512_maskz_inserti64x4(0xFF, widen(v), v, 1);
+  return join(v, v);
 }
 
 // Per 16-bit lane: the shift `lo` in the low 256 bits, `hi` in the high 256.
 TESSERA_VNNI inline __m512i half_shifts(short lo, short hi) {
-  return _mm512_maskz_inserti64x4(0xFF, widen(_mm256_set1_epi16(lo)), _mm256_set1_epi16(hi), 1);
+  return join(_mm256_set1_epi16(lo), _mm256_set1_epi16(hi));
 }
 
 // For vector v (values 64v..64v+63): 16-bit lane j holds the index of group 4v + j / 8, so that a

@@ -13,7 +13,7 @@
 #if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
-#include "tessera/kernels/quant/dot_x8_q4_k_tables.h"
+#include "tessera/kernels/quant/dot_x8_shared.h"
 
 #define TESSERA_AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -22,9 +22,6 @@ namespace tessera::kernels::quant {
 namespace {
 
 constexpr int64_t kQ8_0Bytes = sizeof(tessera::quant::BlockQ8_0), kQ8_KBytes = sizeof(tessera::quant::BlockQ8_K);
-// Asks for the weight bytes this far ahead of those in use (the group's stream is contiguous). 4 KiB
-// measured a few percent above 1 KiB and 256 B ten below; 2-16 KiB are alike within the noise.
-constexpr int64_t kX8PrefetchBytes = 4096;
 
 TESSERA_AVX2 inline __m256i load256(const uint8_t* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
@@ -33,11 +30,6 @@ TESSERA_AVX2 inline __m256i load256(const uint8_t* p) {
 // Four activation codes (bytes) repeated in every 32-bit lane.
 TESSERA_AVX2 inline __m256i broadcast4(const uint8_t* p) {
   return _mm256_set1_epi32(load_as<int32_t>(p));
-}
-
-TESSERA_AVX2 inline void prefetch_lines(const uint8_t* p, int lines) {
-  for (int i = 0; i < lines; ++i)
-    _mm_prefetch(reinterpret_cast<const char*>(p + kX8PrefetchBytes + 64 * i), _MM_HINT_T0);
 }
 
 // G x R float accumulators, one lane per weight row of a group; stored group by group, row by row.
@@ -66,7 +58,7 @@ TESSERA_AVX2 void dot_q4_0_x8(int64_t nb, const uint8_t* const* w, const ActRows
   for (int64_t b = 0; b < nb; ++b) {
     for (int gi = 0; gi < G; ++gi) {
       const uint8_t* wb = w[gi] + b * 144;
-      prefetch_lines(wb, 3);  // a block spans 2.25 lines
+      x8::prefetch_lines(wb, 3);  // a block spans 2.25 lines
       const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb)));
       __m256i lo[4], hi[4];
       for (int c = 0; c < 4; ++c) {
@@ -125,7 +117,7 @@ TESSERA_AVX2 void dot_q8_0_x8(int64_t nb, const uint8_t* const* w, const ActRows
 }
 
 // ---- Q4_K x8: 1152-byte group blocks ----------------------------------------------------------------
-// The 6-bit tables are expanded and picked from as in dot_x8_q4_k_tables.h.
+// The 6-bit tables are expanded and picked from as in dot_x8_shared.h.
 // group_sums: per activation row and block, 4 int32, each two int16 sums of 32 codes (groups 2t, 2t+1).
 template <int R, int G>
 TESSERA_AVX2 void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t* group_sums,
@@ -135,7 +127,7 @@ TESSERA_AVX2 void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows
   for (int64_t b = 0; b < nb; ++b) {
     for (int gi = 0; gi < G; ++gi) {
       const uint8_t* wb = w[gi] + b * 1152;
-      prefetch_lines(wb, 2);
+      x8::prefetch_lines(wb, 2);
       __m256i scales[2], mins[2];
       x8::expand_six_bit(wb + 32, &scales[0], &scales[1]);
       x8::expand_six_bit(wb + 80, &mins[0], &mins[1]);
@@ -146,7 +138,7 @@ TESSERA_AVX2 void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows
         __m256i sumi = _mm256_setzero_si256();
         for (int g = 0; g < 8; ++g) {
           const uint8_t* wg = wb + 128 + 128 * g;
-          if (r == 0) prefetch_lines(wg, 2);
+          if (r == 0) x8::prefetch_lines(wg, 2);
           __m256i s = _mm256_setzero_si256();
           for (int c = 0; c < 4; ++c) {
             const __m256i bits = load256(wg + 32 * c);

@@ -18,7 +18,8 @@
 #if TESSERA_X86_KERNELS
 #include <immintrin.h>
 
-#include "tessera/kernels/quant/dot_x8_q4_k_tables.h"
+#include "tessera/kernels/quant/avx512_vectors.h"
+#include "tessera/kernels/quant/dot_x8_shared.h"
 
 #define TESSERA_VNNI __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512bw,avx512vnni")))
 
@@ -27,26 +28,14 @@ namespace tessera::kernels::quant {
 namespace {
 
 constexpr int64_t kQ8_0Bytes = sizeof(tessera::quant::BlockQ8_0), kQ8_KBytes = sizeof(tessera::quant::BlockQ8_K);
-constexpr int64_t kPrefetchBytes = 4096;  // as the AVX2 kernels (dot_x8_avx2.cpp)
 
 TESSERA_VNNI inline __m512i load512(const uint8_t* p) {
   return _mm512_loadu_si512(p);
 }
 
-TESSERA_VNNI inline void prefetch_lines(const uint8_t* p, int lines) {
-  for (int i = 0; i < lines; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + 64 * i), _MM_HINT_T0);
-}
-
-// (maskz forms with full masks here: GCC 12's unmasked ones, and its casts and zero-extensions built
-// on them, trip -Wmaybe-uninitialized in its own header.)
-
-// A 256-bit vector in the low half of a 512-bit one, the high half zero.
-TESSERA_VNNI inline __m512i widen(__m256i v) {
-  return _mm512_maskz_inserti64x4(0xFF, _mm512_setzero_si512(), v, 0);
-}
-
 // 32 activation codes (eight 32-bit words w0..w7) as the four vectors a block's chunk pairs meet:
-// pair[i] has word kWords[i][0] in lanes 0-7 and word kWords[i][1] in lanes 8-15.
+// out[i] has word P.words[i][0] in lanes 0-7 and word P.words[i][1] in lanes 8-15. (The maskz forms with
+// full masks here and below: see avx512_vectors.h.)
 struct WordPairs {
   int words[4][2];
 };
@@ -118,7 +107,7 @@ TESSERA_VNNI void dot_q4_0_x8(int64_t nb, const uint8_t* const* w, const ActRows
     __m512i lo[G][2], hi[G][2];
     for (int gi = 0; gi < G; ++gi) {
       const uint8_t* wb = w[gi] + b * 144;
-      prefetch_lines(wb, 3);  // a block spans 2.25 lines
+      x8::prefetch_lines(wb, 3);  // a block spans 2.25 lines
       dw[gi] = scales16_at(wb);
       for (int p = 0; p < 2; ++p) {
         const __m512i bits = load512(wb + 16 + 64 * p);
@@ -190,11 +179,6 @@ TESSERA_VNNI void dot_q8_0_x8(int64_t nb, const uint8_t* const* w, const ActRows
 // +-127): it fits 16 bits, so vpdpwssd multiplies it by the group's 6-bit scale and adds in one step.
 constexpr WordPairs kQ4_KWords = {{{0, 2}, {1, 3}, {4, 6}, {5, 7}}};
 
-// A 256-bit table with rows 0-3 / 4-7 in its two lanes, in both halves of a 512-bit vector.
-TESSERA_VNNI inline __m512i both_halves(__m256i v) {
-  return _mm512_maskz_inserti64x4(0xFF, widen(v), v, 1);
-}
-
 template <int R, int G>
 TESSERA_VNNI void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows& act, const int32_t* group_sums,
                               float* out) {
@@ -209,10 +193,11 @@ TESSERA_VNNI void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows
     __m512i scale[G][8];
     for (int gi = 0; gi < G; ++gi) {
       const uint8_t* wb = w[gi] + b * 1152;
-      prefetch_lines(wb, 2);
+      x8::prefetch_lines(wb, 2);
       __m256i first, second;
       x8::expand_six_bit(wb + 32, &first, &second);
-      const __m512i tables[2] = {both_halves(first), both_halves(second)};
+      // Each 256-bit table (rows 0-3 / 4-7 in its two lanes) in both halves.
+      const __m512i tables[2] = {join(first, first), join(second, second)};
       for (int g = 0; g < 8; ++g) {
         const __m128i pick = _mm_load_si128(reinterpret_cast<const __m128i*>(x8::kScaleLowMask[g % 4]));
         scale[gi][g] = _mm512_shuffle_epi8(tables[g / 4], _mm512_maskz_broadcast_i32x4(0xFFFF, pick));
@@ -227,7 +212,7 @@ TESSERA_VNNI void dot_q4_k_x8(int64_t nb, const uint8_t* const* w, const ActRows
       __m512i lo[G][2], hi[G][2];
       for (int gi = 0; gi < G; ++gi) {
         const uint8_t* wg = w[gi] + b * 1152 + 128 + 128 * g;
-        prefetch_lines(wg, 2);
+        x8::prefetch_lines(wg, 2);
         for (int p = 0; p < 2; ++p) {
           const __m512i bits = load512(wg + 64 * p);
           lo[gi][p] = _mm512_and_si512(bits, low4);
