@@ -36,6 +36,15 @@ struct VnniSwitch {
   bool was_;
 };
 
+// The paths a check runs on: AVX2 on or off and, with it on, the AVX-512 VNNI kernels on or off. The
+// VNNI switch is set first (members are built in order): use_avx512_vnni() reads false while AVX2 is
+// off, so a VNNI switch made after the AVX2 one would restore VNNI as off.
+struct KernelPaths {
+  KernelPaths(bool avx2, bool vnni) : vnni_(vnni), avx2_(avx2) {}
+  VnniSwitch vnni_;
+  Avx2Switch avx2_;
+};
+
 // y = dequant(quant_act(x)) · dequant(W)^T in double: what the kernel computes up to float rounding.
 inline std::vector<double> expected(GgmlType type, const std::vector<uint8_t>& w, const std::vector<float>& x,
                                     int64_t m, int64_t n, int64_t k) {

@@ -19,14 +19,13 @@ using namespace tessera::quant;
 using tessera::test::Avx2Switch;
 using tessera::test::expected;
 using tessera::test::gaussian;
-using tessera::test::VnniSwitch;
+using tessera::test::KernelPaths;
 namespace qk = tessera::kernels::quant;
 
 namespace {
 
 void check_type(GgmlType type, int64_t m, int64_t n, int64_t k, bool avx2, bool vnni = true) {
-  VnniSwitch vnni_switch(vnni);  // first: use_avx512_vnni() reads false while AVX2 is off
-  Avx2Switch sw(avx2);
+  KernelPaths paths(avx2, vnni);
   const std::vector<float> wf = gaussian(static_cast<size_t>(n * k), 100 + m, 0.05f);
   const std::vector<float> x = gaussian(static_cast<size_t>(m * k), 200 + n, 1.0f);
   const std::vector<uint8_t> w = quantize(type, wf.data(), n, k);

@@ -65,8 +65,7 @@ TEST(QuantX8, ScalesOfTheEightRowsLeadEachBlock) {
 void check_x8(GgmlType type, int64_t m, int64_t n, int64_t k, bool avx2, bool vnni = true) {
   SCOPED_TRACE(std::string(quant::type_name(type)) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" +
                std::to_string(k) + (avx2 ? (vnni && kernels::use_avx512_vnni() ? " vnni" : " avx2") : " portable"));
-  VnniSwitch vnni_switch(vnni);  // first: use_avx512_vnni() reads false while AVX2 is off
-  Avx2Switch sw(avx2);
+  KernelPaths paths(avx2, vnni);
   const std::vector<float> wf = gaussian(static_cast<size_t>(n * k), 10 + m, 0.05f);
   const std::vector<float> x = gaussian(static_cast<size_t>(m * k), 20 + n, 1.0f);
   const std::vector<uint8_t> w = quant::quantize(type, wf.data(), n, k);
