@@ -40,11 +40,16 @@ TESSERA_VNNI inline __m512i half_shifts(short lo, short hi) {
 
 // For vector v (values 64v..64v+63): 16-bit lane j holds the index of group 4v + j / 8, so that a
 // vpermw over the block's 16 scales gives each 16-value group's pair sums their scale.
-TESSERA_VNNI inline __m512i scale_index(int v) {
-  alignas(64) int16_t index[32];
-  for (int j = 0; j < 32; ++j) index[j] = static_cast<int16_t>(4 * v + j / 8);
-  return _mm512_load_si512(index);
-}
+struct ScaleIndex {
+  alignas(64) int16_t lanes[4][32];
+};
+constexpr ScaleIndex kScaleIndex = [] {
+  ScaleIndex t{};
+  for (int v = 0; v < 4; ++v) {
+    for (int j = 0; j < 32; ++j) t.lanes[v][j] = static_cast<int16_t>(4 * v + j / 8);
+  }
+  return t;
+}();
 
 // Q6_K blocks (210 bytes: 128 bytes ql, 64 bytes qh, 16 int8 scales, f16 d) against Q8_K activations
 // (f32 d, 256 codes, 16 int16 group sums).
@@ -58,7 +63,8 @@ TESSERA_VNNI void dot_q6_k(int64_t nb, const uint8_t* const* w, const ActRows& a
   // ql byte t of a half holds values t (low nibble) and t + 64 (high nibble) of that half's 128; qh
   // byte t (t < 32) holds the top bits of values t, t + 32, t + 64, t + 96 at bits 0, 2, 4, 6.
   const __m512i top_low = half_shifts(0, 2), top_high = half_shifts(4, 6);
-  const __m512i index[4] = {scale_index(0), scale_index(1), scale_index(2), scale_index(3)};
+  __m512i index[4];
+  for (int v = 0; v < 4; ++v) index[v] = _mm512_load_si512(kScaleIndex.lanes[v]);
   for (int64_t b = 0; b < nb; ++b) {
     for (int i = 0; i < NW; ++i) {
       const uint8_t* wb = w[i] + b * kQ6KBytes;
