@@ -24,9 +24,8 @@ cublasLtMatrixLayout_t layout(int rows, int cols, int ld) {
 }
 
 // D (m x n) = op_a(A) op_b(B) with the epilogue; the fastest candidate in microseconds, or -1.
-float best_us(cublasLtHandle_t h, cublasLtEpilogue_t epilogue, cublasOperation_t op_a, cublasOperation_t op_b, int m,
-              int n, int k, const float* a, int lda, const float* b, int ldb, float* d, const float* bias_or_grad,
-              void* aux, void* workspace, size_t workspace_bytes) {
+float best_us(const Lt& lt, cublasLtEpilogue_t epilogue, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
+              int k, const float* a, int lda, const float* b, int ldb, float* d, const float* bias_or_grad, void* aux) {
   cublasLtMatmulDesc_t op;
   CHECK_BLAS(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F));
   CHECK_BLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)));
@@ -43,7 +42,7 @@ float best_us(cublasLtHandle_t h, cublasLtEpilogue_t epilogue, cublasOperation_t
   cublasLtMatrixLayout_t la = op_a == CUBLAS_OP_N ? layout(m, k, lda) : layout(k, m, lda);
   cublasLtMatrixLayout_t lb = op_b == CUBLAS_OP_N ? layout(k, n, ldb) : layout(n, k, ldb);
   cublasLtMatrixLayout_t ld = layout(m, n, m);
-  const float best = fastest_candidate_us(h, op, la, lb, ld, a, b, d, workspace, workspace_bytes);
+  const float best = fastest_candidate_us(lt, op, la, lb, ld, a, b, d);
   cublasLtMatrixLayoutDestroy(la);
   cublasLtMatrixLayoutDestroy(lb);
   cublasLtMatrixLayoutDestroy(ld);
@@ -62,11 +61,7 @@ void report(const char* what, float us) {
 }  // namespace
 
 int main() {
-  cublasLtHandle_t h;
-  CHECK_BLAS(cublasLtCreate(&h));
-  size_t workspace_bytes = 32u << 20;
-  void* workspace;
-  CHECK(cudaMalloc(&workspace, workspace_bytes));
+  const Lt lt;
   const int batch = 4096, in = 784, hidden = 1024, next = 512;
   float *x, *w1, *b1, *hout, *w2, *dz2, *dh, *db1;
   void* mask;
@@ -81,21 +76,21 @@ int main() {
   CHECK(cudaMalloc(&mask, batch * hidden / 8));
   // Forward: h^T (hidden x batch) = W1 (row-major [hidden, in]: op T) x x^T (row-major [batch, in]: op N).
   report("forward 4096x1024x784 bias+relu (as now)",
-         best_us(h, CUBLASLT_EPILOGUE_RELU_BIAS, CUBLAS_OP_T, CUBLAS_OP_N, hidden, batch, in, w1, in, x, in, hout, b1,
-                 nullptr, workspace, workspace_bytes));
+         best_us(lt, CUBLASLT_EPILOGUE_RELU_BIAS, CUBLAS_OP_T, CUBLAS_OP_N, hidden, batch, in, w1, in, x, in, hout, b1,
+                 nullptr));
   report("forward 4096x1024x784 bias+relu keeping the mask (RELU_AUX_BIAS)",
-         best_us(h, CUBLASLT_EPILOGUE_RELU_AUX_BIAS, CUBLAS_OP_T, CUBLAS_OP_N, hidden, batch, in, w1, in, x, in, hout,
-                 b1, mask, workspace, workspace_bytes));
+         best_us(lt, CUBLASLT_EPILOGUE_RELU_AUX_BIAS, CUBLAS_OP_T, CUBLAS_OP_N, hidden, batch, in, w1, in, x, in, hout,
+                 b1, mask));
   // Backward: dh^T (hidden x batch) = W2^T (row-major [next, hidden]: op N) x dz2^T (row-major [batch, next]: op N).
   report("backward 4096x1024x512 plain (as now, + mask and bias-grad launches)",
-         best_us(h, CUBLASLT_EPILOGUE_DEFAULT, CUBLAS_OP_N, CUBLAS_OP_N, hidden, batch, next, w2, hidden, dz2, next, dh,
-                 nullptr, nullptr, workspace, workspace_bytes));
+         best_us(lt, CUBLASLT_EPILOGUE_DEFAULT, CUBLAS_OP_N, CUBLAS_OP_N, hidden, batch, next, w2, hidden, dz2, next, dh,
+                 nullptr, nullptr));
   report("backward 4096x1024x512 with the mask and bias gradient (DRELU_BGRAD)",
-         best_us(h, CUBLASLT_EPILOGUE_DRELU_BGRAD, CUBLAS_OP_N, CUBLAS_OP_N, hidden, batch, next, w2, hidden, dz2, next,
-                 dh, db1, mask, workspace, workspace_bytes));
+         best_us(lt, CUBLASLT_EPILOGUE_DRELU_BGRAD, CUBLAS_OP_N, CUBLAS_OP_N, hidden, batch, next, w2, hidden, dz2, next,
+                 dh, db1, mask));
   report("backward 4096x1024x512 with the mask only (DRELU)",
-         best_us(h, CUBLASLT_EPILOGUE_DRELU, CUBLAS_OP_N, CUBLAS_OP_N, hidden, batch, next, w2, hidden, dz2, next, dh,
-                 nullptr, mask, workspace, workspace_bytes));
+         best_us(lt, CUBLASLT_EPILOGUE_DRELU, CUBLAS_OP_N, CUBLAS_OP_N, hidden, batch, next, w2, hidden, dz2, next, dh,
+                 nullptr, mask));
   CHECK(cudaDeviceSynchronize());
   return 0;
 }

@@ -35,16 +35,15 @@ cublasLtMatrixLayout_t layout(long long rows, long long cols, long long ld, int 
 
 // The fastest of cuBLASLt's heuristic candidates (at most 16, split-K only with a separate reduction, as
 // the backend allows) for D^T = op_a(A') op_b(B') over the given layouts, in microseconds.
-float best_product_us(cublasLtHandle_t h, cublasOperation_t op_a, cublasOperation_t op_b, cublasLtMatrixLayout_t la,
-                      cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t ld, const float* a, const float* b, float* d,
-                      void* workspace, size_t workspace_bytes) {
+float best_product_us(const Lt& lt, cublasOperation_t op_a, cublasOperation_t op_b, cublasLtMatrixLayout_t la,
+                      cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t ld, const float* a, const float* b, float* d) {
   cublasLtMatmulDesc_t op;
   CHECK_BLAS(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F));
   CHECK_BLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)));
   CHECK_BLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)));
   const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE |
                               CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
-  const float best = fastest_candidate_us(h, op, la, lb, ld, a, b, d, workspace, workspace_bytes, reductions);
+  const float best = fastest_candidate_us(lt, op, la, lb, ld, a, b, d, reductions);
   cublasLtMatrixLayoutDestroy(la);
   cublasLtMatrixLayoutDestroy(lb);
   cublasLtMatrixLayoutDestroy(ld);
@@ -53,11 +52,7 @@ float best_product_us(cublasLtHandle_t h, cublasOperation_t op_a, cublasOperatio
 }
 
 int main() {
-  cublasLtHandle_t h;
-  CHECK_BLAS(cublasLtCreate(&h));
-  size_t workspace_bytes = 32u << 20;
-  void* workspace;
-  CHECK(cudaMalloc(&workspace, workspace_bytes));
+  const Lt lt;
   const long long kMax = 1024 * 4096;
   float *a, *b, *d, *parts;
   CHECK(cudaMalloc(&a, sizeof(float) * kMax));
@@ -75,9 +70,9 @@ int main() {
       // Column-major D^T (n x m) = B (stored [k, n]: column-major n x k, op N) x A (stored [k, m]:
       // column-major m x k, op T); chunk c of K starts c * chunk rows into each stored operand.
       const float product = best_product_us(
-          h, CUBLAS_OP_N, CUBLAS_OP_T, layout(s.n, chunk, s.n, splits, (long long)chunk * s.n),
+          lt, CUBLAS_OP_N, CUBLAS_OP_T, layout(s.n, chunk, s.n, splits, (long long)chunk * s.n),
           layout(s.m, chunk, s.m, splits, (long long)chunk * s.m), layout(s.n, s.m, s.n, splits, (long long)s.m * s.n),
-          b, a, splits == 1 ? d : parts, workspace, workspace_bytes);
+          b, a, splits == 1 ? d : parts);
       const long long count = (long long)s.m * s.n;
       const float add = splits == 1 ? 0.f : time_us([&] { add_parts<<<132 * 8, 256>>>(parts, d, count, splits); });
       std::printf("%5d x %5d x %5d A^T tf32  splits %d: product %7.2f us + adding %6.2f us = %7.2f us  %6.1f TFLOP/s\n",
@@ -88,9 +83,8 @@ int main() {
   // tensor-core instructions read only K-major operands, so the stored layout may be what limits them.
   for (const Shape s : {Shape{1024, 784, 4096}, Shape{512, 1024, 4096}, Shape{256, 512, 4096}}) {
     // Column-major D^T (n x m) = B (stored [n, k]: column-major k x n, op T) x A (stored [m, k]: k x m, op N).
-    const float product = best_product_us(h, CUBLAS_OP_T, CUBLAS_OP_N, layout(s.k, s.n, s.k, 1, 0),
-                                          layout(s.k, s.m, s.k, 1, 0), layout(s.n, s.m, s.n, 1, 0), b, a, d, workspace,
-                                          workspace_bytes);
+    const float product = best_product_us(lt, CUBLAS_OP_T, CUBLAS_OP_N, layout(s.k, s.n, s.k, 1, 0),
+                                          layout(s.k, s.m, s.k, 1, 0), layout(s.n, s.m, s.n, 1, 0), b, a, d);
     std::printf("%5d x %5d x %5d K-major tf32: product %7.2f us  %6.1f TFLOP/s\n", s.m, s.n, s.k, product,
                 2.0 * s.m * s.n * s.k / product * 1e-6);
   }
