@@ -87,7 +87,7 @@ void KernelWriter::check_index_range() const {
   };
   bool ok = numel <= limit;
   for (const auto* code : all_code()) {
-    for (const Instr& in : *code) ok = ok && (in.op != Op::Load || fits(in.access));
+    for (const Instr& in : *code) ok = ok && ((in.op != Op::Load && in.op != Op::Index) || fits(in.access));
   }
   for (const auto* list : {&k_.body_stores, &k_.epilogue_stores, &k_.row_stores}) {
     for (const lower::Store& st : *list) ok = ok && fits(st.access);
@@ -249,6 +249,8 @@ std::string KernelWriter::expr(const std::vector<Instr>& code, char prefix, cons
       return fmt::format("{}({})", d_.isinf_fn, a(0));
     case Op::Reduced:
       return reduced_ref(static_cast<size_t>(in.ival));
+    case Op::Index:
+      return cast_to(t, "(" + index(in.access) + ")", d_);
   }
   fail("emitter: unknown instruction");
 }
@@ -259,7 +261,8 @@ const std::vector<bool>& KernelWriter::variant(const std::vector<Instr>& code) {
   v.assign(code.size(), false);
   for (size_t i = 0; i < code.size(); ++i) {
     const Instr& in = code[i];
-    bool var = (in.op == Op::Load && in.access.coef[last_] != 0) || (in.op == Op::Reduced && tiled());
+    bool var = ((in.op == Op::Load || in.op == Op::Index) && in.access.coef[last_] != 0) ||
+               (in.op == Op::Reduced && tiled());
     for (int a : in.args) var = var || (a >= 0 && v[static_cast<size_t>(a)]);
     v[i] = var;
   }

@@ -42,6 +42,8 @@ int vector_width(const lower::Kernel& k, const Dialect& d) {
   };
   for (const lower::Instr& in : k.body) {
     if (in.op == lower::Op::Load) note(k.input_types[static_cast<size_t>(in.buffer)], in.access);
+    // Vector lanes read whole vectors; a computed index along the vectors' axis would need a lane offset.
+    if (in.op == lower::Op::Index && in.access.coef[last] != 0) return 1;
   }
   for (const lower::Store& s : k.body_stores) note(k.output_types[static_cast<size_t>(s.output)], s.access);
   if (widest == 0) return 1;

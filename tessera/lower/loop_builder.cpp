@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <unordered_map>
 
@@ -182,6 +183,8 @@ class KernelBuilder {
     } else if ((r = literal_of(n, code(ph))) >= 0) {
     } else if (is_view(n)) {
       r = value(n.input(0), input_map(n, 0, map), ph);
+    } else if (n.op_name() == "arange") {
+      r = arange_value(n, code(ph).index(to_linear(map, shape, domain_.size())), code(ph));
     } else {
       std::vector<int> args;
       for (size_t i = 0; i < n.inputs().size(); ++i) args.push_back(value(n.input(i), input_map(n, i, map), ph));
@@ -190,6 +193,30 @@ class KernelBuilder {
     memo.emplace(key, r);
     if (ph == kBody) body_values_[static_cast<size_t>(pos)].emplace_back(map, r);
     return r;
+  }
+
+  // start + i * step in arange's dtype, as its reference computes it (in f64, then converted); in
+  // integers where that is exact (whole start and step, values within the dtype's exact range).
+  static int arange_value(const ir::Node& n, int i, ScalarCode& c) {
+    const ir::Attrs& a = n.attrs();
+    const double start = a.get_float("start"), step = a.get_float("step");
+    const ScalarType out = scalar_type_of(n.output_types()[0].dtype);
+    const double last = start + step * static_cast<double>(std::max<int64_t>(n.output_types()[0].numel() - 1, 0));
+    // The values the integer path holds exactly: a float type's whole numbers, an integer type's range.
+    double lo = -0x1p24, hi = 0x1p24;
+    if (out == ScalarType::f64) lo = -0x1p53, hi = 0x1p53;
+    if (is_signed_int(out)) lo = -std::ldexp(1.0, scalar_bits(out) - 1), hi = std::min(-lo - 1, 0x1p53);
+    if (is_unsigned_int(out)) lo = 0, hi = std::min(std::ldexp(1.0, scalar_bits(out)) - 1, 0x1p53);
+    const bool whole = std::trunc(start) == start && std::trunc(step) == step;
+    if (whole && std::min(start, last) >= std::max(lo, -0x1p53) && std::max(start, last) <= hi &&
+        out != ScalarType::boolean) {
+      const int v = c.binary(Op::Add, c.binary(Op::Mul, i, c.lit_int(ScalarType::i64, static_cast<int64_t>(step))),
+                             c.lit_int(ScalarType::i64, static_cast<int64_t>(start)));
+      return c.convert(v, out);
+    }
+    const int x = c.binary(Op::Add, c.binary(Op::Mul, c.convert(i, ScalarType::f64), c.lit(ScalarType::f64, step)),
+                           c.lit(ScalarType::f64, start));
+    return c.convert(x, out);
   }
 
   static bool is_view(const ir::Node& n) {

@@ -11,18 +11,18 @@ namespace tessera::lower {
 void coalesce_domain(Kernel& kernel) {
   std::vector<Affine*> accesses;
   for (Instr& in : kernel.body) {
-    if (in.op == Op::Load) accesses.push_back(&in.access);
+    if (in.op == Op::Load || in.op == Op::Index) accesses.push_back(&in.access);
   }
   for (Instr& in : kernel.epilogue) {
-    if (in.op == Op::Load) accesses.push_back(&in.access);
+    if (in.op == Op::Load || in.op == Op::Index) accesses.push_back(&in.access);
   }
   for (auto& walk : kernel.chained) {
     for (Instr& in : walk) {
-      if (in.op == Op::Load) accesses.push_back(&in.access);
+      if (in.op == Op::Load || in.op == Op::Index) accesses.push_back(&in.access);
     }
   }
   for (Instr& in : kernel.row) {
-    if (in.op == Op::Load) accesses.push_back(&in.access);
+    if (in.op == Op::Load || in.op == Op::Index) accesses.push_back(&in.access);
   }
   for (Store& s : kernel.body_stores) accesses.push_back(&s.access);
   for (Store& s : kernel.epilogue_stores) accesses.push_back(&s.access);

@@ -108,7 +108,7 @@ std::string affine_str(const Affine& a) {
 const char* op_name(Op op) {
   static const char* names[] = {"load", "lit", "convert", "cast", "neg",   "not",   "add",    "sub",
                                 "mul",  "div", "eq",      "ne",   "lt",    "le",    "gt",     "ge",
-                                "and",  "or",  "select",  "call", "isnan", "isinf", "reduced"};
+                                "and",  "or",  "select",  "call", "isnan", "isinf", "reduced", "index"};
   return names[static_cast<int>(op)];
 }
 
@@ -129,11 +129,14 @@ void print_instrs(std::string& out, const char* prefix, const std::vector<Instr>
       case Op::Reduced:
         rhs = fmt::format("reduced r{}", in.ival);
         break;
+      case Op::Index:
+        rhs = fmt::format("index [{}]", affine_str(in.access));
+        break;
       default:
         rhs = op_name(in.op);
         break;
     }
-    if (in.op != Op::Load && in.op != Op::Literal && in.op != Op::Reduced) {
+    if (in.op != Op::Load && in.op != Op::Literal && in.op != Op::Reduced && in.op != Op::Index) {
       for (int a : in.args) {
         if (a >= 0) rhs += fmt::format(" {}{}", prefix, a);
       }

@@ -62,6 +62,7 @@ enum class Op : uint8_t {
   IsNan,
   IsInf,
   Reduced,  // epilogue and row phase only: the finished value of reduction `ival`
+  Index,    // the i64 value of `access` at the current domain element: arange's values, computed not loaded
 };
 
 enum class MathFn : uint8_t { exp, expm1, log, log1p, sqrt, sin, cos, tanh, erf, floor, ceil, nearbyint, fabs, pow };
@@ -74,7 +75,7 @@ struct Instr {
   std::array<int32_t, 3> args{-1, -1, -1};
   MathFn fn = MathFn::exp;
   int32_t buffer = -1;  // Load: input index
-  Affine access;        // Load
+  Affine access;        // Load, Index
   double fval = 0;      // Literal of a float type
   int64_t ival = 0;     // Literal of an integer/bool type (u64 as its bit pattern); Reduced: reduction index
 };

@@ -255,7 +255,7 @@ bool can_generate(const ir::Node& node, bool half_types) {
   if (float_unary_ops().count(op)) return is_floating(in0);
   if (numeric_unary_ops().count(op)) return in0 != DType::boolean;
   if (any_unary_ops().count(op) || binary_ops().count(op) || view_ops().count(op)) return true;
-  if (op == "where" || op == "clamp" || op == "full") return true;
+  if (op == "where" || op == "clamp" || op == "full" || op == "arange") return true;
   if (reduce_ops().count(op)) return op != "mean" || is_floating(in0);
   return false;
 }

@@ -122,6 +122,14 @@ int ScalarCode::reduced(int reduction, ScalarType t) {
   return add(std::move(in));
 }
 
+int ScalarCode::index(const Affine& a) {
+  Instr in;
+  in.op = Op::Index;
+  in.type = ScalarType::i64;
+  in.access = a;
+  return add(std::move(in));
+}
+
 int ScalarCode::convert(int x, ScalarType to) {
   const Instr& src = instrs_.at(static_cast<size_t>(x));
   if (src.type == to) return x;

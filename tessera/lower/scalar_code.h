@@ -21,6 +21,7 @@ class ScalarCode {
   int lit(ScalarType t, double v);  // integers: v must be integral and in range
   int lit_int(ScalarType t, int64_t v);
   int reduced(int reduction, ScalarType t);
+  int index(const Affine& a);  // i64
   int convert(int x, ScalarType to);  // as tessera::convert_element
   int cast(int x, ScalarType to);     // plain C cast
   int unary(Op op, int x);            // Neg, Not, IsNan, IsInf

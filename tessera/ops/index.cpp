@@ -153,6 +153,16 @@ Array one_hot_kernel(const std::vector<Array>& in, const TensorType& out_type) {
   return out;
 }
 
+// Whether `index` picks exactly one element of each line of x along `axis` (size 1 there, x's size
+// elsewhere).
+bool picks_one_per_line(const Shape& x, const Shape& index, int64_t axis) {
+  if (x.size() != index.size()) return false;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (index[d] != (static_cast<int64_t>(d) == axis ? 1 : x[d])) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Tensor gather(const Tensor& x, int64_t axis, const Tensor& index) {
@@ -195,9 +205,18 @@ void register_index_ops(ir::OpRegistry& r) {
         return {gather_kernel(in, normalize_axis(a.get_int("axis"), in[0].rank(), "gather"))};
       },
       .vjp = [](const VjpContext& c) -> std::vector<Value> {
-        const int64_t axis = c.attrs().get_int("axis");
-        const Tensor x = c.input(0);
-        return {scatter_add(zeros_like(x), axis, c.input(1), c.cotangent()), Value()};
+        const Tensor x = c.input(0), index = c.input(1), g = c.cotangent();
+        const int64_t axis = normalize_axis(c.attrs().get_int("axis"), x.rank(), "gather");
+        if (picks_one_per_line(x.shape(), index.shape(), axis)) {
+          // One value picked per line (a loss's target class): the gradient is g where the position along
+          // the axis equals the index and 0 elsewhere, an elementwise expression that fuses into its
+          // consumers instead of a zero fill and a scatter. A bad index was reported by the forward gather.
+          Shape along(static_cast<size_t>(x.rank()), 1);
+          along[static_cast<size_t>(axis)] = x.shape()[static_cast<size_t>(axis)];
+          const Tensor positions = reshape(arange(x.shape()[static_cast<size_t>(axis)], index.dtype()), along);
+          return {where(eq(index, positions), broadcast_to(g, x.shape()), zeros_like(x)), Value()};
+        }
+        return {scatter_add(zeros_like(x), axis, index, g), Value()};
       },
   });
   r.add(ir::OpDef{

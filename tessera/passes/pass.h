@@ -41,6 +41,7 @@ Pass cse();                 // merges identical pure computations; leaves and ra
 Pass dce();                 // drops nodes no output depends on
 Pass algebraic_simplify();  // x*1, x+0, x-0, x/1, transpose∘transpose, reshape chains, ...
 Pass stable_rewrites();     // log(1+x)→log1p, exp(x)-1→expm1, log(softmax)→log_softmax, ...
+Pass fill_per_use();        // a `full` read by several nodes: one copy per reader (lowering; undoes CSE)
 
 // The default optimisation pipeline that backends run before lowering.
 const Pipeline& default_pipeline();

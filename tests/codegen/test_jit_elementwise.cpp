@@ -267,3 +267,34 @@ TEST(JitElementwise, FullAndScalarGeneratorsAreLiterals) {
       {x});
   EXPECT_GE(clusters.size(), 1u);
 }
+
+// arange inside a kernel: its values are computed from the element's index (Op::Index), never loaded,
+// in every dtype, with fractional and negative steps, broadcast across rows and reversed by a flip.
+TEST(JitElementwise, ArangeIsComputedInTheKernel) {
+  struct Case {
+    double start, stop, step;
+    DType dtype;
+  };
+  const std::vector<Case> cases = {{0, 4100, 1, DType::i64},         {-3, 4097, 1, DType::i32},
+                                   {0.5, 2050, 0.5, DType::f32},     {5000, 900, -1, DType::f32},
+                                   {0, 300, 1, DType::u8},           {-200, 4000, 1, DType::i8},
+                                   {0, 1.1e5, 25.5, DType::f32},     {1e15, 1.00000000001e15, 1, DType::f64},
+                                   {16777000, 16781100, 1, DType::f32}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(fmt::format("arange({}, {}, {}) {}", c.start, c.stop, c.step, dtype_name(c.dtype)));
+    const auto broadcast = check_against_reference(
+        [&](const std::vector<Tensor>& in) {
+          const Tensor a = ops::arange(c.start, c.stop, c.step, c.dtype);
+          return std::vector<Tensor>{ops::add(ops::cast(ops::reshape(a, {1, a.dim(0)}), DType::f64), in[0])};
+        },
+        {Array::zeros(DType::f64, {3, 1})});
+    ASSERT_EQ(broadcast.size(), 1u);
+    EXPECT_EQ(broadcast[0].inputs.size(), 1u);  // x only: arange is no buffer
+    const auto flipped = check_against_reference(
+        [&](const std::vector<Tensor>& in) {
+          return std::vector<Tensor>{ops::flip(ops::arange(c.start, c.stop, c.step, c.dtype), {0}) + ops::cast(in[0], c.dtype)};
+        },
+        {Array::zeros(DType::f64, {1})});
+    ASSERT_EQ(flipped.size(), 1u);
+  }
+}

@@ -99,6 +99,27 @@ TEST(Gather, Gradient) {
   expect_close(g[0], {1, 0, 3});
 }
 
+// One index per line (a loss picking its target class): the gradient is formed elementwise (g where
+// the position equals the index), never through scatter_add, and matches finite differences.
+TEST(Gather, GradientOfOnePickPerLineIsElementwise) {
+  const Array index = Array::from_vector<int64_t>({2, 0, 3, 3, 1, 0}, {2, 1, 3});
+  EXPECT_GRADIENTS_MATCH([](const std::vector<Tensor>& xs) { return ops::gather(xs[0], 1, xs[1]); },
+                         (std::vector<Array>{random_array({2, 4, 3}, 4), index}));
+  const Array rows = Array::from_vector<int32_t>({4, 0, 2}, {3, 1});
+  EXPECT_GRADIENTS_MATCH([](const std::vector<Tensor>& xs) { return ops::exp(ops::gather(xs[0], -1, xs[1])); },
+                         (std::vector<Array>{random_array({3, 5}, 5), rows}));
+  const ir::Graph g = trace(
+      [](const std::vector<Tensor>& in) {
+        return grad([](const std::vector<Tensor>& xs) { return ops::sum(ops::gather(xs[0], 1, xs[1]) * 3.0); }, {0})(
+            in);
+      },
+      {{DType::f32, {3, 5}}, {DType::i32, {3, 1}}});
+  for (const ir::NodePtr& n : g.nodes()) EXPECT_NE(n->op_name(), "scatter_add");
+  const std::vector<Array> got = backends::reference_backend().compile(g)->run(
+      {Array::from_vector<float>(std::vector<float>(15, 1.0f), {3, 5}), rows.astype(DType::i32)});
+  expect_close(Tensor::from_array(got[0]), {0, 0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 3, 0, 0});
+}
+
 TEST(Gather, GradientRank5AndSecondOrder) {
   std::vector<int64_t> idx;
   for (int64_t k = 0; k < 12; ++k) idx.push_back((k * 5) % 3);

@@ -16,6 +16,7 @@
 #include "tessera/backends/common/epilogues.h"
 #include "tessera/backends/common/fusion_plan.h"
 #include "tessera/lower/scalar_code.h"
+#include "tessera/passes/pass.h"
 
 namespace tessera::backends::common {
 namespace {
@@ -252,7 +253,9 @@ class GraphLowerer {
 std::unique_ptr<Program> lower_graph(const ir::Graph& graph, const BackendLowering& backend,
                                      const LowerOptions& options,
                                      const std::unordered_map<const ir::Node*, int32_t>& original_constants) {
-  return GraphLowerer(graph, backend, options, original_constants).run();
+  // Each kernel that reads a fill then holds it as a literal, with no kernel of its own.
+  const ir::Graph split = passes::fill_per_use().run(graph);
+  return GraphLowerer(split, backend, options, original_constants).run();
 }
 
 }  // namespace tessera::backends::common

@@ -92,6 +92,9 @@ bool glsl_expresses(const ir::Node& node) {
     if (bool_ops.count(op) == 0) return false;
   }
   if (op == "pow" && !node.inputs().empty() && !is_floating(node.input(0).dtype())) return false;
+  // arange's generated form computes in 64-bit integers or doubles, which shaders may lack: only the
+  // library shader (exact steps) runs it here.
+  if (op == "arange") return false;
   return true;
 }
 
