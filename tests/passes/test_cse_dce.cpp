@@ -131,3 +131,34 @@ TEST(Dce, NothingToDoReturnsTheSameNodes) {
   ir::Graph g = trace_graph1([](const std::vector<Tensor>& x) { return ops::exp(x[0]) + x[0]; }, {f32({3})});
   EXPECT_TRUE(same_graph(g, apply(passes::dce(), g)));
 }
+
+// fill_per_use undoes CSE for fills only: each reader gets its own `full` (generated kernels hold it as
+// a literal), a fill that is also an output stays, and the values are unchanged.
+TEST(FillPerUse, EveryReaderGetsItsOwnFill) {
+  ir::Graph g = trace(
+      [](const std::vector<Tensor>& x) {
+        const Tensor zero = ops::zeros({2, 3});
+        return std::vector<Tensor>{ops::where(ops::gt(x[0], ops::zeros({2, 3})), x[0], zero),
+                                   ops::sum(ops::where(ops::lt(x[0], ops::ones({2, 3})), x[0], zero)),
+                                   ops::exp(x[0])};
+      },
+      {f32({2, 3})});
+  g = apply(passes::cse(), g);
+  auto fills = [](const ir::Graph& graph) {
+    int n = 0;
+    for (const ir::NodePtr& node : graph.nodes()) n += node->op_name() == "full";
+    return n;
+  };
+  ASSERT_EQ(fills(g), 2);  // the zeros (read three times) and the ones
+  const ir::Graph split = apply(passes::fill_per_use(), g);
+  EXPECT_EQ(fills(split), 4);
+  for (const ir::NodePtr& node : split.nodes()) {
+    if (node->op_name() == "where") {
+      EXPECT_EQ(node->input(2).node()->op_name(), "full");
+    }
+  }
+  expect_same_values(g, split);
+  // Nothing shared: the graph itself comes back.
+  const ir::Graph once = apply(passes::fill_per_use(), split);
+  EXPECT_EQ(op_names(once), op_names(split));
+}
