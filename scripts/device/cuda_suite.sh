@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,probe,matvec,matvecbench,convshapes,splitk,epilogues,ab,onnx]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,probe,matvec,matvecbench,prefetch,llmab,convshapes,splitk,epilogues,ab,onnx]
 #   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
@@ -181,6 +181,24 @@ if want matvec; then
     echo "matvec $m without PDL: decode $rate tok/s" | tee -a "$out/matvec_sweep.txt"
   done
 fi
+if want llmab; then
+  # Decode rates of the GPU-machine models under alternative settings, interleaved (LLM_AB_SETTINGS: "-" is
+  # the default, a comma joins variables; LLM_AB_MODELS; LLM_AB_ROUNDS), e.g. the L2 prefetch on and off.
+  models=/tmp/tessera-llm-models
+  python3 bench/compare_llm_gpu.py --tessera .device/bin/tessera --models "$models" --types "${LLM_AB_TYPES:-bf16,q4_0}" \
+    --make-models-only > /dev/null
+  for round in $(seq "${LLM_AB_ROUNDS:-2}"); do
+    for m in ${LLM_AB_MODELS:-llama1b-bf16 gpt2s-bf16 llama1b-q4_0}; do
+      for setting in ${LLM_AB_SETTINGS:-- TESSERA_CUDA_L2_PREFETCH=bulk}; do
+        [[ $setting == - ]] && setting=TESSERA_AB_DEFAULT=1
+        rate=$(env ${setting//,/ } timeout 120 .device/bin/tessera bench llm -m "$models/$m.gguf" --device cuda -p 16 \
+          -n 128 -r 3 --cache-type f16 --json 2>>"$out/llmab_errors.txt" |
+          python3 -c 'import json,sys; print(json.load(sys.stdin)["decode_tokens_per_s"])' 2>&1 | tail -n 1)
+        echo "round $round $m $setting: decode $rate tok/s" | tee -a "$out/llmab.txt"
+      done
+    done
+  done
+fi
 # A standalone measurement in bench/cuda: built with the machine's nvcc and run, its output logged.
 #   standalone NAME TIMEOUT [nvcc arguments...]
 standalone() {
@@ -192,6 +210,8 @@ standalone() {
 }
 # Launch designs for 16-bit decode matvecs, outside the backend.
 if want matvecbench; then standalone matvec_variants 180; fi
+# Decode weights fetched into L2 beside a step's short kernels, before their matvec.
+if want prefetch; then standalone l2_prefetch 120; fi
 # cuBLAS f32 products and im2col / col2im at the CNN's second convolution.
 if want convshapes; then standalone conv_gemm_shapes 120 -lcublas; fi
 # Split K by hand against cuBLASLt's choice on the batch-4096 MLP's weight gradients.

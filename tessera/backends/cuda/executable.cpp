@@ -27,6 +27,7 @@ CudaExecutable::CudaExecutable(Context& context, ir::Graph graph, std::shared_pt
   const char* env = std::getenv("TESSERA_CUDA_GRAPHS");
   use_graphs_ = env == nullptr || std::strcmp(env, "0") != 0;
   if (StepProfiler::enabled()) profiler_ = std::make_unique<StepProfiler>(this->graph().name());
+  prefetch_ = std::make_unique<L2Prefetch>(context_, this->program());
   status_ = context_.status_words().acquire(context_.device().stream());
   check(cudaEventCreateWithFlags(&status_ready_, cudaEventDisableTiming), "cudaEventCreate");
 }
@@ -82,6 +83,15 @@ void CudaExecutable::launch(common::RunContext& ctx) {
   status_pending_ = true;
 }
 
+void CudaExecutable::run_steps(const common::RunContext& ctx) {
+  const common::Program& p = program();
+  if (!prefetch_->empty()) {
+    prefetch_->run(p.steps, ctx);
+    return;
+  }
+  for (const auto& step : p.steps) step->run(ctx);
+}
+
 void CudaExecutable::launch_steps(const common::RunContext& ctx) {
   const common::Program& p = program();
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
@@ -90,7 +100,7 @@ void CudaExecutable::launch_steps(const common::RunContext& ctx) {
     return;
   }
   if (!use_graphs_ || p.steps.empty()) {
-    for (const auto& step : p.steps) step->run(ctx);
+    run_steps(ctx);
     return;
   }
   auto it = graphs_.find(addresses());
@@ -106,13 +116,13 @@ void CudaExecutable::launch_steps(const common::RunContext& ctx) {
   Captured& g = it->second;
   g.runs += 1;
   if (g.exec == nullptr && g.runs < 2) {
-    for (const auto& step : p.steps) step->run(ctx);
+    run_steps(ctx);
     return;
   }
   if (g.exec == nullptr) {
     check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
     try {
-      for (const auto& step : p.steps) step->run(ctx);
+      run_steps(ctx);
     } catch (...) {
       cudaGraph_t broken = nullptr;
       cudaStreamEndCapture(stream, &broken);
