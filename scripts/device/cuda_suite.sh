@@ -182,19 +182,19 @@ if want matvec; then
   done
 fi
 if want llmab; then
-  # Decode rates of the GPU-machine models under alternative settings, interleaved (LLM_AB_SETTINGS: "-" is
-  # the default, a comma joins variables; LLM_AB_MODELS; LLM_AB_ROUNDS), e.g. the L2 prefetch on and off.
+  # Prefill (LLM_AB_PROMPT tokens) and decode rates of the GPU-machine models under alternative settings,
+  # interleaved (LLM_AB_SETTINGS: "-" is the default, a comma joins variables; LLM_AB_MODELS; LLM_AB_ROUNDS).
   models=/tmp/tessera-llm-models
   python3 bench/compare_llm_gpu.py --tessera .device/bin/tessera --models "$models" --types "${LLM_AB_TYPES:-bf16,q4_0}" \
     --make-models-only > /dev/null
   for round in $(seq "${LLM_AB_ROUNDS:-2}"); do
     for m in ${LLM_AB_MODELS:-llama1b-bf16 gpt2s-bf16 llama1b-q4_0}; do
-      for setting in ${LLM_AB_SETTINGS:-- TESSERA_CUDA_L2_PREFETCH=bulk}; do
+      for setting in ${LLM_AB_SETTINGS:-- TESSERA_CUDA_ROW_KERNELS=0}; do
         [[ $setting == - ]] && setting=TESSERA_AB_DEFAULT=1
-        rate=$(env ${setting//,/ } timeout 120 .device/bin/tessera bench llm -m "$models/$m.gguf" --device cuda -p 16 \
-          -n 128 -r 3 --cache-type f16 --json 2>>"$out/llmab_errors.txt" |
-          python3 -c 'import json,sys; print(json.load(sys.stdin)["decode_tokens_per_s"])' 2>&1 | tail -n 1)
-        echo "round $round $m $setting: decode $rate tok/s" | tee -a "$out/llmab.txt"
+        rate=$(env ${setting//,/ } timeout 120 .device/bin/tessera bench llm -m "$models/$m.gguf" --device cuda \
+          -p "${LLM_AB_PROMPT:-16}" -n 128 -r 3 --cache-type f16 --json 2>>"$out/llmab_errors.txt" |
+          python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["prefill_tokens_per_s"], "prefill,", r["decode_tokens_per_s"], "decode")' 2>&1 | tail -n 1)
+        echo "round $round $m $setting: $rate tok/s" | tee -a "$out/llmab.txt"
       done
     done
   done

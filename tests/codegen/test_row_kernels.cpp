@@ -306,3 +306,19 @@ TEST(RowKernels, CudaModuleOfDecoderRowsCompiles) {
   nvrtcDestroyProgram(&prog);
 }
 #endif
+
+// RowKernelRules::max_row_elements (the CUDA backend's 256): a batch's log_softmax over rows of 10
+// classes is one kernel; a decode step's or a prefill's 2,048-wide norm rows are left to separate
+// kernels that spread each row over the GPU.
+TEST(RowKernels, LongRowsStaySeparateKernelsUnderTheRowLimit) {
+  const lower::RowKernelRules gpu{true, true, 256};
+  const auto batch = clusters_of_fn(single_output(log_softmax_decomposed), {f32_type({64, 10})}, gpu);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(row_kernels(batch), 1u);
+  const auto decode = clusters_of_fn(single_output(log_softmax_decomposed), {f32_type({1, 4096})}, gpu);
+  EXPECT_GT(decode.size(), 1u);
+  EXPECT_EQ(row_kernels(decode), 0u);
+  auto rms = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{rms_norm_last(in[0], in[1])}; };
+  EXPECT_EQ(row_kernels(clusters_of_fn(rms, {f32_type({64, 2048}), f32_type({2048})}, gpu)), 0u);
+  EXPECT_EQ(row_kernels(clusters_of_fn(rms, {f32_type({64, 256}), f32_type({256})}, gpu)), 1u);
+}

@@ -7,9 +7,10 @@
 #include <cstring>
 
 #include "cuda/cuda_test_util.h"
-#include "tessera/backends/cuda/convert_on_write.h"
+#include "tessera/backends/common/convert_on_write.h"
 #include "tessera/backends/cuda/executable.h"
 #include "tessera/backends/cuda/narrow_activations.h"
+#include "tessera/backends/cuda/steps.h"
 #include "tessera/core/error.h"
 #include "tessera/ops/ops.h"
 #include "tessera/ops/quant.h"
@@ -338,7 +339,7 @@ TEST(CudaLlmKernels, CacheRowsAreRoundedAsTheyAreWritten) {
         },
         {{cache_type, cache_shape}, {DType::i64, {3}}, {DType::f32, {3, 2, 8}}});
     int converts = 0;
-    const ir::Graph folded = backends::cuda::convert_on_write(g);
+    const ir::Graph folded = backends::common::convert_on_write(g, backends::cuda::index_copy_converts);
     for (const ir::NodePtr& n : folded.nodes()) {
       converts += n->op_name() == "index_copy" && n->attrs().get_bool_or("convert", false) ? 1 : 0;
     }

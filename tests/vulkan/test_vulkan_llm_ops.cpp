@@ -208,6 +208,29 @@ TEST(VulkanLlmOps, AnExactArangeAndEyeRunOnVulkanAndOthersOnTheCpu) {
             backends::reference_backend().compile(g)->run({})[0].to_vector<float>());
 }
 
+TEST(VulkanLlmOps, CacheRowsAreRoundedAsTheyAreWritten) {
+  // index_copy(cache, rows, cast(k, cache type)), k a slice of a wider projection: the cast folds into
+  // the write (common/convert_on_write.h), one step reading k where it lies, each value rounded to nearest even as the cast
+  // rounds (ties and values past f16's range included); f32 rows into f16 and bf16 caches.
+  for (DType cache_type : {DType::f16, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(cache_type));
+    const ir::Graph g = trace(
+        [&](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+          return {ops::index_copy(a[0], 0, a[1], ops::cast(ops::slice(a[2], 1, 1, 3), cache_type))};
+        },
+        {{cache_type, {40, 2, 8}}, {DType::i64, {3}}, {DType::f32, {3, 4, 8}}});
+    Array rows = random_array({3, 4, 8}, 92, -30000, 30000, DType::f32);
+    float* r = rows.data<float>();
+    r[8] = 1.00048828125f;  // exactly halfway between two f16 values
+    r[9] = 90000.0f;        // past f16's largest finite value
+    const std::vector<Array> in = {random_array({40, 2, 8}, 91, -1, 1, DType::f32).astype(cache_type),
+                                   Array::from_vector<int64_t>({39, 0, 17}, {3}), rows};
+    expect_vulkan_matches(g, in, 0);
+    const std::string steps = vulkan_step_descriptions(g);
+    EXPECT_EQ(steps, fmt::format("vulkan index_copy 3 rows into {}[40, 2, 8]\n", dtype_name(cache_type)));
+  }
+}
+
 TEST(VulkanLlmOps, QuantizedProductsAddTheirBiasAndResidualAsTheyStore) {
   // y = x W^T + b + r in the graph's order, for a matvec (3 rows) and a tiled product (12 rows); the
   // two adds must become part of the product's step (no step of their own).

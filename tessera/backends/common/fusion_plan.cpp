@@ -50,11 +50,9 @@ std::unordered_set<const ir::Node*> cluster_eligible(const ir::Graph& graph, con
 }
 
 std::vector<lower::Cluster> form_clusters(const ir::Graph& graph, const std::unordered_set<const ir::Node*>& eligible,
-                                          FusionSet fusion, bool chain_reductions) {
+                                          FusionSet fusion, const lower::RowKernelRules& rules) {
   if (fusion.has(Fusion::clusters)) {
-    return lower::find_clusters(
-        graph, [&](const ir::Node& n) { return eligible.count(&n) != 0; },
-        lower::RowKernelRules{fusion.has(Fusion::row_kernels), chain_reductions});
+    return lower::find_clusters(graph, [&](const ir::Node& n) { return eligible.count(&n) != 0; }, rules);
   }
   std::vector<lower::Cluster> clusters;
   for (const ir::NodePtr& n : graph.nodes()) {

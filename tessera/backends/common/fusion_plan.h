@@ -29,9 +29,10 @@ std::unordered_set<const ir::Node*> cluster_eligible(const ir::Graph& graph, con
                                                      const EpilogueMap& epilogues, const OwnerMap& owners,
                                                      bool half_types = false);
 
-// The eligible nodes as clusters: lower::find_clusters, or one node each without Fusion::clusters.
+// The eligible nodes as clusters: lower::find_clusters (row kernels as `rules` allow), or one node each
+// without Fusion::clusters.
 std::vector<lower::Cluster> form_clusters(const ir::Graph& graph, const std::unordered_set<const ir::Node*>& eligible,
-                                          FusionSet fusion, bool chain_reductions);
+                                          FusionSet fusion, const lower::RowKernelRules& rules);
 lower::Cluster single_node_cluster(const ir::NodePtr& node);
 int64_t cluster_work(const std::vector<lower::Cluster>& clusters);  // elements the clusters compute
 // The clusters the loop IR accepts; a rejected cluster is split into its nodes that it accepts alone.

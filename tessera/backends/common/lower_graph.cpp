@@ -137,7 +137,10 @@ class GraphLowerer {
     const std::unordered_set<const ir::Node*> eligible =
         cluster_eligible(graph_, table_, epilogues, owners_, options_.half_types);
     if (eligible.empty()) return;
-    std::vector<lower::Cluster> clusters = form_clusters(graph_, eligible, options_.fusion, options_.chain_reductions);
+    std::vector<lower::Cluster> clusters = form_clusters(graph_, eligible, options_.fusion,
+                                                             lower::RowKernelRules{options_.fusion.has(Fusion::row_kernels),
+                                                                                   options_.chain_reductions,
+                                                                                   options_.max_row_kernel_elements});
     *cluster_ms = ms_since(tc);
     if (cluster_work(clusters) < options_.min_generated_elements) return;
     const auto t0 = std::chrono::steady_clock::now();

@@ -48,6 +48,7 @@ struct LowerOptions {
   bool half_types = false;         // its generated kernels take f16/bf16 values (lower::can_generate)
   // Row kernels may chain reductions (lower::RowKernelRules): softmax and LayerNorm in one kernel.
   bool chain_reductions = true;
+  int64_t max_row_kernel_elements = 16384;  // row kernels only over rows this short (RowKernelRules)
 };
 
 // Throws LoweringFault (lowering.h) on a bug of the lowering itself, naming the node and the switch

@@ -14,7 +14,7 @@
 #include "tessera/backends/common/program.h"
 #include "tessera/backends/cpu/cpu_backend.h"
 #include "tessera/backends/cuda/context.h"
-#include "tessera/backends/cuda/convert_on_write.h"
+#include "tessera/backends/common/convert_on_write.h"
 #include "tessera/backends/cuda/cuda_check.h"
 #include "tessera/backends/cuda/executable.h"
 #include "tessera/backends/cuda/lazy_library.h"
@@ -117,7 +117,7 @@ class CudaBackend final : public Backend {
     ctx.device().make_current();
     std::optional<common::CompilePhase> phase(std::in_place, "prepare");
     common::DeviceGraph d = common::prepare_device_graph(*this, graph);
-    d.optimized = convert_on_write(narrow_product_activations(d.optimized));
+    d.optimized = common::convert_on_write(narrow_product_activations(d.optimized), index_copy_converts);
     phase.emplace("lower");
     common::BackendLowering lowering;
     lowering.name = "cuda";
@@ -135,14 +135,19 @@ class CudaBackend final : public Backend {
     options.epilogue_limits.convolutions = true;  // the implicit GEMM's tail (library_ops_conv.cpp)
     options.epilogue_limits.quantized_products = true;
     options.half_types = true;
-    // Row kernels (a norm's reduction and its use over the row in one kernel) are off unless
-    // TESSERA_CUDA_ROW_KERNELS=1: on an H200 they made decode slower (Llama-1B shape bf16 861 against
-    // 906 tok/s, GPT-2 small 1,246 against 1,453, same call), one block walking a decode step's row
-    // twice where the separate kernels spread it over the GPU and overlap by programmatic launch.
+    // Row kernels (a reduction and its use over the row in one kernel) only over rows of at most 256
+    // elements: on an H200, over a decode step's rows (768-2,048 wide, one row) they made decode slower
+    // (Llama-1B shape bf16 861 against 906 tok/s, GPT-2 small 1,246 against 1,453, same call), one block
+    // walking the row twice where the separate kernels spread it over the GPU and overlap by programmatic
+    // launch, and a 2,048-token prefill's norms 2.6% slower (201K against 206K tok/s, one call); a batch's
+    // log-softmax and its gradient (64 rows of 10 classes) are each one launch instead of three (MLP
+    // step at batch 64: 122 against 125 us, two rounds). TESSERA_CUDA_ROW_KERNELS=1: rows of any length
+    // (up to the shared limit), =0: never.
     const char* rows = std::getenv("TESSERA_CUDA_ROW_KERNELS");
-    const bool row_kernels = rows != nullptr && std::string(rows) == "1";
+    const std::string row_setting = rows == nullptr ? "" : rows;
     common::FusionSet fusion = common::FusionSet::all().without(common::Fusion::relayout);
-    if (!row_kernels) fusion = fusion.without(common::Fusion::row_kernels);
+    if (row_setting == "0") fusion = fusion.without(common::Fusion::row_kernels);
+    if (row_setting != "1") options.max_row_kernel_elements = 256;
     options.fusion = common::following_row_kernel_switch(fusion);
     set_lowering_context(&ctx);
     std::shared_ptr<const common::Program> program;

@@ -27,7 +27,6 @@ CudaExecutable::CudaExecutable(Context& context, ir::Graph graph, std::shared_pt
   const char* env = std::getenv("TESSERA_CUDA_GRAPHS");
   use_graphs_ = env == nullptr || std::strcmp(env, "0") != 0;
   if (StepProfiler::enabled()) profiler_ = std::make_unique<StepProfiler>(this->graph().name());
-  prefetch_ = std::make_unique<L2Prefetch>(context_, this->program());
   status_ = context_.status_words().acquire(context_.device().stream());
   check(cudaEventCreateWithFlags(&status_ready_, cudaEventDisableTiming), "cudaEventCreate");
 }
@@ -84,12 +83,7 @@ void CudaExecutable::launch(common::RunContext& ctx) {
 }
 
 void CudaExecutable::run_steps(const common::RunContext& ctx) {
-  const common::Program& p = program();
-  if (!prefetch_->empty()) {
-    prefetch_->run(p.steps, ctx);
-    return;
-  }
-  for (const auto& step : p.steps) step->run(ctx);
+  for (const auto& step : program().steps) step->run(ctx);
 }
 
 void CudaExecutable::launch_steps(const common::RunContext& ctx) {

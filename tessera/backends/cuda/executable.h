@@ -14,7 +14,6 @@
 #include "tessera/backends/common/device_executable.h"
 #include "tessera/backends/common/program.h"
 #include "tessera/backends/cuda/context.h"
-#include "tessera/backends/cuda/l2_prefetch.h"
 #include "tessera/backends/cuda/step_profiler.h"
 
 namespace tessera::backends::cuda {
@@ -33,7 +32,7 @@ class CudaExecutable final : public common::DeviceExecutable {
   // Throws if a kernel of an earlier, finished run raised the index-error flag (never waits).
   void check_previous_run();
   void launch_steps(const common::RunContext& ctx);
-  void run_steps(const common::RunContext& ctx);  // in order, with the L2 prefetches forked beside them
+  void run_steps(const common::RunContext& ctx);
 
   Context& context_;
   struct Captured {
@@ -47,7 +46,6 @@ class CudaExecutable final : public common::DeviceExecutable {
   bool status_pending_ = false;
   int captures_ = 0, replays_ = 0;
   std::unique_ptr<StepProfiler> profiler_;  // TESSERA_CUDA_PROFILE=1
-  std::unique_ptr<L2Prefetch> prefetch_;
 };
 
 }  // namespace tessera::backends::cuda

@@ -151,10 +151,12 @@ bool is_leading_sum(const ir::Node& node) {
   }
   int64_t m = 1;
   for (int64_t a : axes) m *= x.shape()[static_cast<size_t>(a)];
-  // Short sums are cheap as generated code and fuse there; so are sums into few outputs, which the
-  // generated kernels spread over a warp or a block per output (a 1 x 1 x 64 GEMV took 17 us).
+  // Short sums are cheap as generated code and fuse there with the kernel that makes their input (a
+  // batch-64 step's ReLU-masked gradient and its bias gradient: one launch, not a kernel and a product);
+  // so are sums into few outputs, which the generated kernels spread over a warp or a block per output
+  // (a 1 x 1 x 64 GEMV took 17 us).
   const int64_t n = x.type().numel() / m;
-  return !axes.empty() && m >= 32 && n >= 32;
+  return !axes.empty() && m >= 256 && n >= 32;
 }
 
 bool lower_leading_sum(Lowering& L, const ir::NodePtr& node) {

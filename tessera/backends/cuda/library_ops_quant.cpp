@@ -10,7 +10,6 @@
 
 #include "tessera/backends/common/quant_operands.h"
 #include "tessera/backends/cuda/gemm.h"
-#include "tessera/backends/cuda/l2_prefetch.h"
 #include "tessera/backends/cuda/narrow_activations.h"
 #include "tessera/backends/cuda/quant_kernels.h"
 #include "tessera/backends/cuda/steps.h"
@@ -95,7 +94,7 @@ struct TailOperands {
   }
 };
 
-class MatvecStep final : public common::Step, public StreamsWeights {
+class MatvecStep final : public common::Step {
  public:
   MatvecStep(Context& ctx, const QuantOperands& q, Operand w, Operand x, Operand y, TailOperands adds)
       : q_(q), w_(w), x_(x), y_(y), tail_operands_(adds) {
@@ -123,8 +122,6 @@ class MatvecStep final : public common::Step, public StreamsWeights {
     }
   }
   common::StepKind kind() const override { return common::StepKind::library; }
-  Operand weights() const override { return w_; }
-  int64_t weight_bytes() const override { return q_.n * q_.row_bytes; }
   std::string describe() const override {
     return fmt::format("cuda {} matvec {}x{}x{}{} ({} warps per {} rows)", quant::type_name(q_.type), q_.m, q_.n, q_.k,
                        tail_operands_.describe(), warps_per_row_, full_.rows_per_warp);

@@ -16,6 +16,9 @@ void register_cumsum_lowerings(common::LoweringTable& table);   // library_ops_c
 void register_pad_lowerings(common::LoweringTable& table);      // library_ops_pad.cpp
 void register_optim_lowerings(common::LoweringTable& table);    // library_ops_optim.cpp
 void register_index_copy_lowerings(common::LoweringTable& table);  // library_ops_index_copy.cpp
+// Whether index_copy converts rows of `from` into a cache of `to` as it writes them (f32 into f16 or
+// bf16): what common::convert_on_write may fold a cast into.
+bool vulkan_index_copy_converts(DType from, DType to);
 void register_creation_lowerings(common::LoweringTable& table);  // library_ops_creation.cpp
 void register_quant_lowerings(common::LoweringTable& table);    // library_ops_quant.cpp
 void register_attention_lowerings(common::LoweringTable& table);  // library_ops_attention.cpp

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/vulkan/library_ops.h"
+#include "tessera/codegen/dialect.h"
 #include "tessera/backends/vulkan/shader_step.h"
 #include "tessera/backends/vulkan/shader_text.h"
 #include "tessera/backends/vulkan/steps.h"
@@ -33,13 +34,23 @@ void main() {{
 }
 
 // out[o, idx[i], e] = src[o, i, e] over outer x m x slice elements (size rows along the axis), src read
-// where it lies (`src` its layout: a slice of a stacked projection needs no packed copy).
+// where it lies (`src` its layout: a slice of a stacked projection needs no packed copy). Converting
+// (f32 rows into an f16 or bf16 cache), each value is rounded to nearest even by the GLSL dialect's
+// helper, as the cast it replaces (common/convert_on_write.h).
 std::string slices_glsl(size_t element_bytes, DType index, int64_t outer, int64_t size, int64_t m, int64_t slice,
-                        const common::Layout& src) {
+                        const common::Layout& src, DType convert_to) {
+  std::string ext = storage_extensions(element_bytes), src_raw = raw_element_type(element_bytes), value = "v";
+  if (convert_to != DType::f32) {
+    ext.clear();
+    const auto half = convert_to == DType::f16 ? lower::ScalarType::f16 : lower::ScalarType::bf16;
+    for (const std::string& r : codegen::glsl_dialect().type_requirements[static_cast<size_t>(half)]) ext += r;
+    src_raw = raw_element_type(4);
+    value = fmt::format("tsr_f32_to_{}(uintBitsToFloat(v))", convert_to == DType::f16 ? "f16" : "bf16");
+  }
   return fmt::format(R"(#version 450
 {ext}// index_copy: {m} slices of {slice} elements into {outer} x {size} rows.
 layout(local_size_x = 256) in;
-layout(std430, binding = 0) readonly buffer TsrSrc {{ {raw} src[]; }};
+layout(std430, binding = 0) readonly buffer TsrSrc {{ {src_raw} src[]; }};
 layout(std430, binding = 1) readonly buffer TsrIndex {{ int idx[]; }};
 layout(std430, binding = 2) buffer TsrOut {{ {raw} y[]; }};
 {status}layout(push_constant) uniform TsrShifts {{ int shift[4]; }};
@@ -58,12 +69,13 @@ layout(std430, binding = 2) buffer TsrOut {{ {raw} y[]; }};
         if (read_index(j) == r) report({repeated}u);
       }}
     }}
-    y[shift[2] + (o * {size} + r) * {slice} + e] = src[shift[0] + {src_offset}];
+    const {src_raw} v = src[shift[0] + {src_offset}];
+    y[shift[2] + (o * {size} + r) * {slice} + e] = {value};
   }}
 }}
 )",
-                     fmt::arg("ext", storage_extensions(element_bytes)), fmt::arg("raw", raw_element_type(element_bytes)),
-                     fmt::arg("status", status_glsl(3)),
+                     fmt::arg("ext", ext), fmt::arg("raw", raw_element_type(element_bytes)), fmt::arg("src_raw", src_raw),
+                     fmt::arg("value", value), fmt::arg("status", status_glsl(3)),
                      fmt::arg("reader", index_reader_glsl(index, "read_index", "idx", "shift[1]")),
                      fmt::arg("total", outer * m * slice), fmt::arg("outer", outer), fmt::arg("size", size),
                      fmt::arg("m", m), fmt::arg("slice", slice), fmt::arg("coords", coordinates_glsl(src.shape, "t")),
@@ -74,9 +86,10 @@ layout(std430, binding = 2) buffer TsrOut {{ {raw} y[]; }};
 
 bool claim_index_copy(const ir::Node& node) {
   if (node.inputs().size() != 3 || node.num_outputs() != 1 || !fits_int_indexing(node)) return false;
-  const DType dt = node.input(0).dtype();
-  return dt != DType::f64 && node.input(2).dtype() == dt && node.input(0).rank() >= 1 &&
-         library_index(node.input(1).dtype()) && node.input(1).rank() == 1;
+  const DType dt = node.input(0).dtype(), src = node.input(2).dtype();
+  const bool moves = src == dt || (node.attrs().get_bool_or("convert", false) && vulkan_index_copy_converts(src, dt));
+  return dt != DType::f64 && moves && node.input(0).rank() >= 1 && library_index(node.input(1).dtype()) &&
+         node.input(1).rank() == 1;
 }
 
 bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
@@ -94,6 +107,8 @@ bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
   const int64_t size = xv.shape()[axis], m = node->input(1).shape()[0];
   const size_t es = dtype_size(xv.dtype());
   const auto eu = static_cast<uint32_t>(es);
+  const DType src_type = node->input(2).dtype();
+  const auto src_unit = static_cast<uint32_t>(dtype_size(src_type));
   const uint64_t bytes = static_cast<uint64_t>(xv.type().numel()) * es;
   Context& ctx = lowering_context();
   std::vector<ShaderDispatch> dispatches(1);
@@ -105,12 +120,14 @@ bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
   copy.skip_when_in_place = true;
   if (outer * m * slice > 0) {
     ShaderDispatch d;
+    const DType convert_to = src_type == xv.dtype() ? DType::f32 : xv.dtype();
     d.pipeline = ctx.pipelines().pipeline(slices_glsl(es, node->input(1).dtype(), outer, size, m, slice,
-                                                      L.info(src).layout),
+                                                      L.info(src).layout, convert_to),
                                           4,
-                                          fmt::format("index_copy_{}", dtype_name(xv.dtype())));
+                                          fmt::format("index_copy_{}{}", src_type == xv.dtype() ? "" : "f32_",
+                                                      dtype_name(xv.dtype())));
     // The result binding is read-write: the rows not written keep x's values (copied, or already there).
-    d.bindings = {buffer_binding(L, src, false, eu),
+    d.bindings = {buffer_binding(L, src, false, src_unit),
                   {L.operand(idx), static_cast<uint64_t>(m) * index_words(node->input(1).dtype()) * 4, false, 4},
                   {L.operand(y), bytes, true, eu}};
     d.groups = {library_groups(outer * m * slice), 1, 1};
@@ -124,6 +141,10 @@ bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
 }
 
 }  // namespace
+
+bool vulkan_index_copy_converts(DType from, DType to) {
+  return from == DType::f32 && (to == DType::f16 || to == DType::bf16);
+}
 
 void register_index_copy_lowerings(common::LoweringTable& table) {
   table["index_copy"] = {lower_index_copy, claim_index_copy, true};

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "tessera/backends/common/convert_on_write.h"
 #include "tessera/backends/common/compile_profile.h"
 #include "tessera/backends/common/lower_graph.h"
 #include "tessera/backends/common/program.h"
@@ -134,7 +135,9 @@ class VulkanBackend final : public Backend {
     }
     const common::CompileProfile profile("vulkan compile");
     Context& ctx = context();
-    const common::DeviceGraph d = common::prepare_device_graph(*this, graph);
+    common::DeviceGraph d = common::prepare_device_graph(*this, graph);
+    // A KV cache's cast rows are converted by the cache write itself (no cast dispatch per layer).
+    d.optimized = common::convert_on_write(d.optimized, vulkan_index_copy_converts);
     common::BackendLowering lowering;
     lowering.name = "vulkan";
     lowering.table = &vulkan_lowerings();
