@@ -82,10 +82,6 @@ void CudaExecutable::launch(common::RunContext& ctx) {
   status_pending_ = true;
 }
 
-void CudaExecutable::run_steps(const common::RunContext& ctx) {
-  for (const auto& step : program().steps) step->run(ctx);
-}
-
 void CudaExecutable::launch_steps(const common::RunContext& ctx) {
   const common::Program& p = program();
   const cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
@@ -94,7 +90,7 @@ void CudaExecutable::launch_steps(const common::RunContext& ctx) {
     return;
   }
   if (!use_graphs_ || p.steps.empty()) {
-    run_steps(ctx);
+    for (const auto& step : p.steps) step->run(ctx);
     return;
   }
   auto it = graphs_.find(addresses());
@@ -110,13 +106,13 @@ void CudaExecutable::launch_steps(const common::RunContext& ctx) {
   Captured& g = it->second;
   g.runs += 1;
   if (g.exec == nullptr && g.runs < 2) {
-    run_steps(ctx);
+    for (const auto& step : p.steps) step->run(ctx);
     return;
   }
   if (g.exec == nullptr) {
     check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
     try {
-      run_steps(ctx);
+      for (const auto& step : p.steps) step->run(ctx);
     } catch (...) {
       cudaGraph_t broken = nullptr;
       cudaStreamEndCapture(stream, &broken);

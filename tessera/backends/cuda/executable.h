@@ -32,7 +32,6 @@ class CudaExecutable final : public common::DeviceExecutable {
   // Throws if a kernel of an earlier, finished run raised the index-error flag (never waits).
   void check_previous_run();
   void launch_steps(const common::RunContext& ctx);
-  void run_steps(const common::RunContext& ctx);
 
   Context& context_;
   struct Captured {
