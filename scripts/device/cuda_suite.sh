@@ -189,10 +189,12 @@ if want llmab; then
     --make-models-only > /dev/null
   for round in $(seq "${LLM_AB_ROUNDS:-2}"); do
     for m in ${LLM_AB_MODELS:-llama1b-bf16 gpt2s-bf16 llama1b-q4_0}; do
+      prompt=${LLM_AB_PROMPT:-16}
+      [[ $m == gpt2* && $prompt -gt 880 ]] && prompt=880  # GPT-2: 1,024 positions for prompt and 128 more
       for setting in ${LLM_AB_SETTINGS:-- TESSERA_CUDA_ROW_KERNELS=0}; do
         [[ $setting == - ]] && setting=TESSERA_AB_DEFAULT=1
         rate=$(env ${setting//,/ } timeout 120 .device/bin/tessera bench llm -m "$models/$m.gguf" --device cuda \
-          -p "${LLM_AB_PROMPT:-16}" -n 128 -r 3 --cache-type f16 --json 2>>"$out/llmab_errors.txt" |
+          -p "$prompt" -n 128 -r 3 --cache-type f16 --json 2>>"$out/llmab_errors.txt" |
           python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["prefill_tokens_per_s"], "prefill,", r["decode_tokens_per_s"], "decode")' 2>&1 | tail -n 1)
         echo "round $round $m $setting: $rate tok/s" | tee -a "$out/llmab.txt"
       done
