@@ -87,7 +87,7 @@ void KernelWriter::check_index_range() const {
   };
   bool ok = numel <= limit;
   for (const auto* code : all_code()) {
-    for (const Instr& in : *code) ok = ok && ((in.op != Op::Load && in.op != Op::Index) || fits(in.access));
+    for (const Instr& in : *code) ok = ok && (!lower::has_access(in.op) || fits(in.access));
   }
   for (const auto* list : {&k_.body_stores, &k_.epilogue_stores, &k_.row_stores}) {
     for (const lower::Store& st : *list) ok = ok && fits(st.access);
@@ -261,8 +261,7 @@ const std::vector<bool>& KernelWriter::variant(const std::vector<Instr>& code) {
   v.assign(code.size(), false);
   for (size_t i = 0; i < code.size(); ++i) {
     const Instr& in = code[i];
-    bool var = ((in.op == Op::Load || in.op == Op::Index) && in.access.coef[last_] != 0) ||
-               (in.op == Op::Reduced && tiled());
+    bool var = (lower::has_access(in.op) && in.access.coef[last_] != 0) || (in.op == Op::Reduced && tiled());
     for (int a : in.args) var = var || (a >= 0 && v[static_cast<size_t>(a)]);
     v[i] = var;
   }

@@ -10,20 +10,15 @@ namespace tessera::lower {
 
 void coalesce_domain(Kernel& kernel) {
   std::vector<Affine*> accesses;
-  for (Instr& in : kernel.body) {
-    if (in.op == Op::Load || in.op == Op::Index) accesses.push_back(&in.access);
-  }
-  for (Instr& in : kernel.epilogue) {
-    if (in.op == Op::Load || in.op == Op::Index) accesses.push_back(&in.access);
-  }
-  for (auto& walk : kernel.chained) {
-    for (Instr& in : walk) {
-      if (in.op == Op::Load || in.op == Op::Index) accesses.push_back(&in.access);
+  auto collect = [&](std::vector<Instr>& code) {
+    for (Instr& in : code) {
+      if (has_access(in.op)) accesses.push_back(&in.access);
     }
-  }
-  for (Instr& in : kernel.row) {
-    if (in.op == Op::Load || in.op == Op::Index) accesses.push_back(&in.access);
-  }
+  };
+  collect(kernel.body);
+  collect(kernel.epilogue);
+  for (auto& walk : kernel.chained) collect(walk);
+  collect(kernel.row);
   for (Store& s : kernel.body_stores) accesses.push_back(&s.access);
   for (Store& s : kernel.epilogue_stores) accesses.push_back(&s.access);
   for (Store& s : kernel.row_stores) accesses.push_back(&s.access);

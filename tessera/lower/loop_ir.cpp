@@ -136,7 +136,7 @@ void print_instrs(std::string& out, const char* prefix, const std::vector<Instr>
         rhs = op_name(in.op);
         break;
     }
-    if (in.op != Op::Load && in.op != Op::Literal && in.op != Op::Reduced && in.op != Op::Index) {
+    if (!has_access(in.op) && in.op != Op::Literal && in.op != Op::Reduced) {
       for (int a : in.args) {
         if (a >= 0) rhs += fmt::format(" {}{}", prefix, a);
       }

@@ -65,6 +65,10 @@ enum class Op : uint8_t {
   Index,    // the i64 value of `access` at the current domain element: arange's values, computed not loaded
 };
 
+// Load and Index carry an affine `access` of the domain indices (rewritten with the domain, bounded by the
+// dialect's index width).
+inline bool has_access(Op op) { return op == Op::Load || op == Op::Index; }
+
 enum class MathFn : uint8_t { exp, expm1, log, log1p, sqrt, sin, cos, tanh, erf, floor, ceil, nearbyint, fabs, pow };
 inline constexpr int kNumMathFns = 14;
 const char* math_fn_name(MathFn fn);

@@ -212,8 +212,8 @@ void register_index_ops(ir::OpRegistry& r) {
           // the axis equals the index and 0 elsewhere, an elementwise expression that fuses into its
           // consumers instead of a zero fill and a scatter. A bad index was reported by the forward gather.
           Shape along(static_cast<size_t>(x.rank()), 1);
-          along[static_cast<size_t>(axis)] = x.shape()[static_cast<size_t>(axis)];
-          const Tensor positions = reshape(arange(x.shape()[static_cast<size_t>(axis)], index.dtype()), along);
+          along[static_cast<size_t>(axis)] = x.dim(axis);
+          const Tensor positions = reshape(arange(x.dim(axis), index.dtype()), along);
           return {where(eq(index, positions), broadcast_to(g, x.shape()), zeros_like(x)), Value()};
         }
         return {scatter_add(zeros_like(x), axis, index, g), Value()};

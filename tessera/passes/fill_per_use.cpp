@@ -6,15 +6,9 @@
 
 namespace tessera::passes {
 
-namespace {
-
-using detail::Rewriter;
-
-}  // namespace
-
 Pass fill_per_use() {
   return Pass{"fill_per_use", [](const ir::Graph& graph) {
-                Rewriter rw(graph, "fill_per_use");
+                detail::Rewriter rw(graph, "fill_per_use");
                 return rw.run([&](const ir::Node& node, const std::vector<ir::Value>& inputs)
                                   -> std::optional<std::vector<ir::Value>> {
                   std::vector<ir::Value> fresh = inputs;

@@ -10,11 +10,11 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/common/compile_profile.h"
+#include "tessera/backends/common/convert_on_write.h"
 #include "tessera/backends/common/lower_graph.h"
 #include "tessera/backends/common/program.h"
 #include "tessera/backends/cpu/cpu_backend.h"
 #include "tessera/backends/cuda/context.h"
-#include "tessera/backends/common/convert_on_write.h"
 #include "tessera/backends/cuda/cuda_check.h"
 #include "tessera/backends/cuda/executable.h"
 #include "tessera/backends/cuda/lazy_library.h"

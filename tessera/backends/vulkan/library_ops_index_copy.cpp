@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 
 #include "tessera/backends/vulkan/library_ops.h"
-#include "tessera/codegen/dialect.h"
 #include "tessera/backends/vulkan/shader_step.h"
 #include "tessera/backends/vulkan/shader_text.h"
 #include "tessera/backends/vulkan/steps.h"
+#include "tessera/codegen/dialect.h"
 
 namespace tessera::backends::vulkan {
 
@@ -34,18 +34,19 @@ void main() {{
 }
 
 // out[o, idx[i], e] = src[o, i, e] over outer x m x slice elements (size rows along the axis), src read
-// where it lies (`src` its layout: a slice of a stacked projection needs no packed copy). Converting
-// (f32 rows into an f16 or bf16 cache), each value is rounded to nearest even by the GLSL dialect's
-// helper, as the cast it replaces (common/convert_on_write.h).
-std::string slices_glsl(size_t element_bytes, DType index, int64_t outer, int64_t size, int64_t m, int64_t slice,
-                        const common::Layout& src, DType convert_to) {
+// where it lies (`src` its layout: a slice of a stacked projection needs no packed copy). Rows of
+// another type than the result's (f32 rows into an f16 or bf16 cache, vulkan_index_copy_converts) are
+// rounded to nearest even by the GLSL dialect's helper, as the cast they replace (common/convert_on_write.h).
+std::string slices_glsl(DType src_type, DType dst_type, DType index, int64_t outer, int64_t size, int64_t m,
+                        int64_t slice, const common::Layout& src) {
+  const size_t element_bytes = dtype_size(dst_type);
   std::string ext = storage_extensions(element_bytes), src_raw = raw_element_type(element_bytes), value = "v";
-  if (convert_to != DType::f32) {
+  if (src_type != dst_type) {
     ext.clear();
-    const auto half = convert_to == DType::f16 ? lower::ScalarType::f16 : lower::ScalarType::bf16;
+    const lower::ScalarType half = lower::scalar_type_of(dst_type);
     for (const std::string& r : codegen::glsl_dialect().type_requirements[static_cast<size_t>(half)]) ext += r;
-    src_raw = raw_element_type(4);
-    value = fmt::format("tsr_f32_to_{}(uintBitsToFloat(v))", convert_to == DType::f16 ? "f16" : "bf16");
+    src_raw = raw_element_type(dtype_size(src_type));
+    value = fmt::format("tsr_f32_to_{}(uintBitsToFloat(v))", dtype_name(dst_type));
   }
   return fmt::format(R"(#version 450
 {ext}// index_copy: {m} slices of {slice} elements into {outer} x {size} rows.
@@ -120,12 +121,13 @@ bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
   copy.skip_when_in_place = true;
   if (outer * m * slice > 0) {
     ShaderDispatch d;
-    const DType convert_to = src_type == xv.dtype() ? DType::f32 : xv.dtype();
-    d.pipeline = ctx.pipelines().pipeline(slices_glsl(es, node->input(1).dtype(), outer, size, m, slice,
-                                                      L.info(src).layout, convert_to),
+    d.pipeline = ctx.pipelines().pipeline(slices_glsl(src_type, xv.dtype(), node->input(1).dtype(), outer, size, m,
+                                                      slice, L.info(src).layout),
                                           4,
-                                          fmt::format("index_copy_{}{}", src_type == xv.dtype() ? "" : "f32_",
-                                                      dtype_name(xv.dtype())));
+                                          src_type == xv.dtype()
+                                              ? fmt::format("index_copy_{}", dtype_name(xv.dtype()))
+                                              : fmt::format("index_copy_{}_{}", dtype_name(src_type),
+                                                            dtype_name(xv.dtype())));
     // The result binding is read-write: the rows not written keep x's values (copied, or already there).
     d.bindings = {buffer_binding(L, src, false, src_unit),
                   {L.operand(idx), static_cast<uint64_t>(m) * index_words(node->input(1).dtype()) * 4, false, 4},

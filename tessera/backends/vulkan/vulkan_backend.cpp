@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "tessera/backends/common/convert_on_write.h"
 #include "tessera/backends/common/compile_profile.h"
+#include "tessera/backends/common/convert_on_write.h"
 #include "tessera/backends/common/lower_graph.h"
 #include "tessera/backends/common/program.h"
 #include "tessera/backends/cpu/cpu_backend.h"
