@@ -27,8 +27,11 @@ int reduction_group(const lower::Kernel& k, const Dialect& d) {
   // when each walks its own output (a column sum), which a group of lanes over rows would lose.
   if (!k.reduced.back() && outputs >= 4096) return 1;
   if (work < 16) return 1;
-  // Few outputs over long rows: a whole block per output keeps the machine busy.
+  // Few outputs over long rows: a whole block per output keeps the machine busy. So for a row kernel
+  // over a few rows of a few hundred (a decode step's norms): a warp walked a 768-wide row three times,
+  // 24 dependent loads a lane per pass.
   if (work >= 2048 && outputs <= 512) return d.block_size;
+  if (k.has_row_phase() && work >= 256 && outputs <= 8) return d.block_size;
   // About four elements per lane before the shuffles, at most a warp.
   return static_cast<int>(std::min<int64_t>(d.warp_size, floor_pow2(work / 4)));
 }

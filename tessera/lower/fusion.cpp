@@ -238,7 +238,8 @@ class Clusterer {
     try {
       const Kernel k = build_loop_kernel(make_cluster(members));
       if (!k.has_row_phase()) return true;
-      if (!rules_.row_kernels || k.work_per_unit() > std::min(kMaxRowElements, rules_.max_row_elements)) return false;
+      if (!rules_.row_kernels || k.work_per_unit() > kMaxRowElements) return false;
+      if (k.work_per_unit() > rules_.max_row_elements && k.range() > rules_.few_rows) return false;
       if (rules_.chain_reductions) return true;
       return k.chained.empty() && (joining < 0 || !cheaply_feeds_reduction_of_its_size(joining));
     } catch (const Error&) {

@@ -28,7 +28,8 @@ bool can_generate(const ir::Node& node, bool half_types = false);
 struct RowKernelRules {
   bool row_kernels = true;       // a reduction's result used over the reduced row joins the reduction
   bool chain_reductions = true;  // and so does a reduction of values that use it (softmax's sum after the max)
-  int64_t max_row_elements = 16384;  // only over rows of at most this many elements
+  int64_t max_row_elements = 16384;  // only over rows of at most this many elements,
+  int64_t few_rows = 0;              // or over rows of any length when the kernel has at most this many
 };
 std::vector<Cluster> find_clusters(const ir::Graph& graph, const std::function<bool(const ir::Node&)>& eligible,
                                    RowKernelRules rules = {});

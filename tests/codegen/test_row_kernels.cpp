@@ -8,6 +8,8 @@
 
 #include "codegen_test_util.h"
 #include "tessera/api/transforms.h"
+#include "tessera/codegen/dialect.h"
+#include "tessera/codegen/thread_mapping.h"
 #include "tessera/ops/nn.h"
 
 using namespace tessera;
@@ -321,4 +323,15 @@ TEST(RowKernels, LongRowsStaySeparateKernelsUnderTheRowLimit) {
   auto rms = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{rms_norm_last(in[0], in[1])}; };
   EXPECT_EQ(row_kernels(clusters_of_fn(rms, {f32_type({64, 2048}), f32_type({2048})}, gpu)), 0u);
   EXPECT_EQ(row_kernels(clusters_of_fn(rms, {f32_type({64, 256}), f32_type({256})}, gpu)), 1u);
+  // RowKernelRules::few_rows: a decode step's one long row (a LayerNorm: three passes) is one kernel whose
+  // block walks the row (a whole block, not a warp, on a GPU), while a prefill's many stay separate.
+  const lower::RowKernelRules few{true, true, 256, 8};
+  auto ln = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{layer_norm_last(in[0], in[1], in[1])}; };
+  const auto one = clusters_of_fn(ln, {f32_type({1, 768}), f32_type({768})}, few);
+  ASSERT_EQ(one.size(), 1u);
+  ASSERT_EQ(row_kernels(one), 1u);
+  const lower::Kernel k = lower::build_loop_kernel(one[0], "ln");
+  EXPECT_EQ(codegen::reduction_group(k, codegen::cuda_dialect()), codegen::cuda_dialect().block_size);
+  EXPECT_EQ(row_kernels(clusters_of_fn(ln, {f32_type({9, 768}), f32_type({768})}, few)), 0u);
+  EXPECT_EQ(row_kernels(clusters_of_fn(ln, {f32_type({1, 768}), f32_type({768})}, gpu)), 0u);
 }

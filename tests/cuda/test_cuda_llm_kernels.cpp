@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 
 #include "cuda/cuda_test_util.h"
 #include "tessera/backends/common/convert_on_write.h"
@@ -128,6 +129,45 @@ TEST(CudaLlmKernels, QuantizedMatmulTakesTheBiasAndResidualAddsItFeeds) {
       const auto got = exe->run(in);
       const auto want = backends::reference_backend().compile(g)->run(in);
       expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), tol, tol);
+    }
+  }
+}
+
+TEST(CudaLlmKernels, QuantizedMatmulAppliesTheActivationOfItsBiasedProduct) {
+  // GPT-2's gelu(x @ W^T + b) and a ReLU tail: one step on the matvec and the tensor-core paths; a
+  // SiLU (not among the matvec's activations) stays a kernel of its own.
+  const int64_t n = 80, k = 256;
+  const Array w = random_array({n, k}, 14, -0.5, 0.5, DType::f32);
+  using Fn = std::function<Tensor(const Tensor&)>;
+  const std::vector<std::pair<std::string, Fn>> tails = {
+      {"tanh-gelu", [](const Tensor& t) { return ops::gelu(t, true); }},
+      {"relu", [](const Tensor& t) { return ops::relu(t); }},
+      {"", [](const Tensor& t) { return ops::silu(t); }}};
+  for (const std::string& type : {std::string("q8_0"), std::string("bf16")}) {
+    const Tensor wq = ops::quantize_weights(w, type);
+    for (const auto& [name, act] : tails) {
+      for (int64_t m : {1, 3, 40}) {
+        SCOPED_TRACE(type + " " + (name.empty() ? std::string("silu") : name) + " m=" + std::to_string(m));
+        const ir::Graph g = trace(
+            [&](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+              return {act(ops::quantized_matmul(a[0], wq, type) + a[1])};
+            },
+            {{DType::f32, {m, k}}, {DType::f32, {n}}});
+        const std::vector<Array> in = {random_array({m, k}, 40 + m, -1, 1, DType::f32),
+                                       random_array({n}, 41, -1, 1, DType::f32)};
+        const auto exe = cuda().compile(g);
+        const backends::cuda::CudaExecutable& cu = whole_on_gpu(*exe);
+        const std::string program = program_text(cu);
+        EXPECT_EQ(cu.program().steps.size(), name.empty() ? 2u : 1u) << program;
+        const bool tensor_cores = m > (type == "bf16" ? 4 : 16);
+        if (!tensor_cores && !name.empty()) {
+          EXPECT_NE(program.find("+bias " + name), std::string::npos) << program;
+        }
+        const double tol = !tensor_cores ? 2e-4 : type == "bf16" ? 3e-2 : 6e-3;
+        const auto got = exe->run(in);
+        const auto want = backends::reference_backend().compile(g)->run(in);
+        expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), tol, tol);
+      }
     }
   }
 }

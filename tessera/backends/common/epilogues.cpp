@@ -94,8 +94,6 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
   std::unordered_set<const ir::Node*> claimed;
   const bool epilogues = fusion.has(Fusion::epilogue), transposed = fusion.has(Fusion::transposed_product);
   if (!epilogues && !transposed) return found;
-  const bool relu6 =
-      std::find(limits.activations.begin(), limits.activations.end(), Activation::relu6) != limits.activations.end();
   // The node that reads `v` when it is v's only use, else null.
   auto only_user = [&](const ir::Value& v) -> const ir::NodePtr* {
     if (uses(v) != 1 || consumer.count(v.node().get()) == 0) return nullptr;
@@ -132,7 +130,10 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
     }
     if (!epilogues) continue;
     if (mm->op_name() == "matmul" && !float_types(*mm, DType::f32)) continue;  // the sgemm epilogue is f32
-    const bool activations = mm->op_name() != "quantized_matmul";
+    const std::vector<Activation>& allowed =
+        mm->op_name() == "quantized_matmul" ? limits.quantized_activations : limits.activations;
+    const bool activations = !allowed.empty();
+    const bool relu6 = std::find(allowed.begin(), allowed.end(), Activation::relu6) != allowed.end();
     while (stage < 4 && only_user(cur) != nullptr) {
       const ir::NodePtr& user = *only_user(cur);
       if (user->output_types()[0] != cur.type() || claimed.count(user.get()) != 0) break;
@@ -170,7 +171,7 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
         cur = ir::Value(*clamp_top, 0);
         continue;
       } else if (activation_next && activation_of(*user, &act) &&
-                 std::find(limits.activations.begin(), limits.activations.end(), act) != limits.activations.end()) {
+                 std::find(allowed.begin(), allowed.end(), act) != allowed.end()) {
         (stage == 3 ? e.post_activation : e.activation) = act;
         stage = stage == 3 ? 4 : 2;
       } else {

@@ -31,9 +31,11 @@ struct EpilogueLimits {
   bool activation_after_residual = true;
   bool products = true;  // matmul heads (a backend whose product shader has no tails says no)
   bool convolutions = true;
-  // quantized_matmul heads (f32 activations and result) taking [+ bias] [+ residual], no activation:
-  // the CUDA matvec adds them as it stores (a decode step's residual adds were launches of their own).
+  // quantized_matmul heads (f32 activations and result) taking [+ bias] [activation] [+ residual]: the
+  // CUDA matvec adds them as it stores (a decode step's residual adds were launches of their own), with
+  // the activations in `quantized_activations` (none by default).
   bool quantized_products = false;
+  std::vector<kernels::Activation> quantized_activations;
 };
 
 std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,

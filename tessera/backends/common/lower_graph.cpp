@@ -140,7 +140,8 @@ class GraphLowerer {
     std::vector<lower::Cluster> clusters = form_clusters(graph_, eligible, options_.fusion,
                                                              lower::RowKernelRules{options_.fusion.has(Fusion::row_kernels),
                                                                                    options_.chain_reductions,
-                                                                                   options_.max_row_kernel_elements});
+                                                                                   options_.max_row_kernel_elements,
+                                                                                   options_.few_row_kernel_rows});
     *cluster_ms = ms_since(tc);
     if (cluster_work(clusters) < options_.min_generated_elements) return;
     const auto t0 = std::chrono::steady_clock::now();

@@ -49,6 +49,7 @@ struct LowerOptions {
   // Row kernels may chain reductions (lower::RowKernelRules): softmax and LayerNorm in one kernel.
   bool chain_reductions = true;
   int64_t max_row_kernel_elements = 16384;  // row kernels only over rows this short (RowKernelRules)
+  int64_t few_row_kernel_rows = 0;           // or over at most this many rows of any length
 };
 
 // Throws LoweringFault (lowering.h) on a bug of the lowering itself, naming the node and the switch

@@ -134,6 +134,8 @@ class CudaBackend final : public Backend {
     options.epilogue_limits.activation_after_residual = false;
     options.epilogue_limits.convolutions = true;  // the implicit GEMM's tail (library_ops_conv.cpp)
     options.epilogue_limits.quantized_products = true;
+    // GPT-2's gelu(x W + b): the matvec (and cuBLASLt for prefill) applies it as it stores.
+    options.epilogue_limits.quantized_activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
     options.half_types = true;
     // Row kernels (a reduction and its use over the row in one kernel) only over rows of at most 256
     // elements: on an H200, over a decode step's rows (768-2,048 wide, one row) they made decode slower
@@ -142,12 +144,13 @@ class CudaBackend final : public Backend {
     // launch, and a 2,048-token prefill's norms 2.6% slower (201K against 206K tok/s, one call); a batch's
     // log-softmax and its gradient (64 rows of 10 classes) are each one launch instead of three (MLP
     // step at batch 64: 122 against 125 us, two rounds). TESSERA_CUDA_ROW_KERNELS=1: rows of any length
-    // (up to the shared limit), =0: never.
+    // (up to the shared limit), =0: never, =few: also over at most 8 rows of any length (a block per row).
     const char* rows = std::getenv("TESSERA_CUDA_ROW_KERNELS");
     const std::string row_setting = rows == nullptr ? "" : rows;
     common::FusionSet fusion = common::FusionSet::all().without(common::Fusion::relayout);
     if (row_setting == "0") fusion = fusion.without(common::Fusion::row_kernels);
     if (row_setting != "1") options.max_row_kernel_elements = 256;
+    if (row_setting == "few") options.few_row_kernel_rows = 8;
     options.fusion = common::following_row_kernel_switch(fusion);
     set_lowering_context(&ctx);
     std::shared_ptr<const common::Program> program;

@@ -77,10 +77,11 @@ int32_t aligned(Lowering& L, int32_t id, DType dt) {
   return t;
 }
 
-// A fused tail's operands (common/epilogues.h): a bias [n] and a residual laid out as the result;
-// buffer -1 where the tail has none.
+// A fused tail (common/epilogues.h): a bias [n], an activation of the biased product, and a residual
+// laid out as the result; buffer -1 where the tail has none.
 struct TailOperands {
   Operand bias, residual;
+  kernels::Activation activation = kernels::Activation::none;
   template <class T>
   const T* bias_ptr(const common::RunContext& ctx) const {
     return bias.buffer < 0 ? nullptr : ctx.ptr<const T>(bias);
@@ -90,7 +91,10 @@ struct TailOperands {
     return residual.buffer < 0 ? nullptr : ctx.ptr<const T>(residual);
   }
   std::string describe() const {
-    return std::string(bias.buffer >= 0 ? " +bias" : "") + (residual.buffer >= 0 ? " +residual" : "");
+    const char* act = activation == kernels::Activation::relu        ? " relu"
+                      : activation == kernels::Activation::gelu_tanh ? " tanh-gelu"
+                                                                     : "";
+    return std::string(bias.buffer >= 0 ? " +bias" : "") + act + (residual.buffer >= 0 ? " +residual" : "");
   }
 };
 
@@ -98,9 +102,9 @@ class MatvecStep final : public common::Step {
  public:
   MatvecStep(Context& ctx, const QuantOperands& q, Operand w, Operand x, Operand y, TailOperands adds)
       : q_(q), w_(w), x_(x), y_(y), tail_operands_(adds) {
-    full_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(std::min<int64_t>(q.m, kMaxMatvecRows)));
+    full_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(std::min<int64_t>(q.m, kMaxMatvecRows)), adds.activation);
     if (const int64_t tail = q.m % kMaxMatvecRows; q.m > kMaxMatvecRows && tail != 0) {
-      tail_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(tail));
+      tail_ = quant_matvec_kernel(ctx, q.type, static_cast<int>(tail), adds.activation);
     }
     warps_per_row_ = matvec_warps_per_row(q.type, q.n, q.k, full_.rows_per_warp, ctx.multiprocessors());
     tail_warps_per_row_ = tail_.kernel == nullptr
@@ -188,10 +192,17 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   const DType x_type = node->input(0).dtype();
   const int32_t x = aligned(L, L.value(node->input(0)), x_type);
   const int32_t w = aligned(L, L.value(node->input(1)), DType::u8);
-  // A fused tail (common/epilogues.h with quantized_products): + bias [n], + a residual.
+  // A fused tail (common/epilogues.h with quantized_products): + bias [n], ReLU or tanh-GELU
+  // (quantized_activations), + a residual.
   const common::Epilogue* epi = L.epilogue(*node);
   std::vector<int32_t> reads = {x, w};
   TailOperands tail;
+  if (epi != nullptr) {
+    if (!matvec_activates(epi->activation) || epi->post_activation != kernels::Activation::none) {
+      throw common::LoweringFault(node.get(), "cuda: a quantized product's tail with an activation it lacks");
+    }
+    tail.activation = epi->activation;
+  }
   if (epi != nullptr && epi->bias.defined()) {
     reads.push_back(aligned(L, L.value(epi->bias), DType::f32));
     tail.bias = L.operand(reads.back());
@@ -230,6 +241,9 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   s.tf32 = dt == DType::f32 && tf32_enabled();
   s.bias = tail.bias.buffer >= 0;
   s.residual = tail.residual.buffer >= 0;
+  s.activation = tail.activation == kernels::Activation::relu        ? GemmActivation::relu
+                 : tail.activation == kernels::Activation::gelu_tanh ? GemmActivation::gelu
+                                                                     : GemmActivation::none;
   s.align_d = L.operand(y).byte_offset % 16 == 0 && (q.n * 4) % 16 == 0 ? 16 : 4;
   const int64_t es = static_cast<int64_t>(dtype_size(dt));
   s.align_a = (q.k * es) % 16 == 0 ? 16 : static_cast<int>(es);

@@ -285,9 +285,15 @@ __device__ __forceinline__ void accumulate(const float (*q)[GROUP], const float*
     }
   }
 }
-// The stored value: the product, then + bias[j], then + the residual (the graph's order of the adds).
+// The stored value: the product, then + bias[j], then the activation ACT (0 none, 1 ReLU, 2 tanh-GELU,
+// as kernels/cpu/activation.h), then + the residual (the graph's order).
 __device__ __forceinline__ float finish(float v, const float* bias, const float* res, long long n, int r, long long j) {
   if (bias != nullptr) v += bias[j];
+#if ACT == 1
+  v = v < 0.0f ? 0.0f : v;
+#elif ACT == 2
+  v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+#endif
   if (res != nullptr) v += res[r * n + j];
   return v;
 }
@@ -449,17 +455,24 @@ bool gpu_decodes(GgmlType type, int64_t k) {
   return k % group_of(type) == 0;
 }
 
-QuantKernel quant_matvec_kernel(Context& ctx, GgmlType type, int rows) {
+QuantKernel quant_matvec_kernel(Context& ctx, GgmlType type, int rows, kernels::Activation activation) {
   TESSERA_CHECK(rows >= 1 && rows <= kMaxMatvecRows, "cuda quant matvec: {} rows (1..{})", rows, kMaxMatvecRows);
+  TESSERA_CHECK(matvec_activates(activation), "cuda quant matvec: an activation tail other than ReLU or tanh-GELU");
   const int rpw = matvec_rows_per_warp(type, rows);
-  std::string defines = fmt::format("#define ROWS {}\n#define RPW {}\n", rows, rpw);
+  const int act = activation == kernels::Activation::relu ? 1 : activation == kernels::Activation::gelu_tanh ? 2 : 0;
+  std::string defines = fmt::format("#define ROWS {}\n#define RPW {}\n#define ACT {}\n", rows, rpw, act);
   if (const int unroll = matvec_override("TESSERA_CUDA_MATVEC_UNROLL", 8)) defines += fmt::format("#define UNROLL {}\n", unroll);
   const std::string src = std::string(kPrelude) + checked_decode(type) + defines + kMatvecSource;
   QuantKernel k = load(ctx, src, "tsr_quant_matvec",
-                       fmt::format("{} matvec kernel ({} rows, {} per warp)", quant::type_name(type), rows, rpw));
+                       fmt::format("{} matvec kernel ({} rows, {} per warp{})", quant::type_name(type), rows, rpw,
+                                   act == 0 ? "" : act == 1 ? ", ReLU" : ", tanh-GELU"));
   k.rows = rows;
   k.rows_per_warp = rpw;
   return k;
+}
+
+bool matvec_activates(kernels::Activation a) {
+  return a == kernels::Activation::none || a == kernels::Activation::relu || a == kernels::Activation::gelu_tanh;
 }
 
 void launch_quant_matvec(const QuantKernel& k, const void* w, const float* x, float* y, int64_t n, int64_t values,

@@ -11,6 +11,7 @@
 
 #include "tessera/backends/cuda/context.h"
 #include "tessera/core/dtype.h"
+#include "tessera/kernels/activation.h"
 #include "tessera/quant/ggml_type.h"
 
 namespace tessera::backends::cuda {
@@ -29,7 +30,7 @@ struct QuantKernel {
   int rows_per_warp = 1;  // weight rows each warp group of a matvec kernel takes
 };
 
-// y[r, j] = sum_c x[r, c] * w[j, c] (+ bias[j]) (+ residual[r, j]) for r < rows (1..kMaxMatvecRows):
+// y[r, j] = act(sum_c x[r, c] * w[j, c] (+ bias[j])) (+ residual[r, j]) for r < rows (1..kMaxMatvecRows):
 // x f32 [rows, k] and w 16-byte aligned, y and the residual f32 [rows, n]. Blocks of kMatvecWarps warps;
 // `warps_per_row` (1, 2, 4 or 8) of them share a weight row (matvec_warps_per_row: short products split
 // rows so that every multiprocessor has work) and take `rows_per_warp` consecutive rows
@@ -39,7 +40,10 @@ struct MatvecTail {
   const float* bias = nullptr;      // [n], or none
   const float* residual = nullptr;  // laid out as y (not y itself), or none
 };
-QuantKernel quant_matvec_kernel(Context& ctx, quant::GgmlType type, int rows);
+// The activations a matvec applies as it stores: none, ReLU and tanh-GELU.
+bool matvec_activates(kernels::Activation a);
+QuantKernel quant_matvec_kernel(Context& ctx, quant::GgmlType type, int rows,
+                                kernels::Activation activation = kernels::Activation::none);
 /// Warps that share each weight row group of a matvec over `n` rows of `k` values.
 int matvec_warps_per_row(quant::GgmlType type, int64_t n, int64_t k, int rows_per_warp, int multiprocessors);
 /// Consecutive weight rows one warp group takes in a matvec of `rows` activation rows.
