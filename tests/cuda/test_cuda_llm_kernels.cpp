@@ -4,6 +4,8 @@
 // 16-byte rows, bad positions), and index_copy writing a cache in place.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <functional>
 
@@ -365,6 +367,63 @@ TEST(CudaLlmKernels, IndexCopyWritesTheCacheInPlace) {
   exe->run({cache, Array::from_vector<int64_t>({2, 9, 2}, {3}), src});
   cache.to(host_device());  // waits for that run, so that the next one sees its flag
   EXPECT_THROW(exe->run({cache, rows, src}), Error);
+}
+
+TEST(CudaLlmKernels, DecodeAttentionWritesTheNewCacheRows) {
+  // A decode step's k' = index_copy(k_cache, pos, k), v' likewise, attention(q, k', v', pos): one step
+  // (common/cache_appends.h) that writes the rows as it reads them, in place when the caches are
+  // aliased and into copies when not; the result, and the caches, as the reference's. Row splits with
+  // the position in a middle split, GQA groups split over several blocks, the first position, f32.
+  struct Case {
+    int64_t hq, hk, d, rows, position;
+    DType cache;
+  };
+  for (const Case& c : {Case{32, 8, 64, 2049, 1500, DType::f16}, Case{16, 1, 128, 700, 513, DType::f16},
+                        Case{4, 4, 64, 64, 0, DType::f32}}) {
+    SCOPED_TRACE(fmt::format("{} heads over {}, d {}, {} rows at {}", c.hq, c.hk, c.d, c.rows, c.position));
+    const Shape cache_shape{c.rows, c.hk, c.d};
+    const ir::Graph g = trace(
+        [&](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+          const Tensor k = ops::index_copy(a[0], 0, a[2], ops::cast(a[4], c.cache));
+          const Tensor v = ops::index_copy(a[1], 0, a[2], ops::cast(a[5], c.cache));
+          return {ops::kv_cache_attention(a[3], k, v, a[2]), k, v};
+        },
+        {{c.cache, cache_shape}, {c.cache, cache_shape}, {DType::i64, {1}}, {DType::f32, {1, c.hq, c.d}},
+         {DType::f32, {1, c.hk, c.d}}, {DType::f32, {1, c.hk, c.d}}});
+    const Array k0 = random_array(cache_shape, 101, -1, 1, DType::f32).astype(c.cache);
+    const Array v0 = random_array(cache_shape, 102, -1, 1, DType::f32).astype(c.cache);
+    const std::vector<Array> rest = {Array::from_vector<int64_t>({c.position}, {1}),
+                                     random_array({1, c.hq, c.d}, 103, -1, 1, DType::f32),
+                                     random_array({1, c.hk, c.d}, 104, -1, 1, DType::f32),
+                                     random_array({1, c.hk, c.d}, 105, -1, 1, DType::f32)};
+    std::vector<Array> in = {k0, v0};
+    in.insert(in.end(), rest.begin(), rest.end());
+    const auto want = backends::reference_backend().compile(g)->run(in);
+    for (const bool aliased : {true, false}) {
+      SCOPED_TRACE(aliased ? "caches aliased" : "caches copied");
+      const auto exe = aliased ? cuda().compile(g, {{{0, 1}, {1, 2}}}) : cuda().compile(g);
+      const std::string program = program_text(whole_on_gpu(*exe));
+      EXPECT_EQ(program.find("index_copy"), std::string::npos) << program;
+      EXPECT_NE(program.find("writing the new cache rows"), std::string::npos) << program;
+      Array k = k0.to(cuda().device()), v = v0.to(cuda().device());
+      std::vector<Array> args = {k, v};
+      args.insert(args.end(), rest.begin(), rest.end());
+      const auto got = exe->run(args);
+      if (aliased) {
+        EXPECT_EQ(got[1].device_data(), k.device_data()) << "the key cache should be written in place";
+      }
+      expect_close(Tensor::from_array(got[0].to(host_device())), want[0].to_f64(), 1e-4, 1e-4);
+      for (int i : {1, 2}) {
+        EXPECT_EQ(got[static_cast<size_t>(i)].to(host_device()).astype(DType::f32).to_vector<float>(),
+                  want[static_cast<size_t>(i)].astype(DType::f32).to_vector<float>())
+            << "cache " << i;
+      }
+      if (!aliased) {
+        EXPECT_EQ(k.to(host_device()).astype(DType::f32).to_vector<float>(), k0.astype(DType::f32).to_vector<float>())
+            << "an input cache that is not aliased stays as it was";
+      }
+    }
+  }
 }
 
 TEST(CudaLlmKernels, CacheRowsAreRoundedAsTheyAreWritten) {

@@ -132,8 +132,15 @@ Units make_units(const ir::Graph& graph, const LoweringTable& table, const Owner
       continue;
     }
     if (auto it = owners.find(n.get()); it != owners.end()) {
-      units[static_cast<size_t>(unit_of.at(it->second))].nodes.push_back(n);
-      unit_of[n.get()] = unit_of.at(it->second);
+      // Its owner's unit, made here when the owner comes later (an attention taking its cache writes).
+      const auto [owner, fresh] = unit_of.emplace(it->second, static_cast<int>(units.size()));
+      if (fresh) units.push_back(Unit{{}, -1, false});
+      units[static_cast<size_t>(owner->second)].nodes.push_back(n);
+      unit_of[n.get()] = owner->second;
+      continue;
+    }
+    if (auto it = unit_of.find(n.get()); it != unit_of.end()) {  // an owner whose absorbed nodes came first
+      units[static_cast<size_t>(it->second)].nodes.push_back(n);
       continue;
     }
     if (auto it = cluster_of.find(n.get()); it != cluster_of.end()) {

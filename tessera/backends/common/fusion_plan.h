@@ -52,7 +52,8 @@ struct Units {
 };
 
 // Every non-leaf node in one unit. Nodes claimed by a grouping lowering of `table` share a unit per
-// group key when `group` is set (one each otherwise); absorbed nodes join their producer's unit.
+// group key when `group` is set (one each otherwise); absorbed nodes join their owner's unit (a product's
+// tail, the cache writes an attention takes over).
 Units make_units(const ir::Graph& graph, const LoweringTable& table, const OwnerMap& owners,
                  const std::vector<lower::Cluster>& clusters, bool group);
 

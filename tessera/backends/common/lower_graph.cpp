@@ -62,6 +62,12 @@ class GraphLowerer {
     EpilogueMap epilogues = find_epilogues(
         graph_, [this](const ir::Value& v) { return L_.uses(v); }, options_.fusion, options_.epilogue_limits);
     owners_ = epilogue_owners(graph_, epilogues);
+    if (options_.folds_cache_writes && options_.fusion.has(Fusion::epilogue)) {
+      CacheAppendMap appends =
+          find_cache_appends(graph_, [this](const ir::Value& v) { return L_.uses(v); }, options_.folds_cache_writes);
+      for (const auto& [attention, a] : appends) owners_[a.keys] = owners_[a.values] = attention;
+      L_.set_cache_appends(std::move(appends));
+    }
     bool reads_constant_values = false;
     for (const auto& [node, e] : epilogues) reads_constant_values = reads_constant_values || e.reads_constant_values;
     double jit_ms = 0, cluster_ms = 0;
@@ -170,7 +176,9 @@ class GraphLowerer {
   }
 
   void lower_unit(const Unit& unit) {
-    const ir::NodePtr& head = unit.nodes.front();
+    // The node that owns the others: a product before its tail, an attention after the cache writes it takes.
+    const ir::NodePtr& head = *std::find_if(unit.nodes.begin(), unit.nodes.end(),
+                                            [this](const ir::NodePtr& n) { return owners_.count(n.get()) == 0; });
     L_.set_current_node(head.get());
     // The switch that would have avoided this unit's fusion, for an internal error's advice.
     workaround_ = unit.cluster >= 0                     ? "TESSERA_FUSION=-clusters (or TESSERA_JIT=0)"
@@ -179,7 +187,7 @@ class GraphLowerer {
                                                         : "";
     if (unit.cluster >= 0) return lower_cluster(static_cast<size_t>(unit.cluster));
     if (unit.group) return table_.at(head->op_name()).lower_group(L_, unit.nodes);
-    if (unit.nodes.size() > 1) {  // a matmul or convolution with its fused tail
+    if (unit.nodes.size() > 1) {  // a matmul or convolution with its fused tail, an attention with its writes
       if (auto it = table_.find(head->op_name()); it != table_.end() && it->second.lower(L_, head)) return;
       for (const ir::NodePtr& n : unit.nodes) lower_node(n);
       return;

@@ -50,6 +50,9 @@ struct LowerOptions {
   bool chain_reductions = true;
   int64_t max_row_kernel_elements = 16384;  // row kernels only over rows this short (RowKernelRules)
   int64_t few_row_kernel_rows = 0;           // or over at most this many rows of any length
+  // The kv_cache_attention nodes whose lowering takes over the cache writes that feed them
+  // (cache_appends.h); none when unset.
+  std::function<bool(const ir::Node&)> folds_cache_writes;
 };
 
 // Throws LoweringFault (lowering.h) on a bug of the lowering itself, naming the node and the switch

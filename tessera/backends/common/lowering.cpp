@@ -178,6 +178,11 @@ const Epilogue* Lowering::epilogue(const ir::Node& head) const {
   return it == epilogues_.end() ? nullptr : &it->second;
 }
 
+const CacheAppend* Lowering::cache_append(const ir::Node& attention) const {
+  auto it = cache_appends_.find(&attention);
+  return it == cache_appends_.end() ? nullptr : &it->second;
+}
+
 std::unique_ptr<Program> Lowering::finish() {
   Program& p = *program_;
   const std::vector<ir::Value>& outs = graph_.outputs();

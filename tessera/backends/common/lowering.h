@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tessera/backends/common/cache_appends.h"
 #include "tessera/backends/common/compile_options.h"
 #include "tessera/backends/common/program.h"
 #include "tessera/ir/graph.h"
@@ -114,6 +115,9 @@ class Lowering {
 
   void set_epilogues(std::unordered_map<const ir::Node*, Epilogue> e) { epilogues_ = std::move(e); }
   const Epilogue* epilogue(const ir::Node& head) const;
+  // The cache writes a kv_cache_attention node takes over (cache_appends.h), or null.
+  void set_cache_appends(CacheAppendMap a) { cache_appends_ = std::move(a); }
+  const CacheAppend* cache_append(const ir::Node& attention) const;
 
   // Finishes the program: output bindings and final copies, liveness, memory plan; then verifies it
   // (program_verifier.h), throwing LoweringFault naming the step's node if it is unsound.
@@ -134,6 +138,7 @@ class Lowering {
   std::vector<runtime::StepAccess> access_;
   std::vector<std::pair<int32_t, int32_t>> pending_same_memory_;  // allow_in_place pairs for the next step
   std::unordered_map<const ir::Node*, Epilogue> epilogues_;
+  CacheAppendMap cache_appends_;
 };
 
 // A library lowering: emits steps for `node` and returns true, or returns false having emitted

@@ -137,6 +137,10 @@ class CudaBackend final : public Backend {
     // GPT-2's gelu(x W + b): the matvec (and cuBLASLt for prefill) applies it as it stores.
     options.epilogue_limits.quantized_activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
     options.half_types = true;
+    // A decode step's K/V cache writes are done by the attention that reads them (two launches a layer
+    // fewer); TESSERA_CUDA_FOLD_CACHE_WRITES=0 leaves them to index_copy steps.
+    const char* fold = std::getenv("TESSERA_CUDA_FOLD_CACHE_WRITES");
+    if (fold == nullptr || std::string(fold) != "0") options.folds_cache_writes = folds_cache_writes;
     // Row kernels (a reduction and its use over the row in one kernel) only over rows of at most 256
     // elements: on an H200, over a decode step's rows (768-2,048 wide, one row) they made decode slower
     // (Llama-1B shape bf16 861 against 906 tok/s, GPT-2 small 1,246 against 1,453, same call), one block

@@ -41,6 +41,14 @@ constexpr const char* kSource = R"CUDA(
 #define NEG_INF (-__int_as_float(0x7f800000))
 __device__ __forceinline__ float widen(float v) { return v; }
 __device__ __forceinline__ float widen(__half v) { return __half2float(v); }
+__device__ __forceinline__ void store_kv(float v, float* to) { *to = v; }
+__device__ __forceinline__ void store_kv(float v, __half* to) { *to = __float2half_rn(v); }
+// v as the cache holds it (rounded to KV_T), widened again.
+__device__ __forceinline__ float as_cached(float v) {
+  KV_T r;
+  store_kv(v, &r);
+  return widen(r);
+}
 // Reduces v[j] (max or sum) over the block; every thread gets the results.
 __device__ __forceinline__ void block_reduce(float* v, float (*red)[NH], bool take_max) {
 #pragma unroll
@@ -89,10 +97,21 @@ __device__ __forceinline__ void scores(const float (*qs)[D], const KV_T* __restr
   }
 #endif
 }
+// The same over a key row in shared memory (the row a step appends, already rounded as cached).
+__device__ __forceinline__ void scores_of_new(const float (*qs)[D], const float* kr, float* s) {
+#pragma unroll
+  for (int j = 0; j < NH; ++j) s[j] = 0.0f;
+  for (int c = 0; c < D; ++c) {
+    const float kv = kr[c];
+#pragma unroll
+    for (int j = 0; j < NH; ++j) s[j] += qs[j][c] * kv;
+  }
+}
 extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const float* __restrict__ q,
     const KV_T* __restrict__ k, const KV_T* __restrict__ v, const POS_T* __restrict__ pos, float* __restrict__ out,
     int* error, int m, int hq, int hk, long long rows, float scale, long long q_stride, float* partials,
-    unsigned* counters) {
+    unsigned* counters, const float* __restrict__ new_k, const float* __restrict__ new_v, KV_T* k_write,
+    KV_T* v_write) {
   TSR_GRID_PROLOGUE();
   const int groups_per_query = hq / HEADS;
   // SPLITS blocks share one (queries, heads) unit, each over its own SPLIT_ROWS cache rows.
@@ -119,6 +138,25 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const flo
     const int j = c / D, t = j / HEADS, h = j % HEADS;
     qs[j][c % D] = i0 + t < m ? q[(long long)(i0 + t) * q_stride + (long long)(h0 + h) * D + c % D] * scale : 0.0f;
   }
+  const long long r_begin = (long long)split * SPLIT_ROWS, r_end = min(r_begin + SPLIT_ROWS, p_max + 1);
+#if APPEND
+  // One query (a decode step) whose key and value rows this step writes at its position: the blocks
+  // read them from shared memory, rounded as the cache holds them, and the first block of the KV group
+  // whose rows include the position writes them to the caches (nothing reads that row there during
+  // the launch).
+  __shared__ float k_new[D], v_new[DV];
+  const long long p_new = p[0];
+  if (p_new >= 0) {
+    const float* kn = new_k + (long long)g * D;
+    const float* vn = new_v + (long long)g * DV;
+    for (int c = tid; c < D; c += THREADS) k_new[c] = as_cached(kn[c]);
+    for (int c = tid; c < DV; c += THREADS) v_new[c] = as_cached(vn[c]);
+    if (h0 % (hq / hk) == 0 && p_new >= r_begin && p_new < r_begin + SPLIT_ROWS) {
+      for (int c = tid; c < D; c += THREADS) store_kv(kn[c], k_write + (p_new * hk + g) * D + c);
+      for (int c = tid; c < DV; c += THREADS) store_kv(vn[c], v_write + (p_new * hk + g) * DV + c);
+    }
+  }
+#endif
   __syncthreads();
   float acc[NH][PER_LANE];
   float run_max[NH], run_sum[NH];
@@ -128,7 +166,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const flo
     run_sum[j] = 0.0f;
     for (int u = 0; u < PER_LANE; ++u) acc[j][u] = 0.0f;
   }
-  const long long r_begin = (long long)split * SPLIT_ROWS, r_end = min(r_begin + SPLIT_ROWS, p_max + 1);
   for (long long c0 = r_begin; c0 < r_end; c0 += CHUNK) {
     const int len = (int)min((long long)CHUNK, r_end - c0);
     float mx[NH];
@@ -136,7 +173,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const flo
     for (int j = 0; j < NH; ++j) mx[j] = NEG_INF;
     for (int t = tid; t < len; t += THREADS) {
       float sc[NH];
+#if APPEND
+      if (c0 + t == p_new) {
+        scores_of_new(qs, k_new, sc);
+      } else {
+        scores(qs, k + ((c0 + t) * hk + g) * D, sc);
+      }
+#else
       scores(qs, k + ((c0 + t) * hk + g) * D, sc);
+#endif
 #pragma unroll
       for (int j = 0; j < NH; ++j) {
         // Rows past the query's position are masked; a query with no rows gets a finite floor, so that
@@ -172,11 +217,18 @@ extern "C" __global__ void __launch_bounds__(THREADS) tsr_kv_attention(const flo
     }
     for (int t = warp; t < len; t += WARPS) {
       const KV_T* vr = v + ((c0 + t) * hk + g) * DV;
+#if APPEND
+      const bool fresh = c0 + t == p_new;
+#endif
 #pragma unroll
       for (int u = 0; u < PER_LANE; ++u) {
         const int c = lane + 32 * u;
         if (c < DV) {
+#if APPEND
+          const float value = fresh ? v_new[c] : widen(vr[c]);
+#else
           const float value = widen(vr[c]);
+#endif
 #pragma unroll
           for (int j = 0; j < NH; ++j) acc[j][u] += ps[j][t] * value;
         }
@@ -288,13 +340,21 @@ struct SplitScratch {
   int64_t counters = 0;
 };
 
+// A step that writes the new cache rows itself (common/cache_appends.h): operands 5..8 are the caches
+// before the step, and the new key and value rows; the updated caches (operands 1 and 2) start as
+// copies of them unless they are the same memory (a cache updated in place).
+struct CacheWrites {
+  bool on = false;
+  int64_t key_bytes = 0, value_bytes = 0;
+};
+
 class KvAttentionStep final : public common::Step {
  public:
   // `split` for the CUDA-core kernel (which takes the scratch pointers, null when it does not split);
   // std::nullopt for the tensor-core kernel.
   KvAttentionStep(std::shared_ptr<KernelModule> module, const char* kernel, dim3 grid, dim3 block,
                   std::vector<Operand> operands, int m, int hq, int hk, int64_t rows, float scale, int64_t q_stride,
-                  std::string what, std::optional<SplitScratch> split = std::nullopt)
+                  std::string what, std::optional<SplitScratch> split = std::nullopt, CacheWrites writes = {})
       : module_(std::move(module)),
         kernel_(module_->kernel(kernel)),
         grid_(grid),
@@ -307,7 +367,8 @@ class KvAttentionStep final : public common::Step {
         scale_(scale),
         q_stride_(q_stride),
         what_(std::move(what)),
-        takes_scratch_(split.has_value()) {
+        takes_scratch_(split.has_value()),
+        writes_(writes) {
     if (split && split->counters > 0) {
       check(cudaMalloc(&partials_, static_cast<size_t>(split->partial_floats) * sizeof(float)),
             "cudaMalloc (kv_cache_attention split partials)");
@@ -333,9 +394,20 @@ class KvAttentionStep final : public common::Step {
     long long q_stride = q_stride_;
     void* partials = partials_;
     void* counters = counters_;
-    void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &flag, &m, &hq, &hk, &rows, &scale, &q_stride,
-                      &partials, &counters};
-    static_assert(sizeof(params) / sizeof(params[0]) == 14);
+    const void *new_k = nullptr, *new_v = nullptr;
+    void *k_write = nullptr, *v_write = nullptr;
+    if (writes_.on) {
+      const cudaStream_t stream = stream_of(ctx);
+      copy_unless_same(ctx.ptr<const std::byte>(operands_[5]), ptrs[1], writes_.key_bytes, stream);
+      copy_unless_same(ctx.ptr<const std::byte>(operands_[6]), ptrs[2], writes_.value_bytes, stream);
+      new_k = ctx.ptr<const std::byte>(operands_[7]);
+      new_v = ctx.ptr<const std::byte>(operands_[8]);
+      k_write = ptrs[1];
+      v_write = ptrs[2];
+    }
+    void* params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &flag,  &m,     &hq,      &hk,
+                      &rows,    &scale,   &q_stride, &partials, &counters, &new_k, &new_v, &k_write, &v_write};
+    static_assert(sizeof(params) / sizeof(params[0]) == 18);
     if (!takes_scratch_) params[12] = params[13] = nullptr;  // the tensor-core kernel has 12 parameters
     launch_kernel(reinterpret_cast<const void*>(kernel_), grid_, block_, params, 0, stream_of(ctx),
                   "cudaLaunchKernel (kv_cache_attention)");
@@ -344,6 +416,12 @@ class KvAttentionStep final : public common::Step {
   std::string describe() const override { return "cuda " + what_; }
 
  private:
+  static void copy_unless_same(const std::byte* from, void* to, int64_t bytes, cudaStream_t stream) {
+    if (from == to) return;
+    check(cudaMemcpyAsync(to, from, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice, stream),
+          "cudaMemcpyAsync (kv_cache_attention cache copy)");
+  }
+
   std::shared_ptr<KernelModule> module_;
   cudaKernel_t kernel_;
   dim3 grid_, block_;
@@ -354,6 +432,7 @@ class KvAttentionStep final : public common::Step {
   int64_t q_stride_;  // elements from one query's row to the next
   std::string what_;
   bool takes_scratch_ = false;
+  CacheWrites writes_;
   void* partials_ = nullptr;
   void* counters_ = nullptr;
 };
@@ -371,18 +450,40 @@ int row_splits(int64_t rows, int64_t units, int queries, int multiprocessors) {
 
 bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   if (!claim_kv_attention(*node)) return false;
+  // The cache writes this step takes over (folds_cache_writes), unless they were lowered on their own.
+  const bool append = L.cache_append(*node) != nullptr && !L.has(node->input(1)) && folds_cache_writes(*node);
   const Shape &qs = node->input(0).shape(), &ks = node->input(1).shape(), &vs = node->input(2).shape();
   // Queries may be a view whose rows lie apart (the query heads of a stacked q/k projection): the
   // kernels take the row stride instead of a packed copy when each row's heads are contiguous.
-  std::vector<int32_t> ids;
+  std::vector<int32_t> reads, writes;
   const int32_t q_value = L.value(node->input(0));
   const common::Layout& q_layout = L.info(q_value).layout;
   const bool strided_rows = qs[0] > 1 && (qs[1] == 1 || q_layout.strides[1] == qs[2]) &&
                             (qs[2] == 1 || q_layout.strides[2] == 1) && q_layout.strides[0] >= qs[1] * qs[2];
-  ids.push_back(strided_rows ? q_value : L.packed(q_value));
+  const int32_t q = strided_rows ? q_value : L.packed(q_value);
   const int64_t q_stride = strided_rows ? q_layout.strides[0] : qs[1] * qs[2];
-  for (size_t i = 1; i < 4; ++i) ids.push_back(L.packed(L.value(node->input(i))));
+  // Operands: q, the caches the attention reads, positions, the output; when appending, then the
+  // caches before the step and the new rows.
+  std::vector<int32_t> ids;
+  if (append) {
+    const ir::Node &keys = *node->input(1).node(), &values = *node->input(2).node();
+    const int32_t old_k = L.packed(L.value(keys.input(0))), old_v = L.packed(L.value(values.input(0)));
+    const int32_t pos = L.packed(L.value(node->input(3)));
+    const int32_t new_k = L.packed(L.value(keys.input(2))), new_v = L.packed(L.value(values.input(2)));
+    const int32_t k_out = L.produce(node->input(1)), v_out = L.produce(node->input(2));
+    reads = {q, old_k, old_v, pos, new_k, new_v};
+    // The updated caches take the old ones' memory where they may (a cache updated in place).
+    L.allow_in_place(k_out, old_k, reads);
+    L.allow_in_place(v_out, old_v, reads);
+    writes = {k_out, v_out};
+    ids = {q, k_out, v_out, pos, -1, old_k, old_v, new_k, new_v};
+  } else {
+    ids = {q, L.packed(L.value(node->input(1))), L.packed(L.value(node->input(2))), L.packed(L.value(node->input(3))), -1};
+    reads = {ids[0], ids[1], ids[2], ids[3]};
+  }
   const int32_t out = L.produce(ir::Value(node, 0));
+  ids[4] = out;
+  writes.insert(writes.begin(), out);
   const double attr = node->attrs().get_float("scale");
   const double scale = attr > 0 ? attr : 1.0 / std::sqrt(static_cast<double>(qs[2]));
   const bool f16 = node->input(1).dtype() == DType::f16;
@@ -393,17 +494,16 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   Context& ctx = lowering_context();
   std::vector<Operand> operands;
   for (int32_t id : ids) operands.push_back(L.operand(id));
-  operands.push_back(L.operand(out));
   const int m = static_cast<int>(qs[0]), hq = static_cast<int>(qs[1]), hk = static_cast<int>(ks[1]);
   const std::string types =
       fmt::format("{} over {}", ir::type_str(node->input(0).type()), ir::type_str(node->input(1).type()));
-  if (flash_attention_fits(*node, ctx.device().compute_capability())) {
+  if (!append && flash_attention_fits(*node, ctx.device().compute_capability())) {
     const FlashAttentionKernel k = flash_attention_kernel(qs[2], vs[2], node->input(1).dtype(), pos, vector_rows, m, hq, hk);
     L.emit(std::make_unique<KvAttentionStep>(ctx.compiler().module(k.source, "kv_cache_attention tensor-core kernel"),
                                              "tsr_flash_attention", k.grid, k.block, std::move(operands), m, hq, hk,
                                              ks[0], static_cast<float>(scale), q_stride,
                                              "kv_cache_attention (tensor cores) " + types),
-           ids, {out});
+           reads, writes);
     return true;
   }
   const int heads = heads_per_block(qs[1] / ks[1], vs[2]);
@@ -414,24 +514,42 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   const int64_t split_rows = (ks[0] + splits - 1) / splits;
   const std::string src =
       fmt::format("#define THREADS {}\n#define HEADS {}\n#define QT {}\n#define VEC {}\n#define D {}\n#define DV {}\n"
-                  "#define KV_T {}\n#define POS_T {}\n#define SPLITS {}\n#define SPLIT_ROWS {}LL\n",
+                  "#define KV_T {}\n#define POS_T {}\n#define SPLITS {}\n#define SPLIT_ROWS {}LL\n#define APPEND {}\n",
                   kThreads, heads, queries, vector_rows ? 1 : 0, qs[2], vs[2], f16 ? "__half" : "float",
-                  pos == DType::i32 ? "int" : "long long", splits, std::max<int64_t>(split_rows, 1)) +
+                  pos == DType::i32 ? "int" : "long long", splits, std::max<int64_t>(split_rows, 1), append ? 1 : 0) +
       kSource;
   SplitScratch scratch;
   if (splits > 1) scratch = {units * splits * heads * (vs[2] + 2), units};
+  CacheWrites cache_writes;
+  if (append) {
+    cache_writes = {true, ks[0] * ks[1] * ks[2] * static_cast<int64_t>(dtype_size(node->input(1).dtype())),
+                    vs[0] * vs[1] * vs[2] * static_cast<int64_t>(dtype_size(node->input(2).dtype()))};
+  }
   L.emit(std::make_unique<KvAttentionStep>(ctx.compiler().module(src, "kv_cache_attention kernel"), "tsr_kv_attention",
                                            dim3(static_cast<unsigned>(units * splits)), dim3(kThreads),
                                            std::move(operands), m, hq, hk, ks[0], static_cast<float>(scale),
                                            q_stride,
-                                           fmt::format("kv_cache_attention {}{}", types,
-                                                       splits > 1 ? fmt::format(" ({} row splits)", splits) : ""),
-                                           scratch),
-         ids, {out});
+                                           fmt::format("kv_cache_attention {}{}{}", types,
+                                                       splits > 1 ? fmt::format(" ({} row splits)", splits) : "",
+                                                       append ? " writing the new cache rows" : ""),
+                                           scratch, cache_writes),
+         reads, writes);
   return true;
 }
 
 }  // namespace
+
+bool folds_cache_writes(const ir::Node& attention) {
+  if (!claim_kv_attention(attention) || attention.input(0).shape()[0] != 1) return false;
+  // The new rows come as f32 (convert_on_write folded their cast) into a cache of the attention's type.
+  for (int i : {1, 2}) {
+    const ir::Node& write = *attention.input(i).node();
+    if (write.op_name() != "index_copy" || write.inputs().size() != 3) return false;
+    if (write.input(2).dtype() != DType::f32 || write.input(0).dtype() != attention.input(i).dtype()) return false;
+    if (write.input(2).type().numel() != attention.input(i).shape()[1] * attention.input(i).shape()[2]) return false;
+  }
+  return true;
+}
 
 void register_attention_lowerings(common::LoweringTable& table) {
   table["kv_cache_attention"] = {lower_kv_attention, claim_kv_attention, true};
