@@ -3,7 +3,7 @@
 # the machine's facts, `tessera devices`, the CUDA test suite (device layer, executables, and the whole
 # differential suite with the CUDA backend under test), the GPU benchmarks and the peers
 # (bench/compare_torch_gpu.py). Logs go to $OUT/logs.tar.gz (the device tool's result folder) or out_device/.
-# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,probe,matvec,matvecbench,prefetch,llmab,convshapes,splitk,epilogues,ab,onnx]
+# Usage there: bash scripts/device/cuda_suite.sh [all | a comma list of tests,vulkan,fuzz,profile,train,bench,llm,llmbench,vkllm,probe,matvec,matvecbench,prefetch,llmab,decodeprofile,convshapes,splitk,epilogues,ab,onnx]
 #   [GTEST_FILTER]  (LLM_ARGS: arguments of bench/compare_llm_gpu.py for llmbench)
 # (train needs the data of WITH_DATA=1 package.sh; profile times every step of the training workloads)
 # (TEST_TIMEOUT, BENCH_TIMEOUT, COMPARE_TIMEOUT in seconds, COMPARE_ARGS, BENCH_WORKLOADS (names) and
@@ -199,6 +199,22 @@ if want llmab; then
         echo "round $round $m $setting: $rate tok/s" | tee -a "$out/llmab.txt"
       done
     done
+  done
+fi
+if want decodeprofile; then
+  # Where a decode step of each llmab model goes (TESSERA_CUDA_PROFILE=1: events between steps, so
+  # short steps read high): the step count and time by kind of step, then the 12 longest steps.
+  models=/tmp/tessera-llm-models
+  python3 bench/compare_llm_gpu.py --tessera .device/bin/tessera --models "$models" --types "${LLM_AB_TYPES:-bf16,q4_0}" \
+    --make-models-only > /dev/null
+  for m in ${LLM_AB_MODELS:-llama1b-bf16 gpt2s-bf16 llama1b-q4_0}; do
+    TESSERA_CUDA_PROFILE=1 timeout 120 .device/bin/tessera bench llm -m "$models/$m.gguf" --device cuda -p 16 -n 16 -r 1 \
+      --cache-type f16 > /dev/null 2> "$out/profile_decode_$m.txt"
+    awk '/_decode/{c++} c==2' "$out/profile_decode_$m.txt" > "$out/profile_decode_$m.steps"
+    echo "$m: $(head -n 1 "$out/profile_decode_$m.steps")"
+    awk 'NR > 1 {k = $5 " " $6; n[k]++; t[k] += $1} END {for (k in n) printf "  %4d steps %9.1f us  %s\n", n[k], t[k], k}' \
+      "$out/profile_decode_$m.steps" | sort -k3 -nr
+    sed -n 2,13p "$out/profile_decode_$m.steps"
   done
 fi
 # A standalone measurement in bench/cuda: built with the machine's nvcc and run, its output logged.
