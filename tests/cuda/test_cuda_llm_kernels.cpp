@@ -136,8 +136,9 @@ TEST(CudaLlmKernels, QuantizedMatmulTakesTheBiasAndResidualAddsItFeeds) {
 }
 
 TEST(CudaLlmKernels, QuantizedMatmulAppliesTheActivationOfItsBiasedProduct) {
-  // GPT-2's gelu(x @ W^T + b) and a ReLU tail: one step on the matvec and the tensor-core paths; a
-  // SiLU (not among the matvec's activations) stays a kernel of its own.
+  // GPT-2's gelu(x @ W^T + b) and a ReLU tail (TESSERA_CUDA_PRODUCT_ACTIVATIONS=1): one step on the
+  // matvec and the tensor-core paths; a SiLU (not among the matvec's activations) stays a kernel of its own.
+  const ScopedEnv on("TESSERA_CUDA_PRODUCT_ACTIVATIONS", "1");
   const int64_t n = 80, k = 256;
   const Array w = random_array({n, k}, 14, -0.5, 0.5, DType::f32);
   using Fn = std::function<Tensor(const Tensor&)>;
@@ -374,6 +375,7 @@ TEST(CudaLlmKernels, DecodeAttentionWritesTheNewCacheRows) {
   // (common/cache_appends.h) that writes the rows as it reads them, in place when the caches are
   // aliased and into copies when not; the result, and the caches, as the reference's. Row splits with
   // the position in a middle split, GQA groups split over several blocks, the first position, f32.
+  const ScopedEnv on("TESSERA_CUDA_FOLD_CACHE_WRITES", "1");
   struct Case {
     int64_t hq, hk, d, rows, position;
     DType cache;

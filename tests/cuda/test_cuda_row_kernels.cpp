@@ -3,7 +3,8 @@
 // thread (3), lanes of a warp (31 .. 1000) or a block (2048, 4097 over few rows) per row, in f32 and
 // bf16; every thread of a block must take the row's result from shared memory, so a NaN in a row
 // reaches all of it; repeated runs give the same bits; LayerNorm and softmax chain their second
-// reduction into the first's kernel; TESSERA_FUSION=-row_kernels gives RMSNorm two kernels again.
+// reduction into the first's kernel; TESSERA_FUSION=-row_kernels gives RMSNorm two kernels again;
+// with TESSERA_CUDA_ROW_KERNELS=few a decode step's long rows are row kernels too.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -92,6 +93,24 @@ TEST(CudaRowKernels, RmsNormIsOneKernelUnlessSwitchedOff) {
   namespace common = backends::common;
   const common::ScopedCompileOptions off({common::FusionSet::all().without(common::Fusion::row_kernels), {}});
   EXPECT_EQ(row_kernel_steps(g), on + 1);
+}
+
+TEST(CudaRowKernels, FewLongRowsAreOneKernelWithTheFewSetting) {
+  // TESSERA_CUDA_ROW_KERNELS=few: a decode step's LayerNorm (one row of 768: a block walks it three
+  // times) is one kernel and matches the reference; a prefill's 64 rows keep separate kernels.
+  const ScopedEnv few(kRowKernels, "few");
+  auto ln = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::layer_norm(a[0], {768}, a[1], a[2], 1e-5)};
+  };
+  EXPECT_EQ(row_kernel_steps(trace(ln, {{DType::f32, {1, 768}}, {DType::f32, {768}}, {DType::f32, {768}}})), 1u);
+  EXPECT_GT(row_kernel_steps(trace(ln, {{DType::f32, {64, 768}}, {DType::f32, {768}}, {DType::f32, {768}}})), 1u);
+  for (int64_t rows : {1, 3, 8}) {
+    SCOPED_TRACE(rows);
+    expect_matches_reference(ln,
+                             {random_array({rows, 768}, 20 + rows, -3, 3, DType::f32),
+                              random_array({768}, 21, 0.5, 1.5, DType::f32), random_array({768}, 22, -1, 1, DType::f32)},
+                             2e-5);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "tessera/backends/cuda/cuda_backend.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -36,6 +37,11 @@ struct Probe {
 };
 
 std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, value) == 0;
+}
 
 // Asks the runtime once whether a driver and a GPU are there, then opens cuBLASLt and NVRTC; nothing
 // else touches CUDA before.
@@ -134,13 +140,15 @@ class CudaBackend final : public Backend {
     options.epilogue_limits.activation_after_residual = false;
     options.epilogue_limits.convolutions = true;  // the implicit GEMM's tail (library_ops_conv.cpp)
     options.epilogue_limits.quantized_products = true;
-    // GPT-2's gelu(x W + b): the matvec (and cuBLASLt for prefill) applies it as it stores.
-    options.epilogue_limits.quantized_activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
+    // GPT-2's gelu(x W + b): the matvec (and cuBLASLt for prefill) applies it as it stores. Not yet run
+    // on a GPU outside the tests: TESSERA_CUDA_PRODUCT_ACTIVATIONS=1 turns it on.
+    if (env_is("TESSERA_CUDA_PRODUCT_ACTIVATIONS", "1")) {
+      options.epilogue_limits.quantized_activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
+    }
     options.half_types = true;
-    // A decode step's K/V cache writes are done by the attention that reads them (two launches a layer
-    // fewer); TESSERA_CUDA_FOLD_CACHE_WRITES=0 leaves them to index_copy steps.
-    const char* fold = std::getenv("TESSERA_CUDA_FOLD_CACHE_WRITES");
-    if (fold == nullptr || std::string(fold) != "0") options.folds_cache_writes = folds_cache_writes;
+    // A decode step's K/V cache writes done by the attention that reads them (two launches a layer
+    // fewer). Not yet measured on a GPU: TESSERA_CUDA_FOLD_CACHE_WRITES=1 turns it on.
+    if (env_is("TESSERA_CUDA_FOLD_CACHE_WRITES", "1")) options.folds_cache_writes = folds_cache_writes;
     // Row kernels (a reduction and its use over the row in one kernel) only over rows of at most 256
     // elements: on an H200, over a decode step's rows (768-2,048 wide, one row) they made decode slower
     // (Llama-1B shape bf16 861 against 906 tok/s, GPT-2 small 1,246 against 1,453, same call), one block
