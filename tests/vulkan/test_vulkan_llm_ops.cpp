@@ -6,6 +6,7 @@
 // index_copy (the cache update) into a fresh result and over its input, with bad indices reported.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "tessera/api/transforms.h"
@@ -250,6 +251,37 @@ TEST(VulkanLlmOps, QuantizedProductsAddTheirBiasAndResidualAsTheyStore) {
     const std::string steps = vulkan_step_descriptions(g);
     EXPECT_NE(steps.find("+bias +residual"), std::string::npos) << steps;
     EXPECT_EQ(steps.find("add"), std::string::npos) << "an add ran as a step of its own:\n" << steps;
+  }
+}
+
+TEST(VulkanLlmOps, QuantizedProductsApplyTheActivationOfTheirBiasedProduct) {
+  // GPT-2's gelu(x W^T + b), then a residual, and relu(x W^T + b): each one step (the activation in the
+  // product's store) for the matvec (3 rows), the wide matvec (one row of 512) and the tiled product
+  // (12 rows, in its tail dispatch), with the reference's values.
+  for (const int64_t k : {64, 512}) {
+    const Array w = quantized_weights(21, k, "q8_0", 5);
+    auto f = [](const std::vector<Tensor>& a) {
+      const Tensor y = ops::quantized_matmul(a[0], a[1], "q8_0");
+      return std::vector<Tensor>{ops::gelu(y + a[2], true) + a[3]};
+    };
+    auto g_relu = [](const std::vector<Tensor>& a) {
+      return std::vector<Tensor>{ops::relu(ops::quantized_matmul(a[0], a[1], "q8_0") + a[2])};
+    };
+    for (int64_t m : {1, 3, 12}) {
+      SCOPED_TRACE("k " + std::to_string(k) + ", rows " + std::to_string(m));
+      const std::vector<Array> in = {random_array({m, k}, 1, -1, 1, DType::f32), w,
+                                     random_array({21}, 2, -1, 1, DType::f32), random_array({m, 21}, 3, -1, 1, DType::f32)};
+      const ir::Graph gelu =
+          trace(f, {{DType::f32, {m, k}}, {DType::u8, w.shape()}, {DType::f32, {21}}, {DType::f32, {m, 21}}});
+      expect_vulkan_matches(gelu, in, 2e-5);
+      std::string steps = vulkan_step_descriptions(gelu);
+      EXPECT_NE(steps.find("+bias tanh-gelu +residual"), std::string::npos) << steps;
+      EXPECT_EQ(std::count(steps.begin(), steps.end(), '\n'), 1) << "the tail ran as steps of its own:\n" << steps;
+      const ir::Graph relu = trace(g_relu, {{DType::f32, {m, k}}, {DType::u8, w.shape()}, {DType::f32, {21}}});
+      expect_vulkan_matches(relu, {in[0], in[1], in[2]}, 2e-5);
+      steps = vulkan_step_descriptions(relu);
+      EXPECT_NE(steps.find("+bias relu"), std::string::npos) << steps;
+    }
   }
 }
 

@@ -101,7 +101,7 @@ bool use_shuffles(const Context& ctx) {
 // The matvec dispatch of up to kMaxMatvecRows activation rows: w, x, y, then the tail's bindings.
 ShaderDispatch matvec_dispatch(Context& ctx, const QuantOperands& q, const MatvecTail& tail, std::string& how) {
   ShaderDispatch d;
-  const std::string suffix = fmt::format("{}{}", tail.bias ? "_bias" : "", tail.residual ? "_residual" : "");
+  const std::string suffix = tail.suffix();
   const int rows = static_cast<int>(q.m);
   if (use_wide_matvec(q)) {
     WideMatvecShape shape = wide_matvec_shape(q.type, q.k, rows);
@@ -148,14 +148,16 @@ std::vector<ShaderBinding> tail_bindings(const Lowering& L, const QuantOperands&
   return b;
 }
 
-// y += bias (over rows of n), then y += residual: the tail of a long product, after the tiled shader.
+// y += bias (over rows of n), the activation, then y += residual: the tail of a long product, after
+// the tiled shader.
 std::string product_tail_glsl(const MatvecTail& tail) {
-  std::string decl, body;
+  std::string decl = tail_activation_glsl(tail.activation), body;
   int binding = 1;
   if (tail.bias) {
     decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrBias {{ float bias[]; }};\n", binding);
     body += fmt::format("    v += bias[shift[{}] + i % n];\n", binding++);
   }
+  if (tail.activation != kernels::Activation::none) body += "    v = activate(v);\n";
   if (tail.residual) {
     decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrResidual {{ float residual[]; }};\n", binding);
     body += fmt::format("    v += residual[shift[{}] + i];\n", binding++);
@@ -182,11 +184,18 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   q.m = node->input(0).type().numel() / q.k;
   const int32_t x = L.packed(L.value(node->input(0)));
   const int32_t w = word_aligned(L, L.value(node->input(1)), DType::u8);
-  // A fused tail (common/epilogues.h with quantized_products): + bias [n], then + a residual.
+  // A fused tail (common/epilogues.h with quantized_products): + bias [n], ReLU or tanh-GELU, then + a
+  // residual.
   const common::Epilogue* epi = L.epilogue(*node);
   std::vector<int32_t> reads = {x, w};
   int32_t bias = -1, residual = -1;
   MatvecTail tail;
+  if (epi != nullptr) {
+    if (!vulkan_tail_activates(epi->activation) || epi->post_activation != kernels::Activation::none) {
+      throw common::LoweringFault(node.get(), "vulkan: a quantized product's tail with an activation it lacks");
+    }
+    tail.activation = epi->activation;
+  }
   if (epi != nullptr && epi->bias.defined()) {
     bias = L.packed(L.value(epi->bias));
     reads.push_back(bias);
@@ -199,8 +208,8 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   }
   const int32_t y = L.produce(epi != nullptr ? epi->result : ir::Value(node, 0));
   Context& ctx = lowering_context();
-  const std::string what = fmt::format("{} quantized_matmul {}x{}x{}{}{}", quant::type_name(q.type), q.m, q.n, q.k,
-                                       tail.bias ? " +bias" : "", tail.residual ? " +residual" : "");
+  const std::string what =
+      fmt::format("{} quantized_matmul {}x{}x{}{}", quant::type_name(q.type), q.m, q.n, q.k, tail.description());
   if (q.m <= kMaxMatvecRows) {
     std::string how;
     ShaderDispatch d = matvec_dispatch(ctx, q, tail, how);
@@ -227,11 +236,10 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   product.shift_word = kMatmulShiftWord;
   product.groups = {static_cast<uint32_t>((q.n + tile - 1) / tile), static_cast<uint32_t>((q.m + tile - 1) / tile), 1};
   dispatches.push_back(std::move(product));
-  if (tail.bindings() > 0) {
+  if (!tail.empty()) {
     ShaderDispatch adds;
-    adds.pipeline = ctx.pipelines().pipeline(product_tail_glsl(tail), 1 + tail.bindings(),
-                                             fmt::format("quant_tail{}{}", tail.bias ? "_bias" : "",
-                                                         tail.residual ? "_residual" : ""));
+    adds.pipeline =
+        ctx.pipelines().pipeline(product_tail_glsl(tail), 1 + tail.bindings(), "quant_tail" + tail.suffix());
     adds.bindings = {{L.operand(y), static_cast<uint64_t>(q.m * q.n) * 4, true, 4}};
     for (const ShaderBinding& b : tail_bindings(L, q, bias, residual)) adds.bindings.push_back(b);
     adds.push = {static_cast<uint32_t>(q.n), static_cast<uint32_t>(q.m * q.n)};

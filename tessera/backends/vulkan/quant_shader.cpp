@@ -273,14 +273,49 @@ bool vulkan_decodes(GgmlType type, int64_t k) {
   return k % decode_group(type, k) == 0;
 }
 
+std::string MatvecTail::suffix() const {
+  const char* act = activation == kernels::Activation::relu        ? "_relu"
+                    : activation == kernels::Activation::gelu_tanh ? "_gelu_tanh"
+                                                                   : "";
+  return std::string(bias ? "_bias" : "") + act + (residual ? "_residual" : "");
+}
+
+std::string MatvecTail::description() const {
+  const char* act = activation == kernels::Activation::relu        ? " relu"
+                    : activation == kernels::Activation::gelu_tanh ? " tanh-gelu"
+                                                                   : "";
+  return std::string(bias ? " +bias" : "") + act + (residual ? " +residual" : "");
+}
+
+bool vulkan_tail_activates(kernels::Activation a) {
+  return a == kernels::Activation::none || a == kernels::Activation::relu || a == kernels::Activation::gelu_tanh;
+}
+
+std::string tail_activation_glsl(kernels::Activation a) {
+  TESSERA_CHECK(vulkan_tail_activates(a), "vulkan: a product tail with an activation other than ReLU or tanh-GELU");
+  switch (a) {
+    case kernels::Activation::relu:
+      return "float activate(float v) { return v < 0.0 ? 0.0 : v; }\n";
+    case kernels::Activation::gelu_tanh:
+      // kernels/cpu/activation.h's formula; tanh's argument clamped where it is +-1 in f32 anyway (a
+      // driver may compute it through exp, which overflows to inf / inf).
+      return "float activate(float v) {\n"
+             "  return 0.5 * v * (1.0 + tanh(clamp(0.7978845608028654 * (v + 0.044715 * v * v * v), -10.0, 10.0)));\n"
+             "}\n";
+    default:
+      return "float activate(float v) { return v; }\n";
+  }
+}
+
 std::string matvec_tail_glsl(const MatvecTail& tail) {
-  std::string s;
+  std::string s = tail_activation_glsl(tail.activation);
   int binding = 3;
   std::string body = "float finish(float v, uint r, uint j) {\n";
   if (tail.bias) {
     s += fmt::format("layout(std430, binding = {0}) readonly buffer TsrBias {{ float bias[]; }};\n", binding);
     body += fmt::format("  v += bias[shift[{}] + j];\n", binding++);
   }
+  if (tail.activation != kernels::Activation::none) body += "  v = activate(v);\n";
   if (tail.residual) {
     s += fmt::format("layout(std430, binding = {0}) readonly buffer TsrResidual {{ float residual[]; }};\n", binding);
     body += fmt::format("  v += residual[shift[{}] + r * n + j];\n", binding++);

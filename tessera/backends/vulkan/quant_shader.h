@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/kernels/activation.h"
 #include "tessera/quant/ggml_type.h"
 
 namespace tessera::backends::vulkan {
@@ -24,15 +25,24 @@ bool vulkan_decodes(quant::GgmlType type, int64_t k);
 /// Values each shader invocation decodes at once (a block's 32, or a run of a float row).
 int decode_group(quant::GgmlType type, int64_t k);
 
-/// The adds a matvec fuses as it stores (common/epilogues: + bias [n], then + a residual laid out as y).
+/// What a matvec fuses as it stores (common/epilogues: + bias [n], an activation of the biased
+/// product (ReLU or tanh-GELU), then + a residual laid out as y).
 struct MatvecTail {
   bool bias = false, residual = false;
+  kernels::Activation activation = kernels::Activation::none;
   int bindings() const { return (bias ? 1 : 0) + (residual ? 1 : 0); }
+  bool empty() const { return bindings() == 0 && activation == kernels::Activation::none; }
+  std::string suffix() const;       // for pipeline names: "_bias_gelu_tanh_residual"
+  std::string description() const;  // for step names: " +bias tanh-gelu +residual"
 };
+/// The activations the tails apply.
+bool vulkan_tail_activates(kernels::Activation a);
+/// `float activate(float v)`: the tail's activation as GLSL (the identity for none).
+std::string tail_activation_glsl(kernels::Activation a);
 
-/// `float finish(float v, uint r, uint j)`: the tail a matvec adds as it stores, + bias[j] then +
-/// residual[r * n + j] (the graph's order of the adds), with the bindings from 3 on that it reads
-/// (their shifts in shift[3..]).
+/// `float finish(float v, uint r, uint j)`: the tail a matvec applies as it stores, + bias[j], the
+/// activation, then + residual[r * n + j] (the graph's order), with the bindings from 3 on that it
+/// reads (their shifts in shift[3..]).
 std::string matvec_tail_glsl(const MatvecTail& tail);
 
 /// y[r, j] = sum_c x[r, c] * w[j, c] (+ bias[j]) (+ residual[r, j]) for r < rows (1..kMaxMatvecRows):
