@@ -403,7 +403,7 @@ TEST(CudaLlmKernels, DecodeAttentionWritesTheNewCacheRows) {
     const auto want = backends::reference_backend().compile(g)->run(in);
     for (const bool aliased : {true, false}) {
       SCOPED_TRACE(aliased ? "caches aliased" : "caches copied");
-      const auto exe = aliased ? cuda().compile(g, {{{0, 1}, {1, 2}}}) : cuda().compile(g);
+      const auto exe = aliased ? cuda().compile(g, {{{1, 0}, {2, 1}}}) : cuda().compile(g);
       const std::string program = program_text(whole_on_gpu(*exe));
       EXPECT_EQ(program.find("index_copy"), std::string::npos) << program;
       EXPECT_NE(program.find("writing the new cache rows"), std::string::npos) << program;

@@ -201,5 +201,28 @@ TEST(VulkanExecutable, LargerProductsAndReductions) {
                  1e-4);
 }
 
+TEST(VulkanExecutable, ProductsReadTransposedOperandsAndWriteTransposedResultsWithoutCopies) {
+  // x @ W^T (a linear layer), x^T @ g, both transposed, a batch against one transposed matrix, and a
+  // product whose only use is its transpose (a weight gradient laid out as the weight): each is one
+  // dispatch of the product shader, no strided copy before or after; values as the reference's.
+  auto f = [](const std::vector<Tensor>& a) {
+    const Tensor wt = ops::transpose(a[1], 0, 1), xt = ops::transpose(a[0], 0, 1);
+    return std::vector<Tensor>{ops::matmul(a[0], wt), ops::matmul(xt, a[2]), ops::matmul(xt, ops::transpose(a[3], 0, 1)),
+                               ops::matmul(a[4], wt), ops::transpose(ops::matmul(a[3], a[0]), 0, 1)};
+  };
+  const ir::Graph g = trace(f, {{DType::f32, {37, 50}}, {DType::f32, {21, 50}}, {DType::f32, {37, 19}},
+                                {DType::f32, {23, 37}}, {DType::f32, {3, 5, 50}}});
+  const std::vector<Array> in = {random_array({37, 50}, 51, -1, 1, DType::f32), random_array({21, 50}, 52, -1, 1, DType::f32),
+                                 random_array({37, 19}, 53, -1, 1, DType::f32), random_array({23, 37}, 54, -1, 1, DType::f32),
+                                 random_array({3, 5, 50}, 55, -1, 1, DType::f32)};
+  expect_matches(g, in, 1e-4);
+  const auto exe = vulkan().compile(g);
+  const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
+  ASSERT_NE(vk, nullptr);
+  const std::string program = vk->program().dump();
+  EXPECT_EQ(vk->program().steps.size(), 5u) << program;
+  EXPECT_EQ(program.find("copy"), std::string::npos) << program;
+}
+
 }  // namespace
 }  // namespace tessera::test

@@ -186,6 +186,58 @@ TEST(VulkanLlmOps, IndexCopyWritesRowsIntoACopyOrOverItsInput) {
   }
 }
 
+TEST(VulkanLlmOps, DecodeAttentionWritesTheNewCacheRows) {
+  // A decode step's k' = index_copy(k_cache, pos, k), v' likewise, attention(q, k', v', pos): one step
+  // (common/cache_appends.h) whose shader writes the new rows; into copies of the caches, and in place
+  // when they are aliased, across steps. GQA (4 query heads a KV head), f32 and f16 caches.
+  for (DType cache : {DType::f32, DType::f16}) {
+    SCOPED_TRACE(dtype_name(cache));
+    const int64_t rows = 150, hq = 8, hk = 2, d = 16;
+    const Shape cache_shape{rows, hk, d};
+    auto step = [&](const std::vector<Tensor>& a) -> std::vector<Tensor> {
+      const Tensor k = ops::index_copy(a[0], 0, a[2], ops::cast(a[4], cache));
+      const Tensor v = ops::index_copy(a[1], 0, a[2], ops::cast(a[5], cache));
+      return {ops::kv_cache_attention(a[3], k, v, a[2]), k, v};
+    };
+    const ir::Graph g = trace(step, {{cache, cache_shape}, {cache, cache_shape}, {DType::i64, {1}},
+                                     {DType::f32, {1, hq, d}}, {DType::f32, {1, hk, d}}, {DType::f32, {1, hk, d}}});
+    const std::string steps = vulkan_step_descriptions(g);
+    EXPECT_EQ(steps.find("index_copy"), std::string::npos) << steps;
+    EXPECT_NE(steps.find("writing the new cache rows"), std::string::npos) << steps;
+    const Array k0 = random_array(cache_shape, 11, -1, 1, DType::f32).astype(cache);
+    const Array v0 = random_array(cache_shape, 12, -1, 1, DType::f32).astype(cache);
+    auto inputs = [&](const Array& k, const Array& v, int64_t position, uint64_t seed) {
+      return std::vector<Array>{k, v, Array::from_vector<int64_t>({position}, {1}),
+                                random_array({1, hq, d}, seed, -1, 1, DType::f32),
+                                random_array({1, hk, d}, seed + 1, -1, 1, DType::f32),
+                                random_array({1, hk, d}, seed + 2, -1, 1, DType::f32)};
+    };
+    // Copies: the outputs match the reference's, the first position, a middle one, the last row.
+    for (int64_t position : {int64_t{0}, int64_t{77}, rows - 1}) {
+      expect_vulkan_matches(g, inputs(k0, v0, position, static_cast<uint64_t>(20 + position)), 1e-5);
+    }
+    // In place across steps: the caches on the device, the outputs aliasing them.
+    const auto exe = vulkan_under_test().compile(g, backends::CompileSpec{{{1, 0}, {2, 1}}});
+    const auto ref = backends::reference_backend().compile(g);
+    Array k = k0.to(vulkan_under_test().device()), v = v0.to(vulkan_under_test().device());
+    Array k_want = k0, v_want = v0;
+    for (int64_t position = 0; position < 5; ++position) {
+      std::vector<Array> in = inputs(k, v, position, static_cast<uint64_t>(40 + 3 * position));
+      std::vector<Array> out = {Array::empty(DType::f32, {1, hq, d}), k, v};
+      exe->run_into(in, out);
+      in[0] = k_want;
+      in[1] = v_want;
+      const std::vector<Array> want = ref->run(in);
+      k_want = want[1];
+      v_want = want[2];
+      const std::vector<float> got = out[0].to(host_device()).to_vector<float>(), exact = want[0].to_vector<float>();
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], exact[i], 1e-5 * (1 + std::abs(exact[i]))) << i;
+    }
+    EXPECT_EQ(k.to(host_device()).astype(DType::f32).to_vector<float>(), k_want.astype(DType::f32).to_vector<float>());
+    EXPECT_EQ(v.to(host_device()).astype(DType::f32).to_vector<float>(), v_want.astype(DType::f32).to_vector<float>());
+  }
+}
+
 TEST(VulkanLlmOps, AnExactArangeAndEyeRunOnVulkanAndOthersOnTheCpu) {
   auto exact = [](const std::vector<Tensor>&) {
     return std::vector<Tensor>{ops::arange(0.5, 40.0, 0.75),

@@ -7,6 +7,7 @@
 namespace tessera::backends::vulkan {
 
 class Context;
+struct ShaderDispatch;
 
 void register_softmax_lowerings(common::LoweringTable& table);  // library_ops_softmax.cpp
 void register_index_lowerings(common::LoweringTable& table);    // library_ops_index.cpp
@@ -19,9 +20,15 @@ void register_index_copy_lowerings(common::LoweringTable& table);  // library_op
 // Whether index_copy converts rows of `from` into a cache of `to` as it writes them (f32 into f16 or
 // bf16): what common::convert_on_write may fold a cast into.
 bool vulkan_index_copy_converts(DType from, DType to);
+// A dispatch that copies `numel` elements of value `from` into value `to`, skipped in a run where the
+// two are the same memory (a cache updated in place); index_copy's first dispatch.
+ShaderDispatch cache_copy_dispatch(common::Lowering& L, int32_t from, int32_t to, DType dtype, int64_t numel);
 void register_creation_lowerings(common::LoweringTable& table);  // library_ops_creation.cpp
 void register_quant_lowerings(common::LoweringTable& table);    // library_ops_quant.cpp
 void register_attention_lowerings(common::LoweringTable& table);  // library_ops_attention.cpp
+// Whether the kv_cache_attention lowering writes a decode step's new cache rows itself (one query;
+// f32 rows into an f32 or f16 cache): common/cache_appends.h.
+bool vulkan_folds_cache_writes(const ir::Node& attention);
 
 /// Whether adam_update runs here: f32 or f16 state with f64 lr and step scalars (read as raw words,
 /// so supports() asks this instead of checking that the device computes in f64), on a device with

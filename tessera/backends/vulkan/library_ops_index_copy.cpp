@@ -85,6 +85,23 @@ layout(std430, binding = 2) buffer TsrOut {{ {raw} y[]; }};
                      fmt::arg("repeated", static_cast<uint32_t>(kStatusRepeatedIndex)));
 }
 
+}  // namespace
+
+ShaderDispatch cache_copy_dispatch(Lowering& L, int32_t from, int32_t to, DType dtype, int64_t numel) {
+  const size_t es = dtype_size(dtype);
+  const auto eu = static_cast<uint32_t>(es);
+  const uint64_t bytes = static_cast<uint64_t>(numel) * es;
+  ShaderDispatch copy;
+  copy.pipeline = lowering_context().pipelines().pipeline(copy_glsl(es, numel), 2,
+                                                          fmt::format("index_copy_base_{}", dtype_name(dtype)));
+  copy.bindings = {{L.operand(from), bytes, false, eu}, {L.operand(to), bytes, true, eu}};
+  copy.groups = {library_groups(numel), 1, 1};
+  copy.skip_when_in_place = true;
+  return copy;
+}
+
+namespace {
+
 bool claim_index_copy(const ir::Node& node) {
   if (node.inputs().size() != 3 || node.num_outputs() != 1 || !fits_int_indexing(node)) return false;
   const DType dt = node.input(0).dtype(), src = node.input(2).dtype();
@@ -112,13 +129,7 @@ bool lower_index_copy(Lowering& L, const ir::NodePtr& node) {
   const auto src_unit = static_cast<uint32_t>(dtype_size(src_type));
   const uint64_t bytes = static_cast<uint64_t>(xv.type().numel()) * es;
   Context& ctx = lowering_context();
-  std::vector<ShaderDispatch> dispatches(1);
-  ShaderDispatch& copy = dispatches[0];
-  copy.pipeline = ctx.pipelines().pipeline(copy_glsl(es, xv.type().numel()), 2,
-                                           fmt::format("index_copy_base_{}", dtype_name(xv.dtype())));
-  copy.bindings = {{L.operand(x), bytes, false, eu}, {L.operand(y), bytes, true, eu}};
-  copy.groups = {library_groups(xv.type().numel()), 1, 1};
-  copy.skip_when_in_place = true;
+  std::vector<ShaderDispatch> dispatches = {cache_copy_dispatch(L, x, y, xv.dtype(), xv.type().numel())};
   if (outer * m * slice > 0) {
     ShaderDispatch d;
     d.pipeline = ctx.pipelines().pipeline(slices_glsl(src_type, xv.dtype(), node->input(1).dtype(), outer, size, m,

@@ -1,6 +1,11 @@
-// Matrix products on the Vulkan backend: the tiled shader of matmul_shader.h over packed operands.
-// A transposed or strided operand is packed first (a strided-copy dispatch); batch axes that broadcast
-// are read with batch stride 0 when the operand is one matrix, and materialised otherwise.
+// Matrix products on the Vulkan backend: the tiled shader of matmul_shader.h over row-major operands or
+// transposes of them (a weight read as W^T where it lies), other strided operands packed first (a
+// strided-copy dispatch); batch axes that broadcast are read with batch stride 0 when the operand is
+// one matrix, and materialised otherwise. A product whose only use is its transpose (common/epilogues.h)
+// is computed as D^T = B^T A^T, the operands swapped and each read the other way.
+#include <optional>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "tessera/backends/cpu/library_ops.h"  // the view lowerings, which are backend-neutral
@@ -21,7 +26,26 @@ struct MatrixOperand {
   int32_t id = -1;
   int64_t batch_stride = 0;  // elements between matrices (0: one matrix for the whole batch)
   uint64_t bytes = 0;        // what the shader may read
+  bool transposed = false;   // stored as the transpose of the operand's [rows, cols] (packed [cols, rows])
 };
+
+// The value as a transposed operand when it is one matrix whose last two axes are a transpose of a
+// packed one (strides 1 and rows): a weight's W^T view.
+std::optional<MatrixOperand> transposed_operand(const Lowering& L, int32_t id, DType dt) {
+  const Layout& l = L.info(id).layout;
+  const size_t r = l.shape.size();
+  if (r < 2) return std::nullopt;
+  for (size_t d = 0; d + 2 < r; ++d) {
+    if (l.shape[d] != 1) return std::nullopt;
+  }
+  const int64_t rows = l.shape[r - 2], cols = l.shape[r - 1];
+  if (rows < 2 || cols < 2 || l.strides[r - 2] != 1 || l.strides[r - 1] != rows) return std::nullopt;
+  MatrixOperand m;
+  m.id = id;
+  m.bytes = static_cast<uint64_t>(rows * cols) * dtype_size(dt);
+  m.transposed = true;
+  return m;
+}
 
 // The packed operand broadcast over the batch axes into a fresh packed temporary.
 int32_t broadcast_batch(Lowering& L, int32_t id, DType dt, const Shape& batch) {
@@ -43,7 +67,10 @@ int32_t broadcast_batch(Lowering& L, int32_t id, DType dt, const Shape& batch) {
   return t;
 }
 
-MatrixOperand matrix_operand(Lowering& L, const ir::Value& v, DType dt, const Shape& batch) {
+MatrixOperand matrix_operand(Lowering& L, const ir::Value& v, DType dt, const Shape& batch, bool may_transpose) {
+  if (may_transpose) {
+    if (std::optional<MatrixOperand> t = transposed_operand(L, L.value(v), dt)) return *t;
+  }
   int32_t id = L.packed(L.value(v));
   const Shape& s = L.info(id).layout.shape;
   const size_t nb = s.size() - 2;
@@ -96,29 +123,51 @@ bool claim_matmul(const ir::Node& node) { return vulkan_matmul_supported(node, l
 bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   Context& ctx = lowering_context();
   if (!vulkan_matmul_supported(*node, ctx.features())) return false;
-  const ir::Value out(node, 0);
-  const DType dt = out.dtype();
-  const Shape& os = out.shape();
+  const ir::Value product(node, 0);
+  const DType dt = product.dtype();
+  const Shape& os = product.shape();
   const Shape batch(os.begin(), os.end() - 2);
-  const MatrixOperand a = matrix_operand(L, node->input(0), dt, batch);
-  const MatrixOperand b = matrix_operand(L, node->input(1), dt, batch);
+  // f16 products go to the tensor cores where the device offers cooperative matrices (packed operands).
+  const bool coopmat = dt == DType::f16 && ctx.features().coopmat_f16;
+  const common::Epilogue* epi = L.epilogue(*node);
+  if (epi != nullptr && (!epi->transposed || epi->nodes.size() != 1)) {
+    throw common::LoweringFault(node.get(), "vulkan: a matmul tail the product shader lacks (only a transposed result)");
+  }
+  // The cooperative-matrix shader reads packed operands only: its transposed result is a view.
+  const bool transposed_result = epi != nullptr && !coopmat;
+  MatrixOperand a = matrix_operand(L, node->input(0), dt, batch, !coopmat);
+  MatrixOperand b = matrix_operand(L, node->input(1), dt, batch, !coopmat);
+  int64_t m = os[os.size() - 2], n = os[os.size() - 1];
+  const int64_t k = node->input(0).shape().back();
+  if (transposed_result) {
+    // D^T = B^T A^T: B^T is B read the other way, and so is A^T.
+    std::swap(a, b);
+    std::swap(m, n);
+    a.transposed = !a.transposed;
+    b.transposed = !b.transposed;
+  }
+  const ir::Value out = transposed_result ? epi->result : product;
   const int32_t d = L.produce(out);
-  const int64_t m = os[os.size() - 2], n = os[os.size() - 1], k = node->input(0).shape().back();
   const int64_t count = shape_numel(batch);
   std::vector<uint32_t> push = {static_cast<uint32_t>(m), static_cast<uint32_t>(n), static_cast<uint32_t>(k),
                                 static_cast<uint32_t>(a.batch_stride), static_cast<uint32_t>(b.batch_stride)};
   const uint64_t d_bytes = static_cast<uint64_t>(out.type().numel()) * dtype_size(dt);
-  // f16 products go to the tensor cores where the device offers cooperative matrices.
-  const bool coopmat = dt == DType::f16 && ctx.features().coopmat_f16;
   const int block = matmul_block(m, n);
   auto pipeline = coopmat ? ctx.pipelines().pipeline(matmul_coopmat_glsl(), 3, "matmul_f16_coopmat")
-                          : ctx.pipelines().pipeline(matmul_glsl(dt, block), 3,
-                                                     fmt::format("matmul_{}_r{}", dtype_name(dt), block));
+                          : ctx.pipelines().pipeline(matmul_glsl(dt, block, a.transposed, b.transposed), 3,
+                                                     matmul_pipeline_name(dt, block, a.transposed, b.transposed));
   L.emit(std::make_unique<MatmulStep>(std::move(pipeline), L.operand(a.id), L.operand(b.id), L.operand(d),
                                       std::vector<uint64_t>{a.bytes, b.bytes, d_bytes}, std::move(push),
                                       static_cast<uint32_t>(dtype_size(dt)), m, n, count,
                                       coopmat ? kCoopmatTile : matmul_tile(block)),
          {a.id, b.id}, {d});
+  if (epi != nullptr && !transposed_result) {
+    Layout view = L.info(d).layout;
+    const size_t r = view.shape.size();
+    std::swap(view.shape[r - 2], view.shape[r - 1]);
+    std::swap(view.strides[r - 2], view.strides[r - 1]);
+    L.alias(epi->result, d, view);
+  }
   return true;
 }
 

@@ -8,7 +8,11 @@ namespace tessera::backends::vulkan {
 
 int matmul_block(int64_t m, int64_t n) { return m >= 512 && n >= 512 ? 8 : 4; }
 
-std::string matmul_glsl(DType dtype, int block) {
+std::string matmul_pipeline_name(DType dtype, int block, bool a_transposed, bool b_transposed) {
+  return fmt::format("matmul_{}_r{}{}{}", dtype_name(dtype), block, a_transposed ? "_ta" : "", b_transposed ? "_tb" : "");
+}
+
+std::string matmul_glsl(DType dtype, int block, bool a_transposed, bool b_transposed) {
   TESSERA_CHECK(dtype == DType::f32 || dtype == DType::f16, "vulkan: no matmul shader for {}", dtype_name(dtype));
   TESSERA_CHECK(block == 4 || block == 8, "vulkan: matmul block {} (4 or 8)", block);
   const bool half = dtype == DType::f16;
@@ -18,8 +22,12 @@ std::string matmul_glsl(DType dtype, int block) {
   const std::string type = half ? "uint16_t" : "float";
   const std::string load = half ? "unpackHalf2x16(uint({})).x" : "{}";
   const std::string store = half ? "uint16_t(packHalf2x16(vec2({}, 0.0)) & 0xffffu)" : "{}";
-  const std::string load_a = fmt::format(fmt::runtime(load), "a[a0 + r * K + k]");
-  const std::string load_b = fmt::format(fmt::runtime(load), "b[b0 + k * N + c]");
+  const std::string load_a = fmt::format(fmt::runtime(load), a_transposed ? "a[a0 + k * M + r]" : "a[a0 + r * K + k]");
+  const std::string load_b = fmt::format(fmt::runtime(load), b_transposed ? "b[b0 + c * K + k]" : "b[b0 + k * N + c]");
+  // Consecutive invocations stage consecutive addresses: along k for a row-major A (a transposed B),
+  // along the rows (columns) otherwise.
+  const std::string a_index = a_transposed ? "rr = e % TILE, kk = e / TILE" : "kk = e % SLICE, rr = e / SLICE";
+  const std::string b_index = b_transposed ? "kk = e % SLICE, cc = e / SLICE" : "cc = e % TILE, kk = e / TILE";
   const std::string result = fmt::format(fmt::runtime(store), "acc[i][j]");
   // The A slice is stored transposed (k-major) with one float of padding per row, so the staging writes
   // of consecutive k fall in different banks; each invocation reads its R rows as one run and its R
@@ -43,11 +51,11 @@ void main() {{
     for (int j = 0; j < R; ++j) acc[i][j] = 0.0;
   for (int k0 = 0; k0 < K; k0 += SLICE) {{
     for (int e = tid; e < TILE * SLICE; e += 256) {{
-      const int kk = e % SLICE, rr = e / SLICE, r = row0 + rr, k = k0 + kk;
+      const int {a_index}, r = row0 + rr, k = k0 + kk;
       tile_a[kk][rr] = r < M && k < K ? {load_a} : 0.0;
     }}
     for (int e = tid; e < TILE * SLICE; e += 256) {{
-      const int cc = e % TILE, kk = e / TILE, c = col0 + cc, k = k0 + kk;
+      const int {b_index}, c = col0 + cc, k = k0 + kk;
       tile_b[kk][cc] = k < K && c < N ? {load_b} : 0.0;
     }}
     barrier();
@@ -73,7 +81,7 @@ void main() {{
 )",
                      fmt::arg("ext", extensions), fmt::arg("type", type), fmt::arg("r", block),
                      fmt::arg("slice", kMatmulSlice), fmt::arg("load_a", load_a), fmt::arg("load_b", load_b),
-                     fmt::arg("result", result));
+                     fmt::arg("result", result), fmt::arg("a_index", a_index), fmt::arg("b_index", b_index));
 }
 
 std::string matmul_coopmat_glsl() {

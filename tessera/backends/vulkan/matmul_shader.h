@@ -1,5 +1,6 @@
 #pragma once
-// Hand-written GLSL for matrix products: D[b] = A[b] @ B[b] over packed row-major operands. A workgroup
+// Hand-written GLSL for matrix products: D[b] = A[b] @ B[b] over row-major operands, either of which
+// may be stored transposed (a packed [K, M] A or [N, K] B, read where it lies instead of copied). A workgroup
 // of 256 invocations computes a (16 R) x (16 R) tile of D, each invocation an R x R block of it held in
 // registers, from K slices of A and B staged in shared memory (R = 4 for small products, 8 for large
 // ones: more work per staged value, fewer workgroups). f32 in and out, or f16 storage (computed in f32)
@@ -24,8 +25,11 @@ int matmul_block(int64_t m, int64_t n);
 /// The tile edge of a workgroup for block R.
 inline constexpr int matmul_tile(int block) { return 16 * block; }
 
-/// The GLSL of the product for `dtype` (f32 or f16) with R = `block` (4 or 8).
-std::string matmul_glsl(DType dtype, int block);
+/// The GLSL of the product for `dtype` (f32 or f16) with R = `block` (4 or 8); `a_transposed`: A is
+/// stored [K, M] (its batch stride still in the push constants), `b_transposed`: B is stored [N, K].
+std::string matmul_glsl(DType dtype, int block, bool a_transposed = false, bool b_transposed = false);
+/// Its pipeline name.
+std::string matmul_pipeline_name(DType dtype, int block, bool a_transposed = false, bool b_transposed = false);
 
 /// The tile edge of the cooperative-matrix product.
 inline constexpr int kCoopmatTile = 128;

@@ -147,18 +147,21 @@ class VulkanBackend final : public Backend {
     lowering.kernels = &kernels;
     common::LowerOptions options;
     // The product shader has no fused tails yet: only the quantized matvec adds a bias and a residual
-    // as it stores (a decode step's residual adds would be dispatches of their own); transposed
-    // products and quantized re-layouts are left to the generated kernels or the CPU. (In-place
+    // as it stores (a decode step's residual adds would be dispatches of their own). A product whose
+    // only use is its transpose (a weight gradient) is computed transposed, its operands read
+    // transposed where they lie; quantized re-layouts are left to the generated kernels or the CPU. (In-place
     // results were off here while the training steps drifted by ~1e-3; that was the CPU plan cache
     // handing a split segment the scalars of another graph, fixed in the cache.)
     options.half_types = ctx.features().storage16;
     options.fusion = common::following_row_kernel_switch(
-        common::FusionSet::all().without(common::Fusion::transposed_product).without(common::Fusion::relayout));
-    options.epilogue_limits.products = false;
+        common::FusionSet::all().without(common::Fusion::relayout));
+    options.epilogue_limits.product_tails = false;
     options.epilogue_limits.convolutions = false;
     options.epilogue_limits.quantized_products = true;
     // GPT-2's gelu(x W + b) in the matvec's store (one dispatch a layer fewer).
     options.epilogue_limits.quantized_activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
+    // A decode step's K/V cache writes done by the attention that reads them (two steps a layer fewer).
+    options.folds_cache_writes = vulkan_folds_cache_writes;
     set_lowering_context(&ctx);
     std::shared_ptr<const common::Program> program;
     try {
