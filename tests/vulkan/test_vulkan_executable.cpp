@@ -36,8 +36,9 @@ void expect_matches(const ir::Graph& g, const std::vector<Array>& in, double tol
 }
 
 TEST(VulkanExecutable, MlpLayerRunsInOneCommandBufferWithBarriersBetweenDependentSteps) {
+  // The bias and ReLU are the product's tail; the scaling after them is a dispatch of its own.
   auto f = [](const std::vector<Tensor>& a) {
-    return std::vector<Tensor>{ops::relu(ops::matmul(a[0], a[1]) + a[2])};
+    return std::vector<Tensor>{ops::relu(ops::matmul(a[0], a[1]) + a[2]) * 2.0};
   };
   const ir::Graph g = trace(f, {{DType::f32, {33, 70}}, {DType::f32, {70, 45}}, {DType::f32, {45}}});
   const std::vector<Array> in = {random_array({33, 70}, 1, -1, 1, DType::f32), random_array({70, 45}, 2, -1, 1, DType::f32),
@@ -199,6 +200,47 @@ TEST(VulkanExecutable, LargerProductsAndReductions) {
                  {random_array({64, 784}, 13, -1, 1, DType::f32), random_array({256, 784}, 14, -0.05, 0.05, DType::f32),
                   random_array({64, 256}, 15, -1, 1, DType::f32)},
                  1e-4);
+}
+
+TEST(VulkanExecutable, ProductsApplyTheirBiasActivationAndResidualAsTheyStore) {
+  // f32 products take + bias, ReLU or tanh-GELU, then + a residual (common/epilogues.h) as the shader
+  // stores: each output below is one dispatch, for both tile sizes and a batch; erf-GELU (not among the
+  // shader's activations) and an f16 product stay dispatches of their own.
+  for (const int64_t m : {33, 600}) {
+    SCOPED_TRACE("m " + std::to_string(m));
+    // Distinct left operands: the same product twice would be one node with several uses (no tail).
+    auto f = [](const std::vector<Tensor>& a) {
+      const Tensor wt = ops::transpose(a[1], 0, 1);
+      return std::vector<Tensor>{ops::relu(ops::matmul(a[0], wt) + a[2]), ops::gelu(ops::matmul(a[5], wt) + a[2], true) + a[3],
+                                 ops::matmul(a[6], wt) + a[3], ops::relu(ops::matmul(a[4], wt) + a[2])};
+    };
+    const ir::Graph g = trace(f, {{DType::f32, {m, 70}}, {DType::f32, {520, 70}}, {DType::f32, {520}}, {DType::f32, {m, 520}},
+                                  {DType::f32, {2, m, 70}}, {DType::f32, {m, 70}}, {DType::f32, {m, 70}}});
+    expect_matches(g,
+                   {random_array({m, 70}, 61, -1, 1, DType::f32), random_array({520, 70}, 62, -0.2, 0.2, DType::f32),
+                    random_array({520}, 63, -1, 1, DType::f32), random_array({m, 520}, 64, -1, 1, DType::f32),
+                    random_array({2, m, 70}, 65, -1, 1, DType::f32), random_array({m, 70}, 69, -1, 1, DType::f32),
+                    random_array({m, 70}, 70, -1, 1, DType::f32)},
+                   1e-4);
+    const auto exe = vulkan().compile(g);
+    const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
+    ASSERT_NE(vk, nullptr);
+    const std::string program = vk->program().dump();
+    EXPECT_EQ(vk->program().steps.size(), 4u) << program;
+    EXPECT_NE(program.find("+bias relu"), std::string::npos) << program;
+    EXPECT_NE(program.find("+bias tanh-gelu +residual"), std::string::npos) << program;
+  }
+  auto erf = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{ops::gelu(ops::matmul(a[0], a[1]) + a[2], false)};
+  };
+  const ir::Graph g = trace(erf, {{DType::f32, {5, 8}}, {DType::f32, {8, 6}}, {DType::f32, {6}}});
+  expect_matches(g, {random_array({5, 8}, 66, -1, 1, DType::f32), random_array({8, 6}, 67, -1, 1, DType::f32),
+                     random_array({6}, 68, -1, 1, DType::f32)},
+                 1e-5);
+  const auto exe = vulkan().compile(g);
+  const auto* vk = dynamic_cast<const backends::vulkan::VulkanExecutable*>(exe.get());
+  ASSERT_NE(vk, nullptr);
+  EXPECT_EQ(vk->program().steps.size(), 2u) << vk->program().dump();
 }
 
 TEST(VulkanExecutable, ProductsReadTransposedOperandsAndWriteTransposedResultsWithoutCopies) {

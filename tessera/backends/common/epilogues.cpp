@@ -129,7 +129,7 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
       }
     }
     if (!epilogues) continue;
-    if (mm->op_name() == "matmul" && (!limits.product_tails || !float_types(*mm, DType::f32))) continue;  // f32 sgemm tails
+    if (mm->op_name() == "matmul" && !float_types(*mm, DType::f32)) continue;  // the sgemm epilogue is f32
     const std::vector<Activation>& allowed =
         mm->op_name() == "quantized_matmul" ? limits.quantized_activations : limits.activations;
     const bool activations = !allowed.empty();

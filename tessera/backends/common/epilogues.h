@@ -30,8 +30,6 @@ struct EpilogueLimits {
   // An activation of the sum with the residual (a ResNet block's ReLU), as Epilogue::post_activation.
   bool activation_after_residual = true;
   bool products = true;  // matmul heads (a backend whose product shader has no tails says no)
-  // Adds and activations after a matmul head; without, a product takes at most its transposed result.
-  bool product_tails = true;
   bool convolutions = true;
   // quantized_matmul heads (f32 activations and result) taking [+ bias] [activation] [+ residual]: the
   // CUDA matvec adds them as it stores (a decode step's residual adds were launches of their own), with

@@ -88,34 +88,37 @@ MatrixOperand matrix_operand(Lowering& L, const ir::Value& v, DType dt, const Sh
   return m;
 }
 
+// Operands A, B, D, then the tail's bias and residual where it has them (f32).
 class MatmulStep final : public common::Step {
  public:
-  MatmulStep(std::shared_ptr<const Pipeline> pipeline, Operand a, Operand b, Operand d, std::vector<uint64_t> bytes,
-             std::vector<uint32_t> push, uint32_t element, int64_t m, int64_t n, int64_t batch, int tile)
-      : pipeline_(std::move(pipeline)), a_(a), b_(b), d_(d), bytes_(std::move(bytes)), push_(std::move(push)),
-        element_(element), m_(m), n_(n), batch_(batch), tile_(tile) {}
+  MatmulStep(std::shared_ptr<const Pipeline> pipeline, std::vector<Operand> operands, std::vector<uint64_t> bytes,
+             std::vector<uint32_t> push, uint32_t element, int64_t m, int64_t n, int64_t batch, int tile, std::string tail)
+      : pipeline_(std::move(pipeline)), operands_(std::move(operands)), bytes_(std::move(bytes)), push_(std::move(push)),
+        element_(element), m_(m), n_(n), batch_(batch), tile_(tile), tail_(std::move(tail)) {}
   void run(const common::RunContext& ctx) const override {
-    std::vector<BufferUse> buffers = {{ctx.ptr<const std::byte>(a_), bytes_[0], false, element_},
-                                      {ctx.ptr<const std::byte>(b_), bytes_[1], false, element_},
-                                      {ctx.ptr<const std::byte>(d_), bytes_[2], true, element_}};
+    std::vector<BufferUse> buffers;
+    for (size_t i = 0; i < operands_.size(); ++i) {
+      buffers.push_back({ctx.ptr<const std::byte>(operands_[i]), bytes_[i], i == 2, i < 3 ? element_ : 4u});
+    }
     const auto tiles = [this](int64_t x) { return static_cast<uint32_t>((x + tile_ - 1) / tile_); };
     recorder_of(ctx).dispatch(*pipeline_, buffers, push_, kMatmulShiftWord, tiles(n_), tiles(m_),
                               static_cast<uint32_t>(batch_));
   }
   common::StepKind kind() const override { return common::StepKind::library; }
   std::string describe() const override {
-    return fmt::format("vulkan matmul {}x{}x{} (batch {}, {}x{} tiles{})", m_, n_, push_[2], batch_, tile_, tile_,
-                       pipeline_->name.find("coopmat") != std::string::npos ? ", cooperative matrices" : "");
+    return fmt::format("vulkan matmul {}x{}x{}{} (batch {}, {}x{} tiles{})", m_, n_, push_[2], tail_, batch_, tile_,
+                       tile_, pipeline_->name.find("coopmat") != std::string::npos ? ", cooperative matrices" : "");
   }
 
  private:
   std::shared_ptr<const Pipeline> pipeline_;
-  Operand a_, b_, d_;
+  std::vector<Operand> operands_;
   std::vector<uint64_t> bytes_;
   std::vector<uint32_t> push_;
   uint32_t element_;
   int64_t m_, n_, batch_;
   int tile_;
+  std::string tail_;
 };
 
 bool claim_matmul(const ir::Node& node) { return vulkan_matmul_supported(node, lowering_context().features()); }
@@ -130,11 +133,19 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   // f16 products go to the tensor cores where the device offers cooperative matrices (packed operands).
   const bool coopmat = dt == DType::f16 && ctx.features().coopmat_f16;
   const common::Epilogue* epi = L.epilogue(*node);
-  if (epi != nullptr && (!epi->transposed || epi->nodes.size() != 1)) {
-    throw common::LoweringFault(node.get(), "vulkan: a matmul tail the product shader lacks (only a transposed result)");
+  // The fused tail of an f32 product: + bias, ReLU or tanh-GELU, + a residual (common/epilogues.h).
+  MatvecTail tail;
+  if (epi != nullptr && !epi->transposed) {
+    if (coopmat || dt != DType::f32 || !vulkan_tail_activates(epi->activation) ||
+        epi->post_activation != kernels::Activation::none) {
+      throw common::LoweringFault(node.get(), "vulkan: a matmul tail the product shader lacks");
+    }
+    tail.bias = epi->bias.defined();
+    tail.residual = epi->residual.defined();
+    tail.activation = epi->activation;
   }
   // The cooperative-matrix shader reads packed operands only: its transposed result is a view.
-  const bool transposed_result = epi != nullptr && !coopmat;
+  const bool transposed_result = epi != nullptr && epi->transposed && !coopmat;
   MatrixOperand a = matrix_operand(L, node->input(0), dt, batch, !coopmat);
   MatrixOperand b = matrix_operand(L, node->input(1), dt, batch, !coopmat);
   int64_t m = os[os.size() - 2], n = os[os.size() - 1];
@@ -146,22 +157,34 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
     a.transposed = !a.transposed;
     b.transposed = !b.transposed;
   }
-  const ir::Value out = transposed_result ? epi->result : product;
+  std::vector<int32_t> reads = {a.id, b.id};
+  std::vector<uint64_t> bytes = {a.bytes, b.bytes, 0};
+  if (tail.bias) {
+    reads.push_back(L.packed(L.value(epi->bias)));
+    bytes.push_back(static_cast<uint64_t>(n) * 4);
+  }
+  if (tail.residual) {
+    reads.push_back(L.packed(L.value(epi->residual)));
+    bytes.push_back(static_cast<uint64_t>(epi->residual.type().numel()) * 4);
+  }
+  const ir::Value out = epi != nullptr && (transposed_result || !epi->transposed) ? epi->result : product;
   const int32_t d = L.produce(out);
   const int64_t count = shape_numel(batch);
   std::vector<uint32_t> push = {static_cast<uint32_t>(m), static_cast<uint32_t>(n), static_cast<uint32_t>(k),
                                 static_cast<uint32_t>(a.batch_stride), static_cast<uint32_t>(b.batch_stride)};
-  const uint64_t d_bytes = static_cast<uint64_t>(out.type().numel()) * dtype_size(dt);
+  bytes[2] = static_cast<uint64_t>(out.type().numel()) * dtype_size(dt);
   const int block = matmul_block(m, n);
   auto pipeline = coopmat ? ctx.pipelines().pipeline(matmul_coopmat_glsl(), 3, "matmul_f16_coopmat")
-                          : ctx.pipelines().pipeline(matmul_glsl(dt, block, a.transposed, b.transposed), 3,
-                                                     matmul_pipeline_name(dt, block, a.transposed, b.transposed));
-  L.emit(std::make_unique<MatmulStep>(std::move(pipeline), L.operand(a.id), L.operand(b.id), L.operand(d),
-                                      std::vector<uint64_t>{a.bytes, b.bytes, d_bytes}, std::move(push),
+                          : ctx.pipelines().pipeline(matmul_glsl(dt, block, a.transposed, b.transposed, tail),
+                                                     3 + tail.bindings(),
+                                                     matmul_pipeline_name(dt, block, a.transposed, b.transposed, tail));
+  std::vector<Operand> operands = {L.operand(a.id), L.operand(b.id), L.operand(d)};
+  for (size_t i = 2; i < reads.size(); ++i) operands.push_back(L.operand(reads[i]));
+  L.emit(std::make_unique<MatmulStep>(std::move(pipeline), std::move(operands), std::move(bytes), std::move(push),
                                       static_cast<uint32_t>(dtype_size(dt)), m, n, count,
-                                      coopmat ? kCoopmatTile : matmul_tile(block)),
-         {a.id, b.id}, {d});
-  if (epi != nullptr && !transposed_result) {
+                                      coopmat ? kCoopmatTile : matmul_tile(block), tail.description()),
+         reads, {d});
+  if (epi != nullptr && epi->transposed && !transposed_result) {
     Layout view = L.info(d).layout;
     const size_t r = view.shape.size();
     std::swap(view.shape[r - 2], view.shape[r - 1]);

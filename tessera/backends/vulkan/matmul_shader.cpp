@@ -8,12 +8,35 @@ namespace tessera::backends::vulkan {
 
 int matmul_block(int64_t m, int64_t n) { return m >= 512 && n >= 512 ? 8 : 4; }
 
-std::string matmul_pipeline_name(DType dtype, int block, bool a_transposed, bool b_transposed) {
-  return fmt::format("matmul_{}_r{}{}{}", dtype_name(dtype), block, a_transposed ? "_ta" : "", b_transposed ? "_tb" : "");
+std::string matmul_pipeline_name(DType dtype, int block, bool a_transposed, bool b_transposed, const MatvecTail& tail) {
+  return fmt::format("matmul_{}_r{}{}{}{}", dtype_name(dtype), block, a_transposed ? "_ta" : "", b_transposed ? "_tb" : "",
+                     tail.suffix());
 }
 
-std::string matmul_glsl(DType dtype, int block, bool a_transposed, bool b_transposed) {
+namespace {
+
+// `float finish(float v, int at, int c)`: the tail of the result stored at `at` (column c), with the
+// declarations of its bindings (3 on; their shifts after D's).
+std::string product_store_tail(const MatvecTail& tail) {
+  std::string decl = tail_activation_glsl(tail.activation), body = "float finish(float v, int at, int c) {\n";
+  int binding = 3;
+  if (tail.bias) {
+    decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrBias {{ float bias[]; }};\n", binding);
+    body += fmt::format("  v += bias[shift[{}] + c];\n", binding++);
+  }
+  if (tail.activation != kernels::Activation::none) body += "  v = activate(v);\n";
+  if (tail.residual) {
+    decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrResidual {{ float residual[]; }};\n", binding);
+    body += fmt::format("  v += residual[shift[{}] + at];\n", binding++);
+  }
+  return decl + body + "  return v;\n}\n";
+}
+
+}  // namespace
+
+std::string matmul_glsl(DType dtype, int block, bool a_transposed, bool b_transposed, const MatvecTail& tail) {
   TESSERA_CHECK(dtype == DType::f32 || dtype == DType::f16, "vulkan: no matmul shader for {}", dtype_name(dtype));
+  TESSERA_CHECK(tail.empty() || dtype == DType::f32, "vulkan: a matmul tail on {} values (f32 only)", dtype_name(dtype));
   TESSERA_CHECK(block == 4 || block == 8, "vulkan: matmul block {} (4 or 8)", block);
   const bool half = dtype == DType::f16;
   const std::string extensions = half ? "#extension GL_EXT_shader_16bit_storage : require\n"
@@ -28,7 +51,7 @@ std::string matmul_glsl(DType dtype, int block, bool a_transposed, bool b_transp
   // along the rows (columns) otherwise.
   const std::string a_index = a_transposed ? "rr = e % TILE, kk = e / TILE" : "kk = e % SLICE, rr = e / SLICE";
   const std::string b_index = b_transposed ? "kk = e % SLICE, cc = e / SLICE" : "cc = e % TILE, kk = e / TILE";
-  const std::string result = fmt::format(fmt::runtime(store), "acc[i][j]");
+  const std::string result = fmt::format(fmt::runtime(store), tail.empty() ? "acc[i][j]" : "finish(acc[i][j], at, c)");
   // The A slice is stored transposed (k-major) with one float of padding per row, so the staging writes
   // of consecutive k fall in different banks; each invocation reads its R rows as one run and its R
   // columns 16 apart (the stores of a warp then cover whole rows of the tile).
@@ -37,8 +60,8 @@ std::string matmul_glsl(DType dtype, int block, bool a_transposed, bool b_transp
 layout(std430, binding = 0) readonly buffer TsrA {{ {type} a[]; }};
 layout(std430, binding = 1) readonly buffer TsrB {{ {type} b[]; }};
 layout(std430, binding = 2) writeonly buffer TsrD {{ {type} d[]; }};
-layout(push_constant) uniform TsrMatmul {{ int M; int N; int K; int a_batch; int b_batch; int shift[3]; }};
-const int R = {r}, TILE = 16 * R, SLICE = {slice};
+layout(push_constant) uniform TsrMatmul {{ int M; int N; int K; int a_batch; int b_batch; int shift[{bindings}]; }};
+{tail}const int R = {r}, TILE = 16 * R, SLICE = {slice};
 shared float tile_a[SLICE][TILE + 1];
 shared float tile_b[SLICE][TILE];
 void main() {{
@@ -68,20 +91,21 @@ void main() {{
     }}
     barrier();
   }}
-  const int d0 = shift[2] + batch * M * N;
+  const int d0 = batch * M * N;
   for (int i = 0; i < R; ++i) {{
     const int r = row0 + ty * R + i;
     if (r >= M) break;
     for (int j = 0; j < R; ++j) {{
-      const int c = col0 + tx + 16 * j;
-      if (c < N) d[d0 + r * N + c] = {result};
+      const int c = col0 + tx + 16 * j, at = d0 + r * N + c;
+      if (c < N) d[shift[2] + at] = {result};
     }}
   }}
 }}
 )",
                      fmt::arg("ext", extensions), fmt::arg("type", type), fmt::arg("r", block),
                      fmt::arg("slice", kMatmulSlice), fmt::arg("load_a", load_a), fmt::arg("load_b", load_b),
-                     fmt::arg("result", result), fmt::arg("a_index", a_index), fmt::arg("b_index", b_index));
+                     fmt::arg("result", result), fmt::arg("a_index", a_index), fmt::arg("b_index", b_index),
+                     fmt::arg("bindings", 3 + tail.bindings()), fmt::arg("tail", tail.empty() ? "" : product_store_tail(tail)));
 }
 
 std::string matmul_coopmat_glsl() {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/backends/vulkan/quant_shader.h"
 #include "tessera/core/dtype.h"
 
 namespace tessera::backends::vulkan {
@@ -26,10 +27,14 @@ int matmul_block(int64_t m, int64_t n);
 inline constexpr int matmul_tile(int block) { return 16 * block; }
 
 /// The GLSL of the product for `dtype` (f32 or f16) with R = `block` (4 or 8); `a_transposed`: A is
-/// stored [K, M] (its batch stride still in the push constants), `b_transposed`: B is stored [N, K].
-std::string matmul_glsl(DType dtype, int block, bool a_transposed = false, bool b_transposed = false);
+/// stored [K, M] (its batch stride still in the push constants), `b_transposed`: B is stored [N, K];
+/// `tail` (f32 only): + bias[col] (binding 3), the activation, + a residual laid out as D (the next
+/// binding), applied as each result is stored.
+std::string matmul_glsl(DType dtype, int block, bool a_transposed = false, bool b_transposed = false,
+                        const MatvecTail& tail = {});
 /// Its pipeline name.
-std::string matmul_pipeline_name(DType dtype, int block, bool a_transposed = false, bool b_transposed = false);
+std::string matmul_pipeline_name(DType dtype, int block, bool a_transposed = false, bool b_transposed = false,
+                                 const MatvecTail& tail = {});
 
 /// The tile edge of the cooperative-matrix product.
 inline constexpr int kCoopmatTile = 128;

@@ -146,16 +146,18 @@ class VulkanBackend final : public Backend {
     lowering.steps = &steps;
     lowering.kernels = &kernels;
     common::LowerOptions options;
-    // The product shader has no fused tails yet: only the quantized matvec adds a bias and a residual
-    // as it stores (a decode step's residual adds would be dispatches of their own). A product whose
-    // only use is its transpose (a weight gradient) is computed transposed, its operands read
+    // Products apply their tails as they store (f32 and quantized: + bias, ReLU or tanh-GELU, + a
+    // residual; an MLP layer is one dispatch, and a decode step's residual adds are none). A product
+    // whose only use is its transpose (a weight gradient) is computed transposed, its operands read
     // transposed where they lie; quantized re-layouts are left to the generated kernels or the CPU. (In-place
     // results were off here while the training steps drifted by ~1e-3; that was the CPU plan cache
     // handing a split segment the scalars of another graph, fixed in the cache.)
     options.half_types = ctx.features().storage16;
     options.fusion = common::following_row_kernel_switch(
         common::FusionSet::all().without(common::Fusion::relayout));
-    options.epilogue_limits.product_tails = false;
+    // f32 products: + bias, ReLU or tanh-GELU, + a residual (matmul_shader.h).
+    options.epilogue_limits.activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
+    options.epilogue_limits.activation_after_residual = false;
     options.epilogue_limits.convolutions = false;
     options.epilogue_limits.quantized_products = true;
     // GPT-2's gelu(x W + b) in the matvec's store (one dispatch a layer fewer).
