@@ -148,7 +148,9 @@ TEST(CudaLlmKernels, QuantizedMatmulAppliesTheActivationOfItsBiasedProduct) {
       {"", [](const Tensor& t) { return ops::silu(t); }}};
   for (const std::string& type : {std::string("q8_0"), std::string("bf16")}) {
     const Tensor wq = ops::quantize_weights(w, type);
-    for (const auto& [name, act] : tails) {
+    for (const auto& tail : tails) {
+      const std::string& name = tail.first;
+      const Fn& act = tail.second;  // a plain reference: lambdas capture it (not a structured binding)
       for (int64_t m : {1, 3, 40}) {
         SCOPED_TRACE(type + " " + (name.empty() ? std::string("silu") : name) + " m=" + std::to_string(m));
         const ir::Graph g = trace(
