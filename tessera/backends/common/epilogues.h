@@ -32,8 +32,8 @@ struct EpilogueLimits {
   bool products = true;  // matmul heads (a backend whose product shader has no tails says no)
   bool convolutions = true;
   // quantized_matmul heads (f32 activations and result) taking [+ bias] [activation] [+ residual]: the
-  // CUDA matvec adds them as it stores (a decode step's residual adds were launches of their own), with
-  // the activations in `quantized_activations` (none by default).
+  // GPU matvecs apply them as they store (a decode step's residual adds were launches of their own),
+  // with the activations in `quantized_activations` (none by default).
   bool quantized_products = false;
   std::vector<kernels::Activation> quantized_activations;
 };

@@ -134,9 +134,10 @@ Units make_units(const ir::Graph& graph, const LoweringTable& table, const Owner
     if (auto it = owners.find(n.get()); it != owners.end()) {
       // Its owner's unit, made here when the owner comes later (an attention taking its cache writes).
       const auto [owner, fresh] = unit_of.emplace(it->second, static_cast<int>(units.size()));
+      const int u = owner->second;  // before unit_of grows again
       if (fresh) units.push_back(Unit{{}, -1, false});
-      units[static_cast<size_t>(owner->second)].nodes.push_back(n);
-      unit_of[n.get()] = owner->second;
+      units[static_cast<size_t>(u)].nodes.push_back(n);
+      unit_of[n.get()] = u;
       continue;
     }
     if (auto it = unit_of.find(n.get()); it != unit_of.end()) {  // an owner whose absorbed nodes came first
