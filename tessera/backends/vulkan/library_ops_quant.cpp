@@ -151,17 +151,7 @@ std::vector<ShaderBinding> tail_bindings(const Lowering& L, const QuantOperands&
 // y += bias (over rows of n), the activation, then y += residual: the tail of a long product, after
 // the tiled shader.
 std::string product_tail_glsl(const MatvecTail& tail) {
-  std::string decl = tail_activation_glsl(tail.activation), body;
-  int binding = 1;
-  if (tail.bias) {
-    decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrBias {{ float bias[]; }};\n", binding);
-    body += fmt::format("    v += bias[shift[{}] + i % n];\n", binding++);
-  }
-  if (tail.activation != kernels::Activation::none) body += "    v = activate(v);\n";
-  if (tail.residual) {
-    decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrResidual {{ float residual[]; }};\n", binding);
-    body += fmt::format("    v += residual[shift[{}] + i];\n", binding++);
-  }
+  const TailGlsl t = tail_glsl(tail, 1, "i % n", "i", "    ");
   return fmt::format(R"(#version 450
 // The fused adds of a quantized product's tail.
 layout(local_size_x = 256) in;
@@ -174,7 +164,8 @@ void main() {{
   }}
 }}
 )",
-                     fmt::arg("decl", decl), fmt::arg("body", body), fmt::arg("bindings", binding));
+                     fmt::arg("decl", t.declarations), fmt::arg("body", t.statements),
+                     fmt::arg("bindings", 1 + tail.bindings()));
 }
 
 bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {

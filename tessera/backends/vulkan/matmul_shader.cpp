@@ -18,18 +18,8 @@ namespace {
 // `float finish(float v, int at, int c)`: the tail of the result stored at `at` (column c), with the
 // declarations of its bindings (3 on; their shifts after D's).
 std::string product_store_tail(const MatvecTail& tail) {
-  std::string decl = tail_activation_glsl(tail.activation), body = "float finish(float v, int at, int c) {\n";
-  int binding = 3;
-  if (tail.bias) {
-    decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrBias {{ float bias[]; }};\n", binding);
-    body += fmt::format("  v += bias[shift[{}] + c];\n", binding++);
-  }
-  if (tail.activation != kernels::Activation::none) body += "  v = activate(v);\n";
-  if (tail.residual) {
-    decl += fmt::format("layout(std430, binding = {}) readonly buffer TsrResidual {{ float residual[]; }};\n", binding);
-    body += fmt::format("  v += residual[shift[{}] + at];\n", binding++);
-  }
-  return decl + body + "  return v;\n}\n";
+  const TailGlsl t = tail_glsl(tail, 3, "c", "at", "  ");
+  return t.declarations + "float finish(float v, int at, int c) {\n" + t.statements + "  return v;\n}\n";
 }
 
 }  // namespace

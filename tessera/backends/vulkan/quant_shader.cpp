@@ -307,20 +307,26 @@ std::string tail_activation_glsl(kernels::Activation a) {
   }
 }
 
-std::string matvec_tail_glsl(const MatvecTail& tail) {
-  std::string s = tail_activation_glsl(tail.activation);
-  int binding = 3;
-  std::string body = "float finish(float v, uint r, uint j) {\n";
+TailGlsl tail_glsl(const MatvecTail& tail, int first_binding, const std::string& bias_index,
+                   const std::string& residual_index, const std::string& indent) {
+  TailGlsl t{tail_activation_glsl(tail.activation), ""};
+  int binding = first_binding;
   if (tail.bias) {
-    s += fmt::format("layout(std430, binding = {0}) readonly buffer TsrBias {{ float bias[]; }};\n", binding);
-    body += fmt::format("  v += bias[shift[{}] + j];\n", binding++);
+    t.declarations += fmt::format("layout(std430, binding = {}) readonly buffer TsrBias {{ float bias[]; }};\n", binding);
+    t.statements += fmt::format("{}v += bias[shift[{}] + {}];\n", indent, binding++, bias_index);
   }
-  if (tail.activation != kernels::Activation::none) body += "  v = activate(v);\n";
+  if (tail.activation != kernels::Activation::none) t.statements += indent + "v = activate(v);\n";
   if (tail.residual) {
-    s += fmt::format("layout(std430, binding = {0}) readonly buffer TsrResidual {{ float residual[]; }};\n", binding);
-    body += fmt::format("  v += residual[shift[{}] + r * n + j];\n", binding++);
+    t.declarations +=
+        fmt::format("layout(std430, binding = {}) readonly buffer TsrResidual {{ float residual[]; }};\n", binding);
+    t.statements += fmt::format("{}v += residual[shift[{}] + {}];\n", indent, binding++, residual_index);
   }
-  return s + body + "  return v;\n}\n";
+  return t;
+}
+
+std::string matvec_tail_glsl(const MatvecTail& tail) {
+  const TailGlsl t = tail_glsl(tail, 3, "j", "r * n + j", "  ");
+  return t.declarations + "float finish(float v, uint r, uint j) {\n" + t.statements + "  return v;\n}\n";
 }
 
 std::string quant_matvec_glsl(GgmlType type, int64_t k, int rows, bool subgroups, const MatvecTail& tail) {

@@ -40,6 +40,15 @@ bool vulkan_tail_activates(kernels::Activation a);
 /// `float activate(float v)`: the tail's activation as GLSL (the identity for none).
 std::string tail_activation_glsl(kernels::Activation a);
 
+/// A tail as GLSL: `activate()` and the bias and residual bindings (numbered from `first_binding`, their
+/// shifts in shift[binding]), and the statements that apply the tail to `float v`, the bias read at
+/// `bias_index` and the residual at `residual_index` (GLSL expressions), each line led by `indent`.
+struct TailGlsl {
+  std::string declarations, statements;
+};
+TailGlsl tail_glsl(const MatvecTail& tail, int first_binding, const std::string& bias_index,
+                   const std::string& residual_index, const std::string& indent);
+
 /// `float finish(float v, uint r, uint j)`: the tail a matvec applies as it stores, + bias[j], the
 /// activation, then + residual[r * n + j] (the graph's order), with the bindings from 3 on that it
 /// reads (their shifts in shift[3..]).
