@@ -148,26 +148,6 @@ std::vector<ShaderBinding> tail_bindings(const Lowering& L, const QuantOperands&
   return b;
 }
 
-// y += bias (over rows of n), the activation, then y += residual: the tail of a long product, after
-// the tiled shader.
-std::string product_tail_glsl(const MatvecTail& tail) {
-  const TailGlsl t = tail_glsl(tail, 1, "i % n", "i", "    ");
-  return fmt::format(R"(#version 450
-// The fused adds of a quantized product's tail.
-layout(local_size_x = 256) in;
-layout(std430, binding = 0) buffer TsrY {{ float y[]; }};
-{decl}layout(push_constant) uniform TsrShape {{ uint n; uint total; uint shift[{bindings}]; }};
-void main() {{
-  for (uint i = gl_GlobalInvocationID.x; i < total; i += gl_NumWorkGroups.x * 256u) {{
-    float v = y[shift[0] + i];
-{body}    y[shift[0] + i] = v;
-  }}
-}}
-)",
-                     fmt::arg("decl", t.declarations), fmt::arg("body", t.statements),
-                     fmt::arg("bindings", 1 + tail.bindings()));
-}
-
 bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   QuantOperands q;
   if (!claim_quantized_matmul(*node) || !parse(*node, q)) return false;
@@ -219,25 +199,17 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   const int block = matmul_block(q.m, q.n);
   const int64_t tile = matmul_tile(block);
   ShaderDispatch product;
-  product.pipeline = ctx.pipelines().pipeline(matmul_glsl(DType::f32, block), 3, fmt::format("matmul_f32_r{}", block));
+  // The tiled shader applies the tail as it stores (matmul_shader.h: the bias and residual bindings after D).
+  product.pipeline = ctx.pipelines().pipeline(matmul_glsl(DType::f32, block, false, false, tail), 3 + tail.bindings(),
+                                              matmul_pipeline_name(DType::f32, block, false, false, tail));
   product.bindings = {{L.operand(x), static_cast<uint64_t>(q.m * q.k) * 4, false, 4},
                       {Operand{scratch, 0}, static_cast<uint64_t>(q.n * q.k) * 4, false, 4},
                       {L.operand(y), static_cast<uint64_t>(q.m * q.n) * 4, true, 4}};
+  for (const ShaderBinding& b : tail_bindings(L, q, bias, residual)) product.bindings.push_back(b);
   product.push = {static_cast<uint32_t>(q.m), static_cast<uint32_t>(q.n), static_cast<uint32_t>(q.k), 0, 0};
   product.shift_word = kMatmulShiftWord;
   product.groups = {static_cast<uint32_t>((q.n + tile - 1) / tile), static_cast<uint32_t>((q.m + tile - 1) / tile), 1};
   dispatches.push_back(std::move(product));
-  if (!tail.empty()) {
-    ShaderDispatch adds;
-    adds.pipeline =
-        ctx.pipelines().pipeline(product_tail_glsl(tail), 1 + tail.bindings(), "quant_tail" + tail.suffix());
-    adds.bindings = {{L.operand(y), static_cast<uint64_t>(q.m * q.n) * 4, true, 4}};
-    for (const ShaderBinding& b : tail_bindings(L, q, bias, residual)) adds.bindings.push_back(b);
-    adds.push = {static_cast<uint32_t>(q.n), static_cast<uint32_t>(q.m * q.n)};
-    adds.shift_word = 2;
-    adds.groups = {library_groups(q.m * q.n), 1, 1};
-    dispatches.push_back(std::move(adds));
-  }
   L.emit(std::make_unique<ShaderStep>(std::move(dispatches), what + " (decoded, tiled product)"), reads, {y},
          {scratch});
   return true;
