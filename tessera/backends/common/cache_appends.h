@@ -3,8 +3,8 @@
 //   k' = index_copy(k_cache, 0, positions, k_new), v' = index_copy(v_cache, 0, positions, v_new)
 //   out = kv_cache_attention(q, k', v', positions)
 // can run as one step that writes the new rows as it reads them (two launches a layer fewer), when the
-// updated caches have no reader but the attention and the graph's outputs. The backend says which
-// attention nodes its lowering folds them into.
+// updated caches have no reader but the attention and the graph's outputs, for one position (a decode
+// step) and f32 rows. The backend says which attention nodes its lowering folds them into.
 #include <functional>
 #include <unordered_map>
 

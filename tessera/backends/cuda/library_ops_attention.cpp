@@ -450,8 +450,8 @@ int row_splits(int64_t rows, int64_t units, int queries, int multiprocessors) {
 
 bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   if (!claim_kv_attention(*node)) return false;
-  // The cache writes this step takes over (folds_cache_writes), unless they were lowered on their own.
-  const bool append = L.cache_append(*node) != nullptr && !L.has(node->input(1)) && folds_cache_writes(*node);
+  // The cache writes this step takes over (common/cache_appends.h), unless they were lowered on their own.
+  const bool append = L.cache_append(*node) != nullptr && !L.has(node->input(1));
   const Shape &qs = node->input(0).shape(), &ks = node->input(1).shape(), &vs = node->input(2).shape();
   // Queries may be a view whose rows lie apart (the query heads of a stacked q/k projection): the
   // kernels take the row stride instead of a packed copy when each row's heads are contiguous.
@@ -539,17 +539,7 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
 
 }  // namespace
 
-bool folds_cache_writes(const ir::Node& attention) {
-  if (!claim_kv_attention(attention) || attention.input(0).shape()[0] != 1) return false;
-  // The new rows come as f32 (convert_on_write folded their cast) into a cache of the attention's type.
-  for (int i : {1, 2}) {
-    const ir::Node& write = *attention.input(i).node();
-    if (write.op_name() != "index_copy" || write.inputs().size() != 3) return false;
-    if (write.input(2).dtype() != DType::f32 || write.input(0).dtype() != attention.input(i).dtype()) return false;
-    if (write.input(2).type().numel() != attention.input(i).shape()[1] * attention.input(i).shape()[2]) return false;
-  }
-  return true;
-}
+bool folds_cache_writes(const ir::Node& attention) { return claim_kv_attention(attention); }
 
 void register_attention_lowerings(common::LoweringTable& table) {
   table["kv_cache_attention"] = {lower_kv_attention, claim_kv_attention, true};

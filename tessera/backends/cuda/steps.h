@@ -60,8 +60,8 @@ void register_conv_lowerings(common::LoweringTable& table);
 void register_pool_lowerings(common::LoweringTable& table);
 // kv_cache_attention (library_ops_attention.cpp).
 void register_attention_lowerings(common::LoweringTable& table);
-// Whether the kv_cache_attention lowering writes a decode step's new cache rows itself (one query, the
-// rows f32 into an f32 or f16 cache): common/cache_appends.h.
+// Whether the kv_cache_attention lowering writes a decode step's new cache rows itself (those
+// common/cache_appends.h finds, into the f32 or f16 caches it claims).
 bool folds_cache_writes(const ir::Node& attention);
 // The context the lowering in progress compiles for (library lowerings have no other way to reach it).
 Context& lowering_context();

@@ -179,9 +179,8 @@ bool claim_kv_attention(const ir::Node& node) {
 
 bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
   if (!claim_kv_attention(*node)) return false;
-  // The cache writes this step takes over (vulkan_folds_cache_writes), unless they were lowered alone.
-  const bool append =
-      L.cache_append(*node) != nullptr && !L.has(node->input(1)) && vulkan_folds_cache_writes(*node);
+  // The cache writes this step takes over (common/cache_appends.h), unless they were lowered alone.
+  const bool append = L.cache_append(*node) != nullptr && !L.has(node->input(1));
   const Shape &qs = node->input(0).shape(), &ks = node->input(1).shape(), &vs = node->input(2).shape();
   const DType qt = node->input(0).dtype(), kvt = node->input(1).dtype(), pt = node->input(3).dtype();
   std::vector<int32_t> reads = {L.value(node->input(0))}, writes;
@@ -249,19 +248,7 @@ bool lower_kv_attention(Lowering& L, const ir::NodePtr& node) {
 
 }  // namespace
 
-bool vulkan_folds_cache_writes(const ir::Node& attention) {
-  if (!claim_kv_attention(attention) || attention.input(0).shape()[0] != 1) return false;
-  const DType cache = attention.input(1).dtype();
-  // The new rows come as f32 (convert_on_write folded their cast), one row of the KV heads each.
-  for (int i : {1, 2}) {
-    const ir::Node& write = *attention.input(i).node();
-    if (write.op_name() != "index_copy" || write.inputs().size() != 3) return false;
-    if (write.input(2).dtype() != DType::f32 || write.input(0).dtype() != cache) return false;
-    if (cache != DType::f32 && !(cache == DType::f16 && write.attrs().get_bool_or("convert", false))) return false;
-    if (write.input(2).type().numel() != attention.input(i).shape()[1] * attention.input(i).shape()[2]) return false;
-  }
-  return true;
-}
+bool vulkan_folds_cache_writes(const ir::Node& attention) { return claim_kv_attention(attention); }
 
 void register_attention_lowerings(common::LoweringTable& table) {
   table["kv_cache_attention"] = {lower_kv_attention, claim_kv_attention, true};
