@@ -56,8 +56,11 @@ TEST(Epilogues, QuantizedProductsTakeOnlyTheActivationsTheirBackendLists) {
   EXPECT_EQ(e->activation, Activation::none);
   EXPECT_FALSE(e->residual.defined());
   EXPECT_EQ(e->nodes.size(), 1u);
-  // tanh-GELU listed: bias, GELU and the residual after it.
-  limits.quantized_activations = {Activation::relu, Activation::gelu_tanh};
+  // tanh-GELU listed (the GPU backends' list): bias, GELU and the residual after it.
+  limits.quantized_activations = backends::common::kGpuTailActivations;
+  EXPECT_TRUE(backends::common::gpu_tail_applies(Activation::none));
+  EXPECT_TRUE(backends::common::gpu_tail_applies(Activation::gelu_tanh));
+  EXPECT_FALSE(backends::common::gpu_tail_applies(Activation::gelu));
   e = quantized_tail(g, limits);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->activation, Activation::gelu_tanh);

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <unordered_set>
 
 namespace tessera::backends::common {
@@ -186,6 +185,11 @@ std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& gr
     found.emplace(mm.get(), std::move(e));
   }
   return found;
+}
+
+bool gpu_tail_applies(kernels::Activation a) {
+  return a == kernels::Activation::none ||
+         std::find(kGpuTailActivations.begin(), kGpuTailActivations.end(), a) != kGpuTailActivations.end();
 }
 
 }  // namespace tessera::backends::common

@@ -38,6 +38,13 @@ struct EpilogueLimits {
   std::vector<kernels::Activation> quantized_activations;
 };
 
+// The activations the GPU backends' product kernels and shaders apply as they store: cuBLASLt's
+// epilogues have ReLU and tanh-GELU, and the CUDA matvecs and GLSL tails write the same two.
+inline const std::vector<kernels::Activation> kGpuTailActivations = {kernels::Activation::relu,
+                                                                     kernels::Activation::gelu_tanh};
+// None, or one of kGpuTailActivations.
+bool gpu_tail_applies(kernels::Activation a);
+
 std::unordered_map<const ir::Node*, Epilogue> find_epilogues(const ir::Graph& graph,
                                                              const std::function<int64_t(const ir::Value&)>& uses,
                                                              FusionSet fusion, const EpilogueLimits& limits = {});

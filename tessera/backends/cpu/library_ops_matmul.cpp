@@ -130,14 +130,11 @@ class GemmStep final : public Step {
   }
   StepKind kind() const override { return StepKind::library; }
   std::string describe() const override {
-    static constexpr const char* kActs[] = {"", " gelu", " gelu_tanh", " silu", " sigmoid", " tanh", " relu6"};
     std::string extra;
     if (bias_.buffer >= 0) extra += " +bias";
-    if (act_ == Activation::relu) extra += " relu";
-    if (act_ != Activation::none && act_ != Activation::relu) extra += kActs[static_cast<int>(act_) - 1];
+    if (act_ != Activation::none) extra += std::string(" ") + kernels::activation_name(act_);
     if (residual_.buffer >= 0) extra += " +residual";
-    if (post_ == Activation::relu) extra += " relu";
-    if (post_ != Activation::none && post_ != Activation::relu) extra += kActs[static_cast<int>(post_) - 1];
+    if (post_ != Activation::none) extra += std::string(" ") + kernels::activation_name(post_);
     return fmt::format("{} {}x{}x{}{}{}{}{}", std::is_same_v<T, float> ? "sgemm" : "dgemm", s_.m, s_.n, s_.k,
                        s_.a.trans ? " A^T" : "", s_.b.trans ? " B^T" : "",
                        s_.a_off.size() > 1 ? fmt::format(" x{} batches", s_.a_off.size()) : "", extra);

@@ -135,7 +135,7 @@ class CudaBackend final : public Backend {
     common::LowerOptions options;
     // Matrix-product tails go to cuBLASLt's epilogues (bias, ReLU / tanh-GELU, residual before any
     // activation); a product whose only use is its transpose is computed transposed (operands swapped).
-    options.epilogue_limits.activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
+    options.epilogue_limits.activations = common::kGpuTailActivations;
     options.epilogue_limits.residual_after_activation = false;
     options.epilogue_limits.activation_after_residual = false;
     options.epilogue_limits.convolutions = true;  // the implicit GEMM's tail (library_ops_conv.cpp)
@@ -143,7 +143,7 @@ class CudaBackend final : public Backend {
     // GPT-2's gelu(x W + b): the matvec (and cuBLASLt for prefill) applies it as it stores. Not yet run
     // on a GPU outside the tests: TESSERA_CUDA_PRODUCT_ACTIVATIONS=1 turns it on.
     if (env_is("TESSERA_CUDA_PRODUCT_ACTIVATIONS", "1")) {
-      options.epilogue_limits.quantized_activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
+      options.epilogue_limits.quantized_activations = common::kGpuTailActivations;
     }
     options.half_types = true;
     // A decode step's K/V cache writes done by the attention that reads them (two launches a layer

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "tessera/backends/common/epilogues.h"
 #include "tessera/backends/common/quant_operands.h"
 #include "tessera/backends/cuda/gemm.h"
 #include "tessera/backends/cuda/narrow_activations.h"
@@ -91,9 +92,8 @@ struct TailOperands {
     return residual.buffer < 0 ? nullptr : ctx.ptr<const T>(residual);
   }
   std::string describe() const {
-    const char* act = activation == kernels::Activation::relu        ? " relu"
-                      : activation == kernels::Activation::gelu_tanh ? " tanh-gelu"
-                                                                     : "";
+    const std::string act =
+        activation == kernels::Activation::none ? "" : std::string(" ") + kernels::activation_name(activation);
     return std::string(bias.buffer >= 0 ? " +bias" : "") + act + (residual.buffer >= 0 ? " +residual" : "");
   }
 };
@@ -198,7 +198,7 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   std::vector<int32_t> reads = {x, w};
   TailOperands tail;
   if (epi != nullptr) {
-    if (!matvec_activates(epi->activation) || epi->post_activation != kernels::Activation::none) {
+    if (!common::gpu_tail_applies(epi->activation) || epi->post_activation != kernels::Activation::none) {
       throw common::LoweringFault(node.get(), "cuda: a quantized product's tail with an activation it lacks");
     }
     tail.activation = epi->activation;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "tessera/backends/common/epilogues.h"
 #include "tessera/backends/cuda/cuda_check.h"
 #include "tessera/backends/cuda/launch.h"
 #include "tessera/backends/cuda/grid.h"
@@ -457,22 +458,18 @@ bool gpu_decodes(GgmlType type, int64_t k) {
 
 QuantKernel quant_matvec_kernel(Context& ctx, GgmlType type, int rows, kernels::Activation activation) {
   TESSERA_CHECK(rows >= 1 && rows <= kMaxMatvecRows, "cuda quant matvec: {} rows (1..{})", rows, kMaxMatvecRows);
-  TESSERA_CHECK(matvec_activates(activation), "cuda quant matvec: an activation tail other than ReLU or tanh-GELU");
+  TESSERA_CHECK(common::gpu_tail_applies(activation), "cuda quant matvec: an activation tail other than ReLU or tanh-GELU");
   const int rpw = matvec_rows_per_warp(type, rows);
   const int act = activation == kernels::Activation::relu ? 1 : activation == kernels::Activation::gelu_tanh ? 2 : 0;
   std::string defines = fmt::format("#define ROWS {}\n#define RPW {}\n#define ACT {}\n", rows, rpw, act);
   if (const int unroll = matvec_override("TESSERA_CUDA_MATVEC_UNROLL", 8)) defines += fmt::format("#define UNROLL {}\n", unroll);
   const std::string src = std::string(kPrelude) + checked_decode(type) + defines + kMatvecSource;
   QuantKernel k = load(ctx, src, "tsr_quant_matvec",
-                       fmt::format("{} matvec kernel ({} rows, {} per warp{})", quant::type_name(type), rows, rpw,
-                                   act == 0 ? "" : act == 1 ? ", ReLU" : ", tanh-GELU"));
+                       fmt::format("{} matvec kernel ({} rows, {} per warp{}{})", quant::type_name(type), rows, rpw,
+                                   act == 0 ? "" : ", ", kernels::activation_name(activation)));
   k.rows = rows;
   k.rows_per_warp = rpw;
   return k;
-}
-
-bool matvec_activates(kernels::Activation a) {
-  return a == kernels::Activation::none || a == kernels::Activation::relu || a == kernels::Activation::gelu_tanh;
 }
 
 void launch_quant_matvec(const QuantKernel& k, const void* w, const float* x, float* y, int64_t n, int64_t values,

@@ -40,8 +40,6 @@ struct MatvecTail {
   const float* bias = nullptr;      // [n], or none
   const float* residual = nullptr;  // laid out as y (not y itself), or none
 };
-// The activations a matvec applies as it stores: none, ReLU and tanh-GELU.
-bool matvec_activates(kernels::Activation a);
 QuantKernel quant_matvec_kernel(Context& ctx, quant::GgmlType type, int rows,
                                 kernels::Activation activation = kernels::Activation::none);
 /// Warps that share each weight row group of a matvec over `n` rows of `k` values.

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "tessera/backends/common/epilogues.h"
 #include "tessera/backends/cpu/library_ops.h"  // the view lowerings, which are backend-neutral
 #include "tessera/backends/vulkan/library_ops.h"
 #include "tessera/backends/vulkan/matmul_shader.h"
@@ -136,7 +137,7 @@ bool lower_matmul(Lowering& L, const ir::NodePtr& node) {
   // The fused tail of an f32 product: + bias, ReLU or tanh-GELU, + a residual (common/epilogues.h).
   MatvecTail tail;
   if (epi != nullptr && !epi->transposed) {
-    if (coopmat || dt != DType::f32 || !vulkan_tail_activates(epi->activation) ||
+    if (coopmat || dt != DType::f32 || !common::gpu_tail_applies(epi->activation) ||
         epi->post_activation != kernels::Activation::none) {
       throw common::LoweringFault(node.get(), "vulkan: a matmul tail the product shader lacks");
     }

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "tessera/backends/common/epilogues.h"
 #include "tessera/backends/common/quant_operands.h"
 #include "tessera/backends/vulkan/context.h"
 #include "tessera/backends/vulkan/library_ops.h"
@@ -162,7 +163,7 @@ bool lower_quantized_matmul(Lowering& L, const ir::NodePtr& node) {
   int32_t bias = -1, residual = -1;
   MatvecTail tail;
   if (epi != nullptr) {
-    if (!vulkan_tail_activates(epi->activation) || epi->post_activation != kernels::Activation::none) {
+    if (!common::gpu_tail_applies(epi->activation) || epi->post_activation != kernels::Activation::none) {
       throw common::LoweringFault(node.get(), "vulkan: a quantized product's tail with an activation it lacks");
     }
     tail.activation = epi->activation;

@@ -1,7 +1,10 @@
 #include "tessera/backends/vulkan/quant_shader.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "tessera/backends/common/epilogues.h"
 #include "tessera/core/error.h"
 
 namespace tessera::backends::vulkan {
@@ -274,25 +277,18 @@ bool vulkan_decodes(GgmlType type, int64_t k) {
 }
 
 std::string MatvecTail::suffix() const {
-  const char* act = activation == kernels::Activation::relu        ? "_relu"
-                    : activation == kernels::Activation::gelu_tanh ? "_gelu_tanh"
-                                                                   : "";
+  std::string act = activation == kernels::Activation::none ? "" : std::string("_") + kernels::activation_name(activation);
+  std::replace(act.begin(), act.end(), '-', '_');
   return std::string(bias ? "_bias" : "") + act + (residual ? "_residual" : "");
 }
 
 std::string MatvecTail::description() const {
-  const char* act = activation == kernels::Activation::relu        ? " relu"
-                    : activation == kernels::Activation::gelu_tanh ? " tanh-gelu"
-                                                                   : "";
+  const std::string act = activation == kernels::Activation::none ? "" : std::string(" ") + kernels::activation_name(activation);
   return std::string(bias ? " +bias" : "") + act + (residual ? " +residual" : "");
 }
 
-bool vulkan_tail_activates(kernels::Activation a) {
-  return a == kernels::Activation::none || a == kernels::Activation::relu || a == kernels::Activation::gelu_tanh;
-}
-
 std::string tail_activation_glsl(kernels::Activation a) {
-  TESSERA_CHECK(vulkan_tail_activates(a), "vulkan: a product tail with an activation other than ReLU or tanh-GELU");
+  TESSERA_CHECK(common::gpu_tail_applies(a), "vulkan: a product tail with an activation other than ReLU or tanh-GELU");
   switch (a) {
     case kernels::Activation::relu:
       return "float activate(float v) { return v < 0.0 ? 0.0 : v; }\n";

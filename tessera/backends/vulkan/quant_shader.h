@@ -35,8 +35,6 @@ struct MatvecTail {
   std::string suffix() const;       // for pipeline names: "_bias_gelu_tanh_residual"
   std::string description() const;  // for step names: " +bias tanh-gelu +residual"
 };
-/// The activations the tails apply.
-bool vulkan_tail_activates(kernels::Activation a);
 /// `float activate(float v)`: the tail's activation as GLSL (the identity for none).
 std::string tail_activation_glsl(kernels::Activation a);
 

@@ -156,12 +156,12 @@ class VulkanBackend final : public Backend {
     options.fusion = common::following_row_kernel_switch(
         common::FusionSet::all().without(common::Fusion::relayout));
     // f32 products: + bias, ReLU or tanh-GELU, + a residual (matmul_shader.h).
-    options.epilogue_limits.activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
+    options.epilogue_limits.activations = common::kGpuTailActivations;
     options.epilogue_limits.activation_after_residual = false;
     options.epilogue_limits.convolutions = false;
     options.epilogue_limits.quantized_products = true;
     // GPT-2's gelu(x W + b) in the matvec's store (one dispatch a layer fewer).
-    options.epilogue_limits.quantized_activations = {kernels::Activation::relu, kernels::Activation::gelu_tanh};
+    options.epilogue_limits.quantized_activations = common::kGpuTailActivations;
     // A decode step's K/V cache writes done by the attention that reads them (two steps a layer fewer).
     options.folds_cache_writes = vulkan_folds_cache_writes;
     set_lowering_context(&ctx);
