@@ -1,5 +1,9 @@
 #include "tessera/backends/common/conv_geometry.h"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "tessera/core/error.h"
 
 namespace tessera::backends::common {
@@ -79,6 +83,44 @@ kernels::Pool2dGeometry pool2d_geometry(const ir::Attrs& a, const Shape& x, cons
   if (a.has("dilation")) read_pair(a, "dilation", g.dilation_h, g.dilation_w);
   g.ceil_mode = a.get_bool_or("ceil_mode", false);
   return g;
+}
+
+ConvProduct conv_product_of(const ir::Node& node) {
+  const std::string& op = node.op_name();
+  if (op == "conv") return ConvProduct::forward;
+  if (op == "conv_input_grad") return ConvProduct::input_grad;
+  TESSERA_CHECK(op == "conv_weight_grad", "conv_product_of: '{}' is not a convolution product", op);
+  return ConvProduct::weight_grad;
+}
+
+GemmSides implicit_gemm_sides(ConvProduct kind, const kernels::Conv2dGeometry& g) {
+  const int64_t taps = g.kernel_h * g.kernel_w;
+  switch (kind) {
+    case ConvProduct::forward:
+      return {g.out_channels, g.batch * g.out_h * g.out_w, g.in_channels * taps};
+    case ConvProduct::input_grad:
+      return {g.in_channels, g.batch * g.in_h * g.in_w, g.out_channels * taps};
+    case ConvProduct::weight_grad:
+      break;
+  }
+  return {g.out_channels, g.in_channels * taps, g.batch * g.out_h * g.out_w};
+}
+
+bool implicit_gemm_indices_fit(const kernels::Conv2dGeometry& g) {
+  const int64_t taps = g.in_channels * g.kernel_h * g.kernel_w;
+  const int64_t limit = int64_t{1} << 31;
+  const int64_t largest = std::max<int64_t>(
+      {g.batch * g.in_channels * g.in_h * g.in_w, g.batch * g.out_channels * g.out_h * g.out_w, g.out_channels * taps});
+  return largest > 0 && largest < limit && g.batch * g.in_h * g.in_w < limit && g.batch * g.out_h * g.out_w < limit;
+}
+
+std::string conv_geometry_defines(const kernels::Conv2dGeometry& g) {
+  return fmt::format(
+      "#define CV_CIN {}u\n#define CV_H {}u\n#define CV_W {}u\n#define CV_COUT {}u\n#define CV_KH {}u\n"
+      "#define CV_KW {}u\n#define CV_OH {}u\n#define CV_OW {}u\n#define CV_SH {}u\n#define CV_SW {}u\n"
+      "#define CV_PH {}\n#define CV_PW {}\n#define CV_DH {}u\n#define CV_DW {}u\n",
+      g.in_channels, g.in_h, g.in_w, g.out_channels, g.kernel_h, g.kernel_w, g.out_h, g.out_w, g.stride_h, g.stride_w,
+      g.pad_h, g.pad_w, g.dilation_h, g.dilation_w);
 }
 
 }  // namespace tessera::backends::common

@@ -3,6 +3,7 @@
 // geometry of a pooling node, shared by the backends that run them as library steps (the CPU's kernels,
 // CUDA's implicit GEMMs and pooling kernels).
 #include <optional>
+#include <string>
 
 #include "tessera/ir/graph.h"
 #include "tessera/kernels/cpu/conv.h"
@@ -17,6 +18,25 @@ kernels::Conv2dGeometry conv2d_geometry(const ir::Node& node, const Shape& x, co
 // The geometry of a conv, conv_input_grad or conv_weight_grad node whose operands are all f32 and
 // 4-D, or nothing (other ops, dtypes or ranks, or a geometry check_conv2d_geometry refuses).
 std::optional<kernels::Conv2dGeometry> f32_conv2d_geometry(const ir::Node& node);
+
+// The three convolution products as implicit GEMMs (CUDA's conv_gemm.h, Vulkan's conv_shader.h):
+//   forward      Y [N, Cout, OH, OW]  = W [Cout, Cin*kh*kw] @ taps(X) [Cin*kh*kw, N*OH*OW]
+//   input_grad   dX [N, Cin, H, W]    = W^T [Cin, Cout*kh*kw] @ taps(dY) [Cout*kh*kw, N*H*W]
+//   weight_grad  dW [Cout, Cin*kh*kw] = dY [Cout, N*OH*OW] @ taps(X)^T
+// The product's A is the node's second input and B its first in all three.
+enum class ConvProduct { forward, input_grad, weight_grad };
+// The product of a conv, conv_input_grad or conv_weight_grad node.
+ConvProduct conv_product_of(const ir::Node& node);
+struct GemmSides {
+  int64_t m = 0, n = 0, k = 0;
+};
+GemmSides implicit_gemm_sides(ConvProduct kind, const kernels::Conv2dGeometry& g);
+// Whether every index an implicit GEMM forms (tensor elements, GEMM rows and columns) fits 31 bits.
+bool implicit_gemm_indices_fit(const kernels::Conv2dGeometry& g);
+// The geometry as preprocessor constants for generated kernels (C-family dialects: CUDA, GLSL):
+// CV_CIN, CV_H, CV_W, CV_COUT, CV_KH, CV_KW, CV_OH, CV_OW, CV_SH, CV_SW, CV_DH, CV_DW unsigned,
+// CV_PH, CV_PW signed.
+std::string conv_geometry_defines(const kernels::Conv2dGeometry& g);
 
 // A pooling node's geometry from its input-side shape `x` and pooled shape `y` (both [..., H, W]; the
 // leading axes are planes) and its kernel/stride/padding/dilation/ceil_mode attributes.

@@ -79,15 +79,6 @@ bool conv_gemm_enabled() {
 
 }  // namespace
 
-std::string conv_geometry_defines(const kernels::Conv2dGeometry& g) {
-  return fmt::format(
-      "#define CV_CIN {}u\n#define CV_H {}u\n#define CV_W {}u\n#define CV_COUT {}u\n#define CV_KH {}u\n"
-      "#define CV_KW {}u\n#define CV_OH {}u\n#define CV_OW {}u\n#define CV_SH {}u\n#define CV_SW {}u\n"
-      "#define CV_PH {}\n#define CV_PW {}\n#define CV_DH {}u\n#define CV_DW {}u\n",
-      g.in_channels, g.in_h, g.in_w, g.out_channels, g.kernel_h, g.kernel_w, g.out_h, g.out_w, g.stride_h, g.stride_w,
-      g.pad_h, g.pad_w, g.dilation_h, g.dilation_w);
-}
-
 std::string conv_description(const char* name, const kernels::Conv2dGeometry& g, const ConvTail& tail) {
   return fmt::format("{} n{} {}->{} {}x{} k{}x{} s{}x{} p{}x{} d{}x{}{}{}{}", name, g.batch, g.in_channels,
                      g.out_channels, g.in_h, g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w,
@@ -98,42 +89,23 @@ std::string conv_description(const char* name, const kernels::Conv2dGeometry& g,
 }
 
 bool conv_gemm_suits(const kernels::Conv2dGeometry& g) {
-  if (!conv_gemm_enabled() || g.groups != 1) return false;
-  const int64_t taps = g.in_channels * g.kernel_h * g.kernel_w;
-  const int64_t limit = int64_t{1} << 31;
-  const int64_t largest = std::max<int64_t>(
-      {g.batch * g.in_channels * g.in_h * g.in_w, g.batch * g.out_channels * g.out_h * g.out_w, g.out_channels * taps});
-  return largest > 0 && largest < limit && g.batch * g.in_h * g.in_w < limit && g.batch * g.out_h * g.out_w < limit;
+  return conv_gemm_enabled() && g.groups == 1 && common::implicit_gemm_indices_fit(g);
 }
 
 std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const kernels::Conv2dGeometry& g,
                                          const ConvTail& tail) {
   TESSERA_CHECK(conv_gemm_suits(g), "cuda conv gemm: a geometry it does not take (groups {})", g.groups);
-  const int64_t taps = g.kernel_h * g.kernel_w;
+  const common::GemmSides sides = common::implicit_gemm_sides(kind, g);
   GemmShape s;
-  const char* operands = kForward;
-  const char* name = "conv";
-  switch (kind) {
-    case ConvProduct::forward:
-      s.m = g.out_channels;
-      s.n = g.batch * g.out_h * g.out_w;
-      s.k = g.in_channels * taps;
-      break;
-    case ConvProduct::input_grad:
-      s.m = g.in_channels;
-      s.n = g.batch * g.in_h * g.in_w;
-      s.k = g.out_channels * taps;
-      operands = kInputGrad;
-      name = "conv input grad";
-      break;
-    case ConvProduct::weight_grad:
-      s.m = g.out_channels;
-      s.n = g.in_channels * taps;
-      s.k = g.batch * g.out_h * g.out_w;
-      operands = kWeightGrad;
-      name = "conv weight grad";
-      break;
-  }
+  s.m = sides.m;
+  s.n = sides.n;
+  s.k = sides.k;
+  const char* operands = kind == ConvProduct::forward      ? kForward
+                         : kind == ConvProduct::input_grad ? kInputGrad
+                                                           : kWeightGrad;
+  const char* name = kind == ConvProduct::forward      ? "conv"
+                     : kind == ConvProduct::input_grad ? "conv input grad"
+                                                       : "conv weight grad";
   s.ldd = s.n;
   TESSERA_CHECK(
       kind == ConvProduct::forward || (!tail.bias && !tail.residual && tail.activation == GemmActivation::none),

@@ -12,18 +12,19 @@
 //   weight_grad  dW [Cout, Cin*kh*kw] = dY [Cout, N*OH*OW] @ taps(X)^T, K split over the GPU
 #include <memory>
 
+#include "tessera/backends/common/conv_geometry.h"
 #include "tessera/backends/cuda/simt_gemm.h"
 #include "tessera/kernels/cpu/conv.h"
 
 namespace tessera::backends::cuda {
 
-enum class ConvProduct { forward, input_grad, weight_grad };
+using common::ConvProduct;
+using common::conv_geometry_defines;
 
-// The geometry as #defines (CV_CIN, CV_H, ..., CV_DW) and the tap readers over them, for the kernels
-// built on it: tsr_conv_tap(x, k, j) (the input element column j of the im2col matrix holds at row k, zero
+// The tap readers over the geometry's #defines (common::conv_geometry_defines), for the kernels built
+// on it: tsr_conv_tap(x, k, j) (the input element column j of the im2col matrix holds at row k, zero
 // in the padding) and tsr_conv_back_tap(dy, k, j) (the output-gradient element input position j receives
 // from tap k, zero where none).
-std::string conv_geometry_defines(const kernels::Conv2dGeometry& g);
 extern const char* const kConvTaps;
 
 // Whether the implicit GEMM computes this geometry: one group, every index within 31 bits.

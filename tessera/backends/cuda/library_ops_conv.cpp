@@ -64,12 +64,9 @@ bool claim_conv(const ir::Node& node) { return implicit_gemm_geometry(node).has_
 bool lower_conv(Lowering& L, const ir::NodePtr& node) {
   const std::optional<kernels::Conv2dGeometry> g = implicit_gemm_geometry(*node);
   if (!g) return false;
-  const std::string& op = node->op_name();
   // The kernel's A and B: conv (x, w[, bias]) -> A = w, B = x; conv_input_grad (dy, w) -> A = w, B = dy;
   // conv_weight_grad (x, dy) -> A = dy, B = x.
-  const ConvProduct kind = op == "conv"              ? ConvProduct::forward
-                           : op == "conv_input_grad" ? ConvProduct::input_grad
-                                                     : ConvProduct::weight_grad;
+  const ConvProduct kind = common::conv_product_of(*node);
   const int32_t a = L.packed(L.value(node->input(1)));
   const int32_t b = L.packed(L.value(node->input(0)));
   std::vector<int32_t> reads = {a, b};

@@ -225,6 +225,7 @@ const common::LoweringTable& vulkan_lowerings() {
     register_creation_lowerings(t);
     register_quant_lowerings(t);
     register_attention_lowerings(t);
+    register_conv_lowerings(t);
     return t;
   }();
   return table;

@@ -15,19 +15,21 @@ std::string matmul_pipeline_name(DType dtype, int block, bool a_transposed, bool
 
 namespace {
 
-// `float finish(float v, int at, int c)`: the tail of the result stored at `at` (column c), with the
-// declarations of its bindings (3 on; their shifts after D's).
-std::string product_store_tail(const MatvecTail& tail) {
-  const TailGlsl t = tail_glsl(tail, 3, "c", "at", "  ");
-  return t.declarations + "float finish(float v, int at, int c) {\n" + t.statements + "  return v;\n}\n";
+// `float finish(float v, int at, int r, int c)`: the tail of the result stored at `at` (row r, column c),
+// with the declarations of its bindings (3 on; their shifts after D's).
+std::string product_store_tail(const MatvecTail& tail, const std::string& bias_index) {
+  const TailGlsl t = tail_glsl(tail, 3, bias_index, "at", "  ");
+  return t.declarations + "float finish(float v, int at, int r, int c) {\n" + t.statements + "  return v;\n}\n";
 }
 
 }  // namespace
 
-std::string matmul_glsl(DType dtype, int block, bool a_transposed, bool b_transposed, const MatvecTail& tail) {
+std::string tiled_product_glsl(DType dtype, int block, const TiledOperands& ops, const MatvecTail& tail) {
   TESSERA_CHECK(dtype == DType::f32 || dtype == DType::f16, "vulkan: no matmul shader for {}", dtype_name(dtype));
   TESSERA_CHECK(tail.empty() || dtype == DType::f32, "vulkan: a matmul tail on {} values (f32 only)", dtype_name(dtype));
   TESSERA_CHECK(block == 4 || block == 8, "vulkan: matmul block {} (4 or 8)", block);
+  TESSERA_CHECK(ops.k_split == 0 || (ops.k_split % kMatmulSlice == 0 && tail.empty()),
+                "vulkan: a split product's K range ({}) is whole slices, without a tail", ops.k_split);
   const bool half = dtype == DType::f16;
   const std::string extensions = half ? "#extension GL_EXT_shader_16bit_storage : require\n"
                                         "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n"
@@ -35,13 +37,15 @@ std::string matmul_glsl(DType dtype, int block, bool a_transposed, bool b_transp
   const std::string type = half ? "uint16_t" : "float";
   const std::string load = half ? "unpackHalf2x16(uint({})).x" : "{}";
   const std::string store = half ? "uint16_t(packHalf2x16(vec2({}, 0.0)) & 0xffffu)" : "{}";
-  const std::string load_a = fmt::format(fmt::runtime(load), a_transposed ? "a[a0 + k * M + r]" : "a[a0 + r * K + k]");
-  const std::string load_b = fmt::format(fmt::runtime(load), b_transposed ? "b[b0 + c * K + k]" : "b[b0 + k * N + c]");
-  // Consecutive invocations stage consecutive addresses: along k for a row-major A (a transposed B),
+  // Consecutive invocations stage consecutive addresses: along k where an operand is contiguous in k,
   // along the rows (columns) otherwise.
-  const std::string a_index = a_transposed ? "rr = e % TILE, kk = e / TILE" : "kk = e % SLICE, rr = e / SLICE";
-  const std::string b_index = b_transposed ? "kk = e % SLICE, cc = e / SLICE" : "cc = e % TILE, kk = e / TILE";
-  const std::string result = fmt::format(fmt::runtime(store), tail.empty() ? "acc[i][j]" : "finish(acc[i][j], at, c)");
+  const std::string a_index = ops.a_along_k ? "kk = e % SLICE, rr = e / SLICE" : "rr = e % TILE, kk = e / TILE";
+  const std::string b_index = ops.b_along_k ? "kk = e % SLICE, cc = e / SLICE" : "cc = e % TILE, kk = e / TILE";
+  const std::string result = fmt::format(fmt::runtime(store), tail.empty() ? "acc[i][j]" : "finish(acc[i][j], at, r, c)");
+  // A split product: workgroup z sums K range [z k_split, (z + 1) k_split) into its own M x N partial.
+  const std::string k_range = ops.k_split > 0 ? fmt::format("const int kbegin = batch * {0}, kend = min(K, kbegin + {0});\n",
+                                                            ops.k_split)
+                                              : "const int kbegin = 0, kend = K;\n";
   // The A slice is stored transposed (k-major) with one float of padding per row, so the staging writes
   // of consecutive k fall in different banks; each invocation reads its R rows as one run and its R
   // columns 16 apart (the stores of a warp then cover whole rows of the tile).
@@ -51,7 +55,7 @@ layout(std430, binding = 0) readonly buffer TsrA {{ {type} a[]; }};
 layout(std430, binding = 1) readonly buffer TsrB {{ {type} b[]; }};
 layout(std430, binding = 2) writeonly buffer TsrD {{ {type} d[]; }};
 layout(push_constant) uniform TsrMatmul {{ int M; int N; int K; int a_batch; int b_batch; int shift[{bindings}]; }};
-{tail}const int R = {r}, TILE = 16 * R, SLICE = {slice};
+{definitions}{tail}const int R = {r}, TILE = 16 * R, SLICE = {slice};
 shared float tile_a[SLICE][TILE + 1];
 shared float tile_b[SLICE][TILE];
 void main() {{
@@ -59,17 +63,17 @@ void main() {{
   const int row0 = int(gl_WorkGroupID.y) * TILE, col0 = int(gl_WorkGroupID.x) * TILE;
   const int batch = int(gl_WorkGroupID.z);
   const int a0 = shift[0] + batch * a_batch, b0 = shift[1] + batch * b_batch;
-  float acc[R][R];
+  {k_range}  float acc[R][R];
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < R; ++j) acc[i][j] = 0.0;
-  for (int k0 = 0; k0 < K; k0 += SLICE) {{
+  for (int k0 = kbegin; k0 < kend; k0 += SLICE) {{
     for (int e = tid; e < TILE * SLICE; e += 256) {{
       const int {a_index}, r = row0 + rr, k = k0 + kk;
-      tile_a[kk][rr] = r < M && k < K ? {load_a} : 0.0;
+      tile_a[kk][rr] = r < M && k < kend ? {load_a} : 0.0;
     }}
     for (int e = tid; e < TILE * SLICE; e += 256) {{
       const int {b_index}, c = col0 + cc, k = k0 + kk;
-      tile_b[kk][cc] = k < K && c < N ? {load_b} : 0.0;
+      tile_b[kk][cc] = k < kend && c < N ? {load_b} : 0.0;
     }}
     barrier();
     for (int kk = 0; kk < SLICE; ++kk) {{
@@ -86,16 +90,28 @@ void main() {{
     const int r = row0 + ty * R + i;
     if (r >= M) break;
     for (int j = 0; j < R; ++j) {{
-      const int c = col0 + tx + 16 * j, at = d0 + r * N + c;
+      const int c = col0 + tx + 16 * j, at = d0 + {d};
       if (c < N) d[shift[2] + at] = {result};
     }}
   }}
 }}
 )",
                      fmt::arg("ext", extensions), fmt::arg("type", type), fmt::arg("r", block),
-                     fmt::arg("slice", kMatmulSlice), fmt::arg("load_a", load_a), fmt::arg("load_b", load_b),
-                     fmt::arg("result", result), fmt::arg("a_index", a_index), fmt::arg("b_index", b_index),
-                     fmt::arg("bindings", 3 + tail.bindings()), fmt::arg("tail", tail.empty() ? "" : product_store_tail(tail)));
+                     fmt::arg("slice", kMatmulSlice), fmt::arg("load_a", fmt::format(fmt::runtime(load), ops.a)),
+                     fmt::arg("load_b", fmt::format(fmt::runtime(load), ops.b)), fmt::arg("result", result),
+                     fmt::arg("a_index", a_index), fmt::arg("b_index", b_index), fmt::arg("d", ops.d),
+                     fmt::arg("k_range", k_range), fmt::arg("definitions", ops.definitions),
+                     fmt::arg("bindings", 3 + tail.bindings()),
+                     fmt::arg("tail", tail.empty() ? "" : product_store_tail(tail, ops.bias_index)));
+}
+
+std::string matmul_glsl(DType dtype, int block, bool a_transposed, bool b_transposed, const MatvecTail& tail) {
+  TiledOperands ops;
+  ops.a = a_transposed ? "a[a0 + k * M + r]" : "a[a0 + r * K + k]";
+  ops.b = b_transposed ? "b[b0 + c * K + k]" : "b[b0 + k * N + c]";
+  ops.a_along_k = !a_transposed;
+  ops.b_along_k = b_transposed;
+  return tiled_product_glsl(dtype, block, ops, tail);
 }
 
 std::string matmul_coopmat_glsl() {

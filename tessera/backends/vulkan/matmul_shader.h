@@ -26,6 +26,23 @@ int matmul_block(int64_t m, int64_t n);
 /// The tile edge of a workgroup for block R.
 inline constexpr int matmul_tile(int block) { return 16 * block; }
 
+/// How a tiled product reads A and B and where it stores D, as GLSL: `a` is A(r, k) and `b` B(k, c)
+/// (expressions over r, c, k, M, N, K and a0 / b0, the operands' first elements, reading a[] and b[]),
+/// `d` the element of D for (r, c) before the batch's offset, `bias_index` the tail's bias element.
+/// `definitions` (constants, helper functions) come after the bindings. `a_along_k` / `b_along_k`: the
+/// operand is contiguous along k, so consecutive invocations stage consecutive k (else consecutive
+/// rows / columns). `k_split` > 0: workgroup z sums K range [z k_split, (z + 1) k_split) (whole
+/// slices) into the z-th M x N partial of D (no batch then, and no tail).
+struct TiledOperands {
+  std::string definitions;
+  std::string a = "a[a0 + r * K + k]", b = "b[b0 + k * N + c]", d = "r * N + c", bias_index = "c";
+  bool a_along_k = true, b_along_k = false;
+  int k_split = 0;
+};
+/// The tiled product's GLSL for those operands (matmul_glsl is its row-major / transposed form;
+/// the convolutions of library_ops_conv.cpp read their operands through tap functions).
+std::string tiled_product_glsl(DType dtype, int block, const TiledOperands& ops, const MatvecTail& tail = {});
+
 /// The GLSL of the product for `dtype` (f32 or f16) with R = `block` (4 or 8); `a_transposed`: A is
 /// stored [K, M] (its batch stride still in the push constants), `b_transposed`: B is stored [N, K];
 /// `tail` (f32 only): + bias[col] (binding 3), the activation, + a residual laid out as D (the next

@@ -158,7 +158,7 @@ class VulkanBackend final : public Backend {
     // f32 products: + bias, ReLU or tanh-GELU, + a residual (matmul_shader.h).
     options.epilogue_limits.activations = common::kGpuTailActivations;
     options.epilogue_limits.activation_after_residual = false;
-    options.epilogue_limits.convolutions = false;
+    options.epilogue_limits.convolutions = true;  // the forward convolution's tail (conv_shader.h)
     options.epilogue_limits.quantized_products = true;
     // GPT-2's gelu(x W + b) in the matvec's store (one dispatch a layer fewer).
     options.epilogue_limits.quantized_activations = common::kGpuTailActivations;
