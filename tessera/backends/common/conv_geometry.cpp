@@ -123,4 +123,36 @@ std::string conv_geometry_defines(const kernels::Conv2dGeometry& g) {
       g.pad_h, g.pad_w, g.dilation_h, g.dilation_w);
 }
 
+std::optional<kernels::Pool2dGeometry> f32_max_pool2d_geometry(const ir::Node& node) {
+  const std::string& op = node.op_name();
+  if ((op != "max_pool" && op != "max_pool_grad") || node.num_outputs() != 1) return std::nullopt;
+  const ir::Attrs& a = node.attrs();
+  if (!a.has("kernel") || a.get_ints("kernel").size() != 2) return std::nullopt;
+  for (const ir::Value& v : node.inputs()) {
+    if (v.dtype() != DType::f32) return std::nullopt;
+  }
+  if (node.output_types()[0].dtype != DType::f32) return std::nullopt;
+  const Shape& x = node.input(0).shape();
+  if (x.size() < 3) return std::nullopt;
+  const Shape& pooled = op == "max_pool_grad" ? node.input(1).shape() : node.output_types()[0].shape;
+  const kernels::Pool2dGeometry g = pool2d_geometry(a, x, pooled);
+  if (g.planes * g.in_h * g.in_w == 0 || g.out_h * g.out_w == 0 || g.in_h * g.in_w >= (int64_t{1} << 31)) {
+    return std::nullopt;
+  }
+  return g;
+}
+
+bool pool_windows_tile(const kernels::Pool2dGeometry& g) {
+  return g.kernel_h == g.stride_h && g.kernel_w == g.stride_w && g.dilation_h == 1 && g.dilation_w == 1 &&
+         g.pad_h == 0 && g.pad_w == 0;
+}
+
+std::string pool_geometry_defines(const kernels::Pool2dGeometry& g) {
+  return fmt::format(
+      "#define PL_H {}\n#define PL_W {}\n#define PL_OH {}\n#define PL_OW {}\n#define PL_KH {}\n#define PL_KW {}\n"
+      "#define PL_SH {}\n#define PL_SW {}\n#define PL_PH {}\n#define PL_PW {}\n#define PL_DH {}\n#define PL_DW {}\n",
+      g.in_h, g.in_w, g.out_h, g.out_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h,
+      g.dilation_w);
+}
+
 }  // namespace tessera::backends::common

@@ -42,4 +42,15 @@ std::string conv_geometry_defines(const kernels::Conv2dGeometry& g);
 // leading axes are planes) and its kernel/stride/padding/dilation/ceil_mode attributes.
 kernels::Pool2dGeometry pool2d_geometry(const ir::Attrs& a, const Shape& x, const Shape& y);
 
+// The 2-D f32 pooling geometry of a max_pool or max_pool_grad node (x is input 0 of both; the pooled
+// shape is max_pool's output and max_pool_grad's second input) over any leading axes (planes), with
+// a plane's indices inside 31 bits; nothing for other dtypes, ranks or empty tensors.
+std::optional<kernels::Pool2dGeometry> f32_max_pool2d_geometry(const ir::Node& node);
+// Whether the windows tile the input (kernel = stride, no dilation or padding): each input element in
+// at most one window, so a gradient can be written a window's cell at a time.
+bool pool_windows_tile(const kernels::Pool2dGeometry& g);
+// The geometry as preprocessor constants for generated kernels: PL_H, PL_W, PL_OH, PL_OW, PL_KH, PL_KW,
+// PL_SH, PL_SW, PL_PH, PL_PW, PL_DH, PL_DW (signed).
+std::string pool_geometry_defines(const kernels::Pool2dGeometry& g);
+
 }  // namespace tessera::backends::common

@@ -102,24 +102,6 @@ extern "C" __global__ void __launch_bounds__(256) tsr_max_pool_grad_cells(const 
 }
 )";
 
-// The 2-D f32 pools this lowering takes (x is input 0 of both ops; the pooled shape is max_pool's
-// output and max_pool_grad's second input), with indices inside 31 bits.
-std::optional<kernels::Pool2dGeometry> pool_geometry(const ir::Node& node) {
-  const ir::Attrs& a = node.attrs();
-  if (node.num_outputs() != 1 || a.get_ints("kernel").size() != 2) return std::nullopt;
-  for (const ir::Value& v : node.inputs()) {
-    if (v.dtype() != DType::f32) return std::nullopt;
-  }
-  const Shape& x = node.input(0).shape();
-  if (x.size() < 3) return std::nullopt;
-  const Shape& pooled = node.op_name() == "max_pool_grad" ? node.input(1).shape() : node.output_types()[0].shape;
-  const kernels::Pool2dGeometry g = common::pool2d_geometry(a, x, pooled);
-  if (g.planes * g.in_h * g.in_w == 0 || g.out_h * g.out_w == 0 || g.in_h * g.in_w >= (int64_t{1} << 31)) {
-    return std::nullopt;
-  }
-  return g;
-}
-
 class PoolStep final : public common::Step {
  public:
   PoolStep(std::shared_ptr<KernelModule> module, const char* kernel, std::vector<Operand> operands, int64_t planes,
@@ -148,10 +130,10 @@ class PoolStep final : public common::Step {
   std::string what_;
 };
 
-bool claim_pool(const ir::Node& node) { return pool_geometry(node).has_value(); }
+bool claim_pool(const ir::Node& node) { return common::f32_max_pool2d_geometry(node).has_value(); }
 
 bool lower_pool(Lowering& L, const ir::NodePtr& node) {
-  const std::optional<kernels::Pool2dGeometry> g = pool_geometry(*node);
+  const std::optional<kernels::Pool2dGeometry> g = common::f32_max_pool2d_geometry(*node);
   if (!g) return false;
   const bool grad = node->op_name() == "max_pool_grad";
   std::vector<int32_t> reads;
@@ -160,18 +142,13 @@ bool lower_pool(Lowering& L, const ir::NodePtr& node) {
   std::vector<Operand> operands;
   for (int32_t r : reads) operands.push_back(L.operand(r));
   operands.push_back(L.operand(out));
-  const std::string defines = fmt::format(
-      "#define PL_H {}\n#define PL_W {}\n#define PL_OH {}\n#define PL_OW {}\n#define PL_KH {}\n#define PL_KW {}\n"
-      "#define PL_SH {}\n#define PL_SW {}\n#define PL_PH {}\n#define PL_PW {}\n#define PL_DH {}\n#define PL_DW {}\n",
-      g->in_h, g->in_w, g->out_h, g->out_w, g->kernel_h, g->kernel_w, g->stride_h, g->stride_w, g->pad_h, g->pad_w,
-      g->dilation_h, g->dilation_w);
+  const std::string defines = common::pool_geometry_defines(*g);
   const std::string what =
       fmt::format("{} f32 {} planes {}x{} -> {}x{} k{}x{} s{}x{}", node->op_name(), g->planes, g->in_h, g->in_w,
                   g->out_h, g->out_w, g->kernel_h, g->kernel_w, g->stride_h, g->stride_w);
   Context& ctx = lowering_context();
   // Windows that tile the input (as every 2x2 pool of stride 2) take the per-window gradient.
-  const bool cells = grad && g->kernel_h == g->stride_h && g->kernel_w == g->stride_w && g->dilation_h == 1 &&
-                     g->dilation_w == 1 && g->pad_h == 0 && g->pad_w == 0;
+  const bool cells = grad && common::pool_windows_tile(*g);
   const int64_t threads = g->planes * (grad && !cells ? g->in_h * g->in_w : g->out_h * g->out_w);
   const char* kernel = !grad ? "tsr_max_pool" : cells ? "tsr_max_pool_grad_cells" : "tsr_max_pool_grad";
   L.emit(std::make_unique<PoolStep>(ctx.compiler().module(defines + kPoolSource, "max pool kernels"), kernel,

@@ -27,6 +27,7 @@ void register_creation_lowerings(common::LoweringTable& table);  // library_ops_
 void register_quant_lowerings(common::LoweringTable& table);    // library_ops_quant.cpp
 void register_attention_lowerings(common::LoweringTable& table);  // library_ops_attention.cpp
 void register_conv_lowerings(common::LoweringTable& table);     // library_ops_conv.cpp
+void register_pool_lowerings(common::LoweringTable& table);     // library_ops_pool.cpp
 // Whether the kv_cache_attention lowering writes a decode step's new cache rows itself (those
 // common/cache_appends.h finds, into the f32 or f16 caches it claims).
 bool vulkan_folds_cache_writes(const ir::Node& attention);

@@ -226,6 +226,7 @@ const common::LoweringTable& vulkan_lowerings() {
     register_quant_lowerings(t);
     register_attention_lowerings(t);
     register_conv_lowerings(t);
+    register_pool_lowerings(t);
     return t;
   }();
   return table;

@@ -1,11 +1,13 @@
-// Convolutions on the Vulkan backend as implicit GEMMs (backends/vulkan/conv_shader.h), against the
-// reference backend: the forward pass with and without bias and with fused tails, both gradients over
-// strides, padding, dilation and non-square kernels, a weight gradient whose K is split over workgroups;
-// each product one step (no im2col gathers, layout copies or scatters), grouped convolutions still
-// decomposed.
+// Convolutions on the Vulkan backend as implicit GEMMs (backends/vulkan/conv_shader.h) and 2-D max
+// pooling as shaders of its own (library_ops_pool.cpp), against the reference backend: the forward
+// convolution with and without bias and with fused tails, both gradients over strides, padding,
+// dilation and non-square kernels, a weight gradient whose K is split over workgroups; pooling's
+// windows, ties, NaN, padding and ceil mode; each one step (no im2col gathers, layout copies or
+// scatters), grouped convolutions still decomposed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "tessera/api/transforms.h"
 #include "tessera/ops/ops.h"
@@ -112,6 +114,85 @@ TEST(VulkanConv, GroupedConvolutionsStillDecompose) {
   expect_vulkan_matches(g, {x, w}, 2e-5);
   const std::string steps = vulkan_step_descriptions(g);
   EXPECT_EQ(lines_containing(steps, "implicit gemm"), 0) << steps;
+}
+
+struct PoolCase {
+  Shape x;
+  std::array<int64_t, 2> kernel, stride, padding, dilation;
+  bool ceil_mode;
+};
+
+std::vector<PoolCase> pool_cases() {
+  return {
+      {{2, 3, 26, 26}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},
+      {{2, 3, 11, 11}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},  // the odd last row and column are dropped
+      {{1, 2, 7, 9}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, true},     // partial last windows (ceil mode)
+      {{1, 4, 9, 12}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},   // overlapping windows, padding
+      {{1, 2, 10, 9}, {3, 2}, {2, 1}, {1, 0}, {2, 1}, true},    // dilation, ceil mode, non-square
+      {{5, 7, 7}, {2, 3}, {1, 2}, {0, 1}, {1, 1}, true},        // overlapping along one axis, 3-D input
+  };
+}
+
+// Values on a coarse grid so that windows hold ties: the first maximum in window order must win.
+Array coarse(const Shape& shape, uint64_t seed) {
+  Array a = random_array(shape, seed, -3, 3, DType::f32);
+  float* p = a.data<float>();
+  for (int64_t i = 0; i < a.numel(); ++i) p[i] = std::round(p[i]);
+  return a;
+}
+
+TEST(VulkanPool, MaxPoolAndItsGradientMatchTheReferenceWithTies) {
+  uint64_t seed = 300;
+  for (const PoolCase& c : pool_cases()) {
+    SCOPED_TRACE(fmt::format("x {} kernel {}x{} stride {}x{} padding {}x{} dilation {}x{} ceil {}", shape_str(c.x),
+                             c.kernel[0], c.kernel[1], c.stride[0], c.stride[1], c.padding[0], c.padding[1],
+                             c.dilation[0], c.dilation[1], c.ceil_mode));
+    const auto pool = [&](const Tensor& x) {
+      return ops::max_pool2d(x, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
+    };
+    const Array x = coarse(c.x, ++seed);
+    expect_vulkan_matches(trace([&](const V& a) { return V{pool(a[0])}; }, f32_types({x})), {x}, 0);
+    const ScalarFn loss = [&](const V& a) {
+      const Tensor y = pool(a[0]);
+      return ops::sum(stop_gradient(ops::sin(y * 1.7 + 0.3)) * y);
+    };
+    expect_vulkan_matches(trace(grad(loss), f32_types({x})), {x}, 1e-6);
+  }
+}
+
+TEST(VulkanPool, NaNWinsItsWindowAsInMax) {
+  Array x = random_array({1, 1, 4, 4}, 9, -1, 1, DType::f32);
+  x.data<float>()[5] = std::nanf("");  // row 1, column 1: the window of output (0, 0)
+  const ScalarFn loss = [](const V& a) { return ops::sum(ops::max_pool2d(a[0], {2, 2}, {2, 2})); };
+  const Array dx = vulkan_under_test().compile(trace(grad(loss), f32_types({x})))->run({x})[0].to(host_device());
+  for (int64_t i : {0, 1, 4}) {
+    EXPECT_EQ(dx.data<float>()[i], 0.f) << i;
+  }
+  EXPECT_EQ(dx.data<float>()[5], 1.f);
+  const auto pool = [](const V& a) { return V{ops::max_pool2d(a[0], {2, 2}, {2, 2})}; };
+  const Array y = vulkan_under_test().compile(trace(pool, f32_types({x})))->run({x})[0].to(host_device());
+  EXPECT_TRUE(std::isnan(y.data<float>()[0]));
+}
+
+TEST(VulkanPool, PoolingAndItsGradientAreOneStepEach) {
+  const auto loss_of = [](std::array<int64_t, 2> kernel, std::array<int64_t, 2> padding) -> ScalarFn {
+    return [=](const V& a) {
+      const Tensor y = ops::max_pool2d(a[0], kernel, {2, 2}, padding);
+      return ops::sum(y * y);
+    };
+  };
+  const std::string cells = vulkan_step_descriptions(trace(grad(loss_of({2, 2}, {0, 0})), {{DType::f32, {4, 8, 12, 12}}}));
+  EXPECT_EQ(lines_containing(cells, "vulkan max_pool f32 32 planes 12x12 -> 6x6 k2x2 s2x2"), 1) << cells;
+  EXPECT_EQ(lines_containing(cells, "vulkan max_pool_grad f32 32 planes 12x12 -> 6x6 k2x2 s2x2 (cells)"), 1) << cells;
+  // Overlapping windows: the gradient gathers per input element.
+  const std::string gather = vulkan_step_descriptions(trace(grad(loss_of({3, 3}, {1, 1})), {{DType::f32, {4, 8, 12, 12}}}));
+  EXPECT_EQ(lines_containing(gather, "vulkan max_pool f32 32 planes 12x12 -> 6x6 k3x3 s2x2"), 1) << gather;
+  EXPECT_EQ(lines_containing(gather, "vulkan max_pool_grad f32 32 planes 12x12 -> 6x6 k3x3 s2x2"), 1) << gather;
+  EXPECT_EQ(lines_containing(gather, "(cells)"), 0) << gather;
+  for (const std::string& steps : {cells, gather}) {
+    EXPECT_EQ(lines_containing(steps, "gather ["), 0) << steps;
+    EXPECT_EQ(lines_containing(steps, "scatter"), 0) << steps;
+  }
 }
 
 }  // namespace
