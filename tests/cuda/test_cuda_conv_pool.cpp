@@ -15,36 +15,14 @@
 #include "tessera/backends/cuda/executable.h"
 #include "tessera/backends/cuda/simt_gemm.h"
 #include "tessera/ops/ops.h"
+#include "conv_pool_cases.h"
 #include "cuda_test_util.h"
 
 namespace tessera::test {
 namespace {
 
 using V = std::vector<Tensor>;
-
-struct ConvCase {
-  Shape x, w;
-  std::array<int64_t, 2> stride, padding, dilation;
-};
-
-std::vector<ConvCase> cases() {
-  return {
-      {{2, 3, 9, 11}, {4, 3, 3, 3}, {1, 1}, {0, 0}, {1, 1}},
-      {{3, 5, 12, 10}, {7, 5, 3, 2}, {2, 1}, {1, 0}, {1, 2}},
-      {{1, 8, 16, 16}, {16, 8, 5, 5}, {2, 2}, {2, 2}, {1, 1}},
-      {{2, 4, 7, 7}, {3, 4, 1, 1}, {1, 1}, {0, 0}, {1, 1}},
-      {{4, 2, 13, 13}, {6, 2, 3, 3}, {3, 2}, {1, 1}, {2, 1}},
-      // A long reduction into few weights: the weight gradient splits K over the GPU.
-      {{64, 1, 28, 28}, {8, 1, 3, 3}, {1, 1}, {0, 0}, {1, 1}},
-  };
-}
-
 using backends::cuda::SimtKernel;
-
-std::string describe(const ConvCase& c) {
-  return fmt::format("x {} w {} stride {}x{} padding {}x{} dilation {}x{}", shape_str(c.x), shape_str(c.w), c.stride[0],
-                     c.stride[1], c.padding[0], c.padding[1], c.dilation[0], c.dilation[1]);
-}
 
 // Runs `body` once under each product kernel (simt_gemm.h) and once with every convolution in the
 // explicit form (conv_im2col.h), with the choice in the trace.
@@ -83,7 +61,7 @@ int count_containing(const std::vector<std::string>& steps, const std::string& t
 TEST(CudaConv, ForwardWithAndWithoutBiasMatchesTheReference) {
   for_each_product_kernel([] {
     uint64_t seed = 10;
-    for (const ConvCase& c : cases()) {
+    for (const ConvCase& c : conv_cases(64)) {
       SCOPED_TRACE(describe(c));
       const Array x = random_array(c.x, ++seed, -1, 1, DType::f32),
                   w = random_array(c.w, ++seed, -0.5, 0.5, DType::f32);
@@ -124,7 +102,7 @@ TEST(CudaConv, ReluAndResidualTailsFuseIntoTheProduct) {
 TEST(CudaConv, BothGradientsMatchTheReference) {
   for_each_product_kernel([] {
     uint64_t seed = 100;
-    for (const ConvCase& c : cases()) {
+    for (const ConvCase& c : conv_cases(64)) {
       SCOPED_TRACE(describe(c));
       const Array x = random_array(c.x, ++seed, -1, 1, DType::f32),
                   w = random_array(c.w, ++seed, -0.5, 0.5, DType::f32);
@@ -202,37 +180,10 @@ TEST(CudaConv, GroupedAndHalfConvolutionsStillDecompose) {
   EXPECT_EQ(count_containing(steps, "implicit gemm"), 0) << fmt::format("{}", fmt::join(steps, "\n"));
 }
 
-struct PoolCase {
-  Shape x;
-  std::array<int64_t, 2> kernel, stride, padding, dilation;
-  bool ceil_mode;
-};
-
-std::vector<PoolCase> pool_cases() {
-  return {
-      {{2, 3, 26, 26}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},
-      {{2, 3, 11, 11}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},  // the odd last row and column are dropped
-      {{1, 2, 7, 9}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, true},     // partial last windows (ceil mode)
-      {{1, 4, 9, 12}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},   // overlapping windows, padding
-      {{1, 2, 10, 9}, {3, 2}, {2, 1}, {1, 0}, {2, 1}, true},    // dilation, ceil mode, non-square
-      {{5, 1, 7, 7}, {2, 3}, {1, 2}, {0, 1}, {1, 1}, true},     // overlapping along one axis
-  };
-}
-
-// Values on a coarse grid so that windows hold ties: the first maximum in window order must win.
-Array coarse(const Shape& shape, uint64_t seed) {
-  Array a = random_array(shape, seed, -3, 3, DType::f32);
-  float* p = a.data<float>();
-  for (int64_t i = 0; i < a.numel(); ++i) p[i] = std::round(p[i]);
-  return a;
-}
-
 TEST(CudaPool, MaxPoolAndItsGradientMatchTheReferenceWithTies) {
   uint64_t seed = 300;
   for (const PoolCase& c : pool_cases()) {
-    SCOPED_TRACE(fmt::format("x {} kernel {}x{} stride {}x{} padding {}x{} dilation {}x{} ceil {}", shape_str(c.x),
-                             c.kernel[0], c.kernel[1], c.stride[0], c.stride[1], c.padding[0], c.padding[1],
-                             c.dilation[0], c.dilation[1], c.ceil_mode));
+    SCOPED_TRACE(describe(c));
     const auto pool = [&](const Tensor& x) {
       return ops::max_pool2d(x, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
     };
