@@ -197,6 +197,25 @@ TEST(CpuExecutable, PlanCacheDistinguishesScalarsInGeneratedKernels) {
   EXPECT_EQ(three->run({x})[0].to_vector<float>(), (std::vector<float>{3, 3, 3, 3}));
 }
 
+// The passes fold cast(constant) into a new constant the plan keeps, however large: two graphs of the
+// same structure with different weights must not share it. ONNX's DFT on Vulkan met this (its two
+// f64 matrices cast to f32 in CPU segments of the split graph, the second given the first's values).
+TEST(CpuExecutable, PlanCacheDistinguishesLargeFoldedConstants) {
+  auto build = [](uint64_t seed) {
+    const Tensor w = Tensor::from_array(random_array({10, 9}, seed, -1, 1, DType::f64));
+    return trace([w](const std::vector<Tensor>&) -> std::vector<Tensor> { return {ops::cast(w, DType::f32)}; }, {});
+  };
+  backends::cpu::clear_plan_cache();
+  const Array first = compile_cpu(build(1))->run({})[0];
+  const Array second = compile_cpu(build(2))->run({})[0];
+  EXPECT_EQ(first.to_vector<float>(), random_array({10, 9}, 1, -1, 1, DType::f64).astype(DType::f32).to_vector<float>());
+  EXPECT_EQ(second.to_vector<float>(), random_array({10, 9}, 2, -1, 1, DType::f64).astype(DType::f32).to_vector<float>());
+  // The same values still share the plan (the cache keeps the last plan of a structure).
+  const auto again = compile_cpu(build(2));
+  EXPECT_TRUE(backends::cpu::compile_info(*again).plan_cache_hit);
+  EXPECT_EQ(again->run({})[0].to_vector<float>(), second.to_vector<float>());
+}
+
 // Eager evaluation binds computed values (here a constant learning rate) as graph inputs; the plan
 // cached for the first step must not keep that step's value (the passes could fold it otherwise).
 TEST(CpuExecutable, CachedPlansDoNotKeepBoundInputValues) {

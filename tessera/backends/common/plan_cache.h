@@ -3,6 +3,7 @@
 // constants by type only), so that a graph rebuilt with new data (an eager training loop) reuses the
 // plan and its kernels. Any backend can keep one, for whatever it calls a plan.
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -22,6 +23,10 @@ struct GraphKey {
   std::vector<const ir::Node*> constants;  // topological order: what ConstantSource::original numbers
 };
 
+// A digest of every constant's bytes (large ones too), for plans that hold constant values: the passes
+// fold a cast of a weight into a new constant, which the plan then keeps.
+uint64_t constants_digest(const GraphKey& key);
+
 // `settings` names whatever else changes the plan (fusions, passes, code generation), so that plans
 // made under other settings never match.
 GraphKey graph_key(const ir::Graph& graph, std::string_view settings);
@@ -40,14 +45,17 @@ class PlanCache {
   explicit PlanCache(size_t capacity = 512) : capacity_(capacity) {}
 
   // The plan cached for the key's structure; for a value-dependent plan (a constant folded by the
-  // passes or into a generated kernel's code), only when the small constants match too.
+  // passes or into a generated kernel's code), only when every constant matches too (the small ones
+  // byte for byte, all of them by digest).
   std::optional<Plan> find(const GraphKey& key) const {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(key.structure);
-    if (it == entries_.end() || (it->second.value_dependent && it->second.small_constants != key.small_constants)) {
+    if (it == entries_.end()) return std::nullopt;
+    const Entry& e = it->second;
+    if (e.value_dependent && (e.small_constants != key.small_constants || e.digest != constants_digest(key))) {
       return std::nullopt;
     }
-    return it->second.plan;
+    return e.plan;
   }
 
   // `value_dependent`: the plan holds values of the graph's small constants, not only their types:
@@ -57,7 +65,8 @@ class PlanCache {
   void insert(const GraphKey& key, Plan plan, bool value_dependent) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (entries_.size() >= capacity_) entries_.clear();
-    entries_.insert_or_assign(key.structure, Entry{std::move(plan), value_dependent, key.small_constants});
+    entries_.insert_or_assign(key.structure, Entry{std::move(plan), value_dependent, key.small_constants,
+                                                   value_dependent ? constants_digest(key) : 0});
   }
 
   void clear() {
@@ -74,6 +83,7 @@ class PlanCache {
     Plan plan;
     bool value_dependent = false;
     std::string small_constants;
+    uint64_t digest = 0;
   };
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Entry> entries_;
