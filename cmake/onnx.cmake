@@ -12,6 +12,14 @@ if(TESSERA_BUILD_TESTS AND EXISTS ${TESSERA_ONNX_TESTDATA}/node)
            COMMAND onnx_conformance --data ${TESSERA_ONNX_TESTDATA}
                    --exclusions ${PROJECT_SOURCE_DIR}/tools/onnx_conformance/exclusions.txt)
   set_tests_properties(onnx.conformance PROPERTIES TIMEOUT 300)
+  # The same tests on the Vulkan backend (lavapipe in CI): skipped where no Vulkan device is found.
+  if(TARGET tessera_vulkan)
+    add_test(NAME onnx.conformance_vulkan
+             COMMAND onnx_conformance --data ${TESSERA_ONNX_TESTDATA} --backend vulkan
+                     --exclusions ${PROJECT_SOURCE_DIR}/tools/onnx_conformance/exclusions.txt)
+    set_tests_properties(onnx.conformance_vulkan PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "LSAN_OPTIONS=detect_leaks=0")  # Mesa leaks a little by itself
+  endif()
 endif()
 if(TARGET test_onnx)
   target_link_libraries(test_onnx PRIVATE onnx)  # onnx_proto, and the operator schemas (test_onnx_versions)

@@ -70,8 +70,11 @@ if [[ "${TESSERA_SKIP_SANITIZE:-0}" != 1 ]]; then
   # the sanitizers multiply their cost (the release stage ran 4 x 400 graphs). The PyTorch-exported
   # models (ResNet-18 on the reference backend) are left to the release stage: the ONNX reader and
   # importer they go through are the conformance suite's and the fuzz target's under the sanitizers too.
+  # So is the conformance suite on Vulkan (lavapipe under the sanitizers would take many minutes; the
+  # shaders' host side is the Vulkan suite's, which runs here).
   (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    TESSERA_FUZZ_GRAPHS=60 ctest -j "$jobs" --output-on-failure --timeout 900 -E '^onnx[.]pytorch_models$')
+    TESSERA_FUZZ_GRAPHS=60 ctest -j "$jobs" --output-on-failure --timeout 900 \
+    -E '^onnx[.](pytorch_models|conformance_vulkan)$')
 fi
 stage ""
 echo "== stage times =="

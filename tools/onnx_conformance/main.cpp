@@ -7,6 +7,7 @@
 //   onnx_conformance --data /usr/share/libonnx-testdata/data --exclusions tools/onnx_conformance/exclusions.txt
 //                    [--suite node ...] [--backend reference --backend cpu] [--filter SUBSTRING] [--verbose]
 //                    [--check-exclusions]   (runs the excluded tests too: one that passes is a stale entry)
+// A named backend that is not available here (no GPU, no Vulkan driver) skips the run: exit code 77.
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -16,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "tessera/backends/backend.h"
 #include "tessera/core/error.h"
 #include "tools/onnx_conformance/exclusions.h"
 #include "tools/onnx_conformance/test_case.h"
@@ -63,6 +65,14 @@ Options parse(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     const Options o = parse(argc, argv);
+    for (const std::string& name : o.backends) {
+      const tessera::backends::Backend* b = tessera::backends::find_backend(name);
+      TESSERA_CHECK(b != nullptr, "--backend {}: no such backend", name);
+      if (!b->available()) {
+        fmt::print("onnx_conformance: skipped, backend {} is not available here: {}\n", name, b->status());
+        return 77;
+      }
+    }
     const ExclusionList exclusions = ExclusionList::load(o.exclusions);
     const auto start = std::chrono::steady_clock::now();
     int passed = 0, failed = 0, excluded = 0, stale = 0;

@@ -106,7 +106,8 @@ CaseResult run_test_case(const std::string& folder, const std::vector<std::strin
       for (const std::string& name : backends) {
         const std::vector<Array> got = backends::backend_by_name(name).compile(imported.graph)->run(feed);
         for (size_t i = 0; i < expected.size(); ++i) {
-          const std::string mismatch = compare(expected[i], got[i], tolerance);
+          // A GPU backend's outputs live in device memory.
+          const std::string mismatch = compare(expected[i], got[i].to(host_device()), tolerance);
           if (!mismatch.empty()) {
             return {false, fmt::format("{} on {}: output {} ('{}'): {}", set.filename().string(), name, i,
                                        imported.output_names[i], mismatch)};
