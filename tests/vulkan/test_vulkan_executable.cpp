@@ -262,3 +262,50 @@ TEST(VulkanExecutable, ProductsReadTransposedOperandsAndWriteTransposedResultsWi
 
 }  // namespace
 }  // namespace tessera::test
+
+namespace tessera::test {
+namespace {
+
+TEST(VulkanExecutable, TransposedResultsOfTransposedOperandsOverABatchOfOne) {
+  // ONNX's DFT as imported: x^T @ C over a batch of one, then the result transposed back. Found by the
+  // ONNX conformance suite on Vulkan (a wrong answer before the fix).
+  auto f = [](const std::vector<Tensor>& a) {
+    const Tensor xt = ops::permute(a[0], {0, 2, 1});
+    return std::vector<Tensor>{ops::permute(ops::matmul(xt, a[1]), {0, 2, 1}), ops::matmul(xt, a[2])};
+  };
+  const ir::Graph g = trace(f, {{DType::f32, {1, 10, 12}}, {DType::f32, {10, 9}}, {DType::f32, {10, 7}}});
+  expect_matches(g,
+                 {random_array({1, 10, 12}, 56, -1, 1, DType::f32), random_array({10, 9}, 57, -1, 1, DType::f32),
+                  random_array({10, 7}, 58, -1, 1, DType::f32)},
+                 1e-4);
+  // The same with the matrices as f64 constants cast to f32, as the importer writes them.
+  const Array c = random_array({10, 9}, 59, -1, 1, DType::f64), s = random_array({10, 9}, 60, -1, 1, DType::f64);
+  auto constants = [&](const std::vector<Tensor>& a) {
+    const Tensor xt = ops::permute(a[0], {0, 2, 1});
+    const Tensor cf = ops::cast(Tensor::from_array(c), DType::f32), sf = ops::cast(Tensor::from_array(s), DType::f32);
+    return std::vector<Tensor>{ops::permute(ops::matmul(xt, cf), {0, 2, 1}),
+                               ops::permute(ops::matmul(xt, sf), {0, 2, 1}) * -1.0};
+  };
+  expect_matches(trace(constants, {{DType::f32, {1, 10, 12}}}), {random_array({1, 10, 12}, 61, -1, 1, DType::f32)}, 1e-4);
+}
+
+TEST(VulkanExecutable, FusedClustersOverTheShaderBindingLimitRunAsSeveralShaders) {
+  // 40 inputs in one elementwise cluster: more bindings than a shader's push constants describe (30),
+  // so it is generated as consecutive runs of its nodes (common::within_buffer_limit).
+  std::vector<ir::TensorType> types(40, ir::TensorType{DType::f32, {16}});
+  std::vector<Array> in;
+  for (uint64_t i = 0; i < 40; ++i) in.push_back(random_array({16}, 70 + i, -1, 1, DType::f32));
+  const ir::Graph g = trace(
+      [](const std::vector<Tensor>& a) {
+        Tensor acc = a[0] * a[1];
+        for (size_t i = 1; i + 1 < a.size(); ++i) acc = acc + ops::exp(a[i]) * a[i + 1];
+        return std::vector<Tensor>{acc, ops::tanh(acc)};
+      },
+      types);
+  expect_vulkan_matches(g, in, 1e-5);
+  const std::string steps = vulkan_step_descriptions(g);
+  EXPECT_GE(std::count(steps.begin(), steps.end(), '\n'), 2) << steps;
+}
+
+}  // namespace
+}  // namespace tessera::test

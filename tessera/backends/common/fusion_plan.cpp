@@ -5,6 +5,7 @@
 #include <functional>
 #include <queue>
 #include <string>
+#include <unordered_set>
 
 #include "tessera/lower/loop_ir.h"
 
@@ -104,6 +105,67 @@ std::vector<lower::Cluster> generatable(const std::vector<lower::Cluster>& clust
     for (const ir::NodePtr& n : c.nodes) {
       lower::Cluster single = single_node_cluster(n);
       if (loop_kernel_builds(single)) kept.push_back(std::move(single));
+    }
+  }
+  return kept;
+}
+
+namespace {
+
+// Nodes [begin, end) of cluster c as a cluster of their own: it reads what they read from outside the
+// run, and yields what c yields or its later nodes read.
+lower::Cluster run_of(const lower::Cluster& c, size_t begin, size_t end) {
+  lower::Cluster run;
+  run.nodes.assign(c.nodes.begin() + static_cast<std::ptrdiff_t>(begin), c.nodes.begin() + static_cast<std::ptrdiff_t>(end));
+  std::unordered_set<const ir::Node*> inside;
+  for (const ir::NodePtr& n : run.nodes) inside.insert(n.get());
+  for (const ir::NodePtr& n : run.nodes) {
+    for (const ir::Value& in : n->inputs()) {
+      if (inside.count(in.node().get()) == 0 && std::find(run.inputs.begin(), run.inputs.end(), in) == run.inputs.end()) {
+        run.inputs.push_back(in);
+      }
+    }
+  }
+  for (const ir::NodePtr& n : run.nodes) {
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      const ir::Value v(n, i);
+      bool needed = std::find(c.outputs.begin(), c.outputs.end(), v) != c.outputs.end();
+      for (size_t later = end; later < c.nodes.size() && !needed; ++later) {
+        const std::vector<ir::Value>& reads = c.nodes[later]->inputs();
+        needed = std::find(reads.begin(), reads.end(), v) != reads.end();
+      }
+      if (needed) run.outputs.push_back(v);
+    }
+  }
+  return run;
+}
+
+size_t buffers_of(const lower::Cluster& c) { return c.inputs.size() + c.outputs.size(); }
+
+}  // namespace
+
+std::vector<lower::Cluster> within_buffer_limit(const std::vector<lower::Cluster>& clusters, int max_buffers) {
+  if (max_buffers <= 0) return clusters;
+  const auto limit = static_cast<size_t>(max_buffers);
+  std::vector<lower::Cluster> kept;
+  for (const lower::Cluster& c : clusters) {
+    if (buffers_of(c) <= limit) {
+      kept.push_back(c);
+      continue;
+    }
+    // Consecutive runs of the cluster's nodes (topological order: no run waits on a later one), each
+    // as long as its buffers allow.
+    for (size_t begin = 0; begin < c.nodes.size();) {
+      size_t end = begin + 1;
+      lower::Cluster run = run_of(c, begin, end);
+      while (end < c.nodes.size()) {
+        lower::Cluster longer = run_of(c, begin, end + 1);
+        if (buffers_of(longer) > limit) break;
+        run = std::move(longer);
+        ++end;
+      }
+      kept.push_back(std::move(run));
+      begin = end;
     }
   }
   return kept;

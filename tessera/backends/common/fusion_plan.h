@@ -37,6 +37,9 @@ lower::Cluster single_node_cluster(const ir::NodePtr& node);
 int64_t cluster_work(const std::vector<lower::Cluster>& clusters);  // elements the clusters compute
 // The clusters the loop IR accepts; a rejected cluster is split into its nodes that it accepts alone.
 std::vector<lower::Cluster> generatable(const std::vector<lower::Cluster>& clusters);
+// The clusters with at most `max_buffers` inputs and outputs (0: any); a larger one is split into
+// consecutive runs of its nodes, each as long as the limit allows.
+std::vector<lower::Cluster> within_buffer_limit(const std::vector<lower::Cluster>& clusters, int max_buffers);
 
 // A unit of scheduling: one node, a matmul/conv with its fused tail, a cluster for a generated kernel
 // (cluster >= 0, an index into the clusters), or a group of nodes one lowering takes at once.

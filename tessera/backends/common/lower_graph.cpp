@@ -148,6 +148,7 @@ class GraphLowerer {
                                                                                    options_.chain_reductions,
                                                                                    options_.max_row_kernel_elements,
                                                                                    options_.few_row_kernel_rows});
+    clusters = within_buffer_limit(clusters, options_.max_kernel_buffers);
     *cluster_ms = ms_since(tc);
     if (cluster_work(clusters) < options_.min_generated_elements) return;
     const auto t0 = std::chrono::steady_clock::now();

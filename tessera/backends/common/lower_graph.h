@@ -50,6 +50,10 @@ struct LowerOptions {
   bool chain_reductions = true;
   int64_t max_row_kernel_elements = 16384;  // row kernels only over rows this short (RowKernelRules)
   int64_t few_row_kernel_rows = 0;           // or over at most this many rows of any length
+  // The most buffers (inputs + outputs) one generated kernel may bind (0: any number); a fused cluster
+  // over it is generated as runs of its nodes (a Vulkan shader's bindings are described in its push
+  // constants).
+  int max_kernel_buffers = 0;
   // The kv_cache_attention nodes whose lowering takes over the cache writes that feed them
   // (cache_appends.h); none when unset.
   std::function<bool(const ir::Node&)> folds_cache_writes;

@@ -1,12 +1,13 @@
 #include "tessera/backends/vulkan/copy_shader.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tessera/core/error.h"
 
 namespace tessera::backends::vulkan {
 
-std::string strided_copy_glsl(uint32_t element_size) {
+std::string strided_copy_glsl(uint32_t element_size, const common::CopyPlan* axes) {
   std::string extensions, type;
   switch (element_size) {
     case 1:
@@ -28,6 +29,15 @@ std::string strided_copy_glsl(uint32_t element_size) {
     default:
       fail("vulkan: no copy shader for {}-byte elements", element_size);
   }
+  // The axes: the push constants' (rank <= kMaxCopyRank), or constants of this shader.
+  std::string axes_glsl = "#define RANK rank\n#define SHAPE shape\n#define SRC_STRIDES src_strides\n"
+                          "#define DST_STRIDES dst_strides\n";
+  if (axes != nullptr) {
+    const auto list = [](const std::vector<int64_t>& v) { return fmt::format("int[]({})", fmt::join(v, ", ")); };
+    axes_glsl = fmt::format("const int RANK = {};\nconst int SHAPE[RANK] = {};\nconst int SRC_STRIDES[RANK] = {};\n"
+                            "const int DST_STRIDES[RANK] = {};\n",
+                            axes->shape.size(), list(axes->shape), list(axes->src_strides), list(axes->dst_strides));
+  }
   return fmt::format(R"(#version 450
 {0}// The strided copy of {1}-byte elements.
 layout(local_size_x = 256) in;
@@ -38,21 +48,21 @@ layout(push_constant) uniform TsrCopy {{
   int shape[{3}]; int src_strides[{3}]; int dst_strides[{3}];
   int shift[2];
 }};
-void main() {{
+{4}void main() {{
   const int step = int(gl_NumWorkGroups.x * gl_WorkGroupSize.x);
   for (int i = int(gl_GlobalInvocationID.x); i < numel; i += step) {{
     int rest = i, s = src_offset, d = dst_offset;
-    for (int a = rank - 1; a >= 0; --a) {{
-      const int c = rest % shape[a];
-      rest /= shape[a];
-      s += c * src_strides[a];
-      d += c * dst_strides[a];
+    for (int a = RANK - 1; a >= 0; --a) {{
+      const int c = rest % SHAPE[a];
+      rest /= SHAPE[a];
+      s += c * SRC_STRIDES[a];
+      d += c * DST_STRIDES[a];
     }}
     dst[shift[1] + d] = src[shift[0] + s];
   }}
 }}
 )",
-                     extensions, element_size, type, kMaxCopyRank);
+                     extensions, element_size, type, kMaxCopyRank, axes_glsl);
 }
 
 }  // namespace tessera::backends::vulkan

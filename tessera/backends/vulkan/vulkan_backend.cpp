@@ -17,6 +17,7 @@
 #include "tessera/backends/vulkan/context.h"
 #include "tessera/backends/vulkan/executable.h"
 #include "tessera/backends/vulkan/library_ops.h"
+#include "tessera/backends/vulkan/loop_kernels.h"
 #include "tessera/backends/vulkan/pipelines.h"
 #include "tessera/backends/vulkan/steps.h"
 #include "tessera/backends/vulkan/vulkan_device.h"
@@ -153,6 +154,7 @@ class VulkanBackend final : public Backend {
     // results were off here while the training steps drifted by ~1e-3; that was the CPU plan cache
     // handing a split segment the scalars of another graph, fixed in the cache.)
     options.half_types = ctx.features().storage16;
+    options.max_kernel_buffers = kMaxShaderBuffers;  // the bindings a shader's push constants describe
     options.fusion = common::following_row_kernel_switch(
         common::FusionSet::all().without(common::Fusion::relayout));
     // f32 products: + bias, ReLU or tanh-GELU, + a residual (matmul_shader.h).
