@@ -307,5 +307,17 @@ TEST(VulkanExecutable, FusedClustersOverTheShaderBindingLimitRunAsSeveralShaders
   EXPECT_GE(std::count(steps.begin(), steps.end(), '\n'), 2) << steps;
 }
 
+TEST(VulkanExecutable, CopiesOfMoreAxesThanThePushConstantsHold) {
+  // A transpose of 7 axes that no two merge: the copy shader takes this copy's axes compiled in
+  // (3-D convolutions' decompositions make such copies).
+  const Shape shape = {2, 3, 2, 3, 2, 3, 2};
+  const ir::Graph g = trace(
+      [](const std::vector<Tensor>& a) { return std::vector<Tensor>{ops::permute(a[0], {6, 4, 2, 0, 5, 3, 1})}; },
+      {{DType::f32, shape}});
+  expect_vulkan_matches(g, {random_array(shape, 90, -1, 1, DType::f32)}, 0);
+  const std::string steps = vulkan_step_descriptions(g);
+  EXPECT_NE(steps.find("7 axes"), std::string::npos) << steps;
+}
+
 }  // namespace
 }  // namespace tessera::test
