@@ -214,6 +214,19 @@ TEST(CpuExecutable, PlanCacheDistinguishesLargeFoldedConstants) {
   const auto again = compile_cpu(build(2));
   EXPECT_TRUE(backends::cpu::compile_info(*again).plan_cache_hit);
   EXPECT_EQ(again->run({})[0].to_vector<float>(), second.to_vector<float>());
+  // A constant folded in one use and read where it lies in another still tells the plans apart.
+  auto both = [](uint64_t seed) {
+    const Tensor w = Tensor::from_array(random_array({10, 9}, seed, -1, 1, DType::f64));
+    return trace([w](const std::vector<Tensor>& a) -> std::vector<Tensor> { return {a[0] + ops::cast(w, DType::f32), a[1] * w}; },
+                 {{DType::f32, {10, 9}}, {DType::f64, {10, 9}}});
+  };
+  const std::vector<Array> in = {Array::zeros(DType::f32, {10, 9}), Array::full(DType::f64, {10, 9}, 1.0)};
+  for (uint64_t seed : {3, 4}) {
+    const std::vector<Array> out = compile_cpu(both(seed))->run(in);
+    const Array w = random_array({10, 9}, seed, -1, 1, DType::f64);
+    EXPECT_EQ(out[0].to_vector<float>(), w.astype(DType::f32).to_vector<float>()) << seed;
+    EXPECT_EQ(out[1].to_vector<double>(), w.to_vector<double>()) << seed;
+  }
 }
 
 // Eager evaluation binds computed values (here a constant learning rate) as graph inputs; the plan

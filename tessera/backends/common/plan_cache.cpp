@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <iterator>
+#include <unordered_set>
 
 namespace tessera::backends::common {
 namespace {
@@ -16,7 +17,7 @@ void append_type(std::string& out, const ir::TensorType& t) {
 
 }  // namespace
 
-uint64_t constants_digest(const GraphKey& key) {
+uint64_t constants_digest(const GraphKey& key, const std::vector<size_t>& positions) {
   // Eight bytes at a time, each word mixed in by a multiply and a shift (the splitmix64 finaliser's
   // constants); each constant's length separates neighbours.
   const auto mix = [](uint64_t h, uint64_t w) {
@@ -25,8 +26,8 @@ uint64_t constants_digest(const GraphKey& key) {
     return h ^ (h >> 31);
   };
   uint64_t h = 0x94D049BB133111EBull;
-  for (const ir::Node* n : key.constants) {
-    const Array c = n->attrs().get_tensor("value").contiguous();
+  for (size_t p : positions) {
+    const Array c = key.constants.at(p)->attrs().get_tensor("value").contiguous();
     const auto* bytes = static_cast<const unsigned char*>(c.raw_data());
     const size_t size = c.nbytes();
     h = mix(h, size);
@@ -41,6 +42,40 @@ uint64_t constants_digest(const GraphKey& key) {
     h = mix(h, tail);
   }
   return h;
+}
+
+std::vector<size_t> folded_constants(const GraphKey& key, const ir::Graph& sealed, const ir::Graph& optimized) {
+  std::unordered_set<const ir::Node*> kept;
+  for (const ir::NodePtr& n : optimized.nodes()) kept.insert(n.get());
+  // Nodes computed from constants alone (topological order: inputs first).
+  std::unordered_set<const ir::Node*> constant_expr;
+  for (const ir::NodePtr& n : sealed.nodes()) {
+    bool from_constants = n->op_name() == "constant";
+    if (!n->is_leaf()) {
+      from_constants = true;
+      for (const ir::Value& in : n->inputs()) from_constants = from_constants && constant_expr.count(in.node().get()) != 0;
+    }
+    if (from_constants) constant_expr.insert(n.get());
+  }
+  // Every constant-only node the passes replaced (a fold), and back through what it computed from.
+  std::unordered_set<const ir::Node*> feeds_rewrite;
+  std::vector<const ir::Node*> stack;
+  for (const ir::NodePtr& n : sealed.nodes()) {
+    if (kept.count(n.get()) == 0 && constant_expr.count(n.get()) != 0) stack.push_back(n.get());
+  }
+  while (!stack.empty()) {
+    const ir::Node* n = stack.back();
+    stack.pop_back();
+    if (constant_expr.count(n) == 0 || !feeds_rewrite.insert(n).second) continue;
+    for (const ir::Value& in : n->inputs()) stack.push_back(in.node().get());
+  }
+  std::vector<size_t> folded;
+  for (size_t i = 0; i < key.constants.size(); ++i) {
+    // A constant the optimized graph no longer reads went into whatever replaced its readers.
+    const ir::Node* c = key.constants[i];
+    if (feeds_rewrite.count(c) != 0 || kept.count(c) == 0) folded.push_back(i);
+  }
+  return folded;
 }
 
 GraphKey graph_key(const ir::Graph& graph, std::string_view settings) {

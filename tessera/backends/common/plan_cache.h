@@ -23,9 +23,14 @@ struct GraphKey {
   std::vector<const ir::Node*> constants;  // topological order: what ConstantSource::original numbers
 };
 
-// A digest of every constant's bytes (large ones too), for plans that hold constant values: the passes
-// fold a cast of a weight into a new constant, which the plan then keeps.
-uint64_t constants_digest(const GraphKey& key);
+// A digest of the bytes of the key's constants at `positions` (indices into key.constants), large ones
+// too: the constants the passes folded away (a cast of a weight into a new constant, which the plan then
+// keeps). Constants the plan binds at run time are left out: a model's weights are not read again.
+uint64_t constants_digest(const GraphKey& key, const std::vector<size_t>& positions);
+// The positions of the key's constants whose values the passes may have folded into the optimized
+// graph: those it no longer reads, and those a replaced node computed from constants alone (a fold)
+// was computed from. A weight that a rewritten product still reads where it lies is left out.
+std::vector<size_t> folded_constants(const GraphKey& key, const ir::Graph& sealed, const ir::Graph& optimized);
 
 // `settings` names whatever else changes the plan (fusions, passes, code generation), so that plans
 // made under other settings never match.
@@ -45,14 +50,15 @@ class PlanCache {
   explicit PlanCache(size_t capacity = 512) : capacity_(capacity) {}
 
   // The plan cached for the key's structure; for a value-dependent plan (a constant folded by the
-  // passes or into a generated kernel's code), only when every constant matches too (the small ones
-  // byte for byte, all of them by digest).
+  // passes or into a generated kernel's code), only when the constants it holds match too: the small
+  // ones byte for byte, the folded ones (any size) by digest.
   std::optional<Plan> find(const GraphKey& key) const {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(key.structure);
     if (it == entries_.end()) return std::nullopt;
     const Entry& e = it->second;
-    if (e.value_dependent && (e.small_constants != key.small_constants || e.digest != constants_digest(key))) {
+    if (e.value_dependent &&
+        (e.small_constants != key.small_constants || e.digest != constants_digest(key, e.folded))) {
       return std::nullopt;
     }
     return e.plan;
@@ -62,11 +68,13 @@ class PlanCache {
   // the passes rewrote the graph (same_nodes was false), or the lowering baked them into code
   // (Program::holds_constant_values). When full, the cache starts over: a program rarely has more
   // live structures than that, and a sweep costs nothing.
-  void insert(const GraphKey& key, Plan plan, bool value_dependent) {
+  // `folded`: the positions of the constants the passes folded (folded_constants).
+  void insert(const GraphKey& key, Plan plan, bool value_dependent, std::vector<size_t> folded = {}) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (entries_.size() >= capacity_) entries_.clear();
-    entries_.insert_or_assign(key.structure, Entry{std::move(plan), value_dependent, key.small_constants,
-                                                   value_dependent ? constants_digest(key) : 0});
+    const uint64_t digest = value_dependent ? constants_digest(key, folded) : 0;
+    entries_.insert_or_assign(key.structure,
+                              Entry{std::move(plan), value_dependent, key.small_constants, std::move(folded), digest});
   }
 
   void clear() {
@@ -83,6 +91,7 @@ class PlanCache {
     Plan plan;
     bool value_dependent = false;
     std::string small_constants;
+    std::vector<size_t> folded;
     uint64_t digest = 0;
   };
   mutable std::mutex mutex_;

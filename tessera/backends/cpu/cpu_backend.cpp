@@ -152,7 +152,8 @@ class CpuBackend final : public Backend {
       // then it serves only graphs whose small constants are these.
       const bool value_dependent = !common::same_nodes(sealed, optimized) || plan->program->holds_constant_values ||
                                    plan->program->reads_constant_values;
-      plan_cache().insert(key, *plan, value_dependent);
+      plan_cache().insert(key, *plan, value_dependent,
+                          value_dependent ? common::folded_constants(key, sealed, optimized) : std::vector<size_t>{});
     }
     std::vector<Array> constants = common::bind_constants(*plan->program, key.constants);
     plan->info.total_ms = ms_since(t0);
