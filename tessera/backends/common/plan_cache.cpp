@@ -1,11 +1,12 @@
 // Graph structure keys and sealing for the plan cache.
 #include "tessera/backends/common/plan_cache.h"
 
-#include <fmt/format.h>
-
-#include <cstring>
 #include <iterator>
 #include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "tessera/backends/common/kernel_cache.h"
 
 namespace tessera::backends::common {
 namespace {
@@ -17,31 +18,13 @@ void append_type(std::string& out, const ir::TensorType& t) {
 
 }  // namespace
 
-uint64_t constants_digest(const GraphKey& key, const std::vector<size_t>& positions) {
-  // Eight bytes at a time, each word mixed in by a multiply and a shift (the splitmix64 finaliser's
-  // constants); each constant's length separates neighbours.
-  const auto mix = [](uint64_t h, uint64_t w) {
-    h ^= w + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-    h *= 0xBF58476D1CE4E5B9ull;
-    return h ^ (h >> 31);
-  };
-  uint64_t h = 0x94D049BB133111EBull;
+std::string constants_digest(const GraphKey& key, const std::vector<size_t>& positions) {
+  std::string digest;
   for (size_t p : positions) {
     const Array c = key.constants.at(p)->attrs().get_tensor("value").contiguous();
-    const auto* bytes = static_cast<const unsigned char*>(c.raw_data());
-    const size_t size = c.nbytes();
-    h = mix(h, size);
-    size_t i = 0;
-    for (; i + 8 <= size; i += 8) {
-      uint64_t w;
-      std::memcpy(&w, bytes + i, 8);
-      h = mix(h, w);
-    }
-    uint64_t tail = 0;
-    std::memcpy(&tail, bytes + i, size - i);
-    h = mix(h, tail);
+    digest += content_hash(std::string_view(static_cast<const char*>(c.raw_data()), c.nbytes()));
   }
-  return h;
+  return digest;
 }
 
 std::vector<size_t> folded_constants(const GraphKey& key, const ir::Graph& sealed, const ir::Graph& optimized) {

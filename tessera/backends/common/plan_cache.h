@@ -3,7 +3,6 @@
 // constants by type only), so that a graph rebuilt with new data (an eager training loop) reuses the
 // plan and its kernels. Any backend can keep one, for whatever it calls a plan.
 #include <cstddef>
-#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -23,10 +22,10 @@ struct GraphKey {
   std::vector<const ir::Node*> constants;  // topological order: what ConstantSource::original numbers
 };
 
-// A digest of the bytes of the key's constants at `positions` (indices into key.constants), large ones
-// too: the constants the passes folded away (a cast of a weight into a new constant, which the plan then
+// The content hashes (kernel_cache.h) of the key's constants at `positions` (indices into
+// key.constants), large ones too: the constants the passes folded away (a cast of a weight into a new constant, which the plan then
 // keeps). Constants the plan binds at run time are left out: a model's weights are not read again.
-uint64_t constants_digest(const GraphKey& key, const std::vector<size_t>& positions);
+std::string constants_digest(const GraphKey& key, const std::vector<size_t>& positions);
 // The positions of the key's constants whose values the passes may have folded into the optimized
 // graph: those it no longer reads, and those a replaced node computed from constants alone (a fold)
 // was computed from. A weight that a rewritten product still reads where it lies is left out.
@@ -72,9 +71,9 @@ class PlanCache {
   void insert(const GraphKey& key, Plan plan, bool value_dependent, std::vector<size_t> folded = {}) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (entries_.size() >= capacity_) entries_.clear();
-    const uint64_t digest = value_dependent ? constants_digest(key, folded) : 0;
+    std::string digest = value_dependent ? constants_digest(key, folded) : std::string();
     entries_.insert_or_assign(key.structure,
-                              Entry{std::move(plan), value_dependent, key.small_constants, std::move(folded), digest});
+                              Entry{std::move(plan), value_dependent, key.small_constants, std::move(folded), std::move(digest)});
   }
 
   void clear() {
@@ -92,7 +91,7 @@ class PlanCache {
     bool value_dependent = false;
     std::string small_constants;
     std::vector<size_t> folded;
-    uint64_t digest = 0;
+    std::string digest;
   };
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Entry> entries_;
