@@ -93,6 +93,24 @@ ConvProduct conv_product_of(const ir::Node& node) {
   return ConvProduct::weight_grad;
 }
 
+const char* conv_product_name(ConvProduct kind) {
+  switch (kind) {
+    case ConvProduct::forward:
+      return "conv";
+    case ConvProduct::input_grad:
+      return "conv input grad";
+    case ConvProduct::weight_grad:
+      break;
+  }
+  return "conv weight grad";
+}
+
+std::string conv_geometry_description(const kernels::Conv2dGeometry& g) {
+  return fmt::format("n{} {}->{} {}x{} k{}x{} s{}x{} p{}x{} d{}x{}", g.batch, g.in_channels, g.out_channels, g.in_h,
+                     g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h,
+                     g.dilation_w);
+}
+
 GemmSides implicit_gemm_sides(ConvProduct kind, const kernels::Conv2dGeometry& g) {
   const int64_t taps = g.kernel_h * g.kernel_w;
   switch (kind) {

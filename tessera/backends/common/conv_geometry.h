@@ -27,6 +27,11 @@ std::optional<kernels::Conv2dGeometry> f32_conv2d_geometry(const ir::Node& node)
 enum class ConvProduct { forward, input_grad, weight_grad };
 // The product of a conv, conv_input_grad or conv_weight_grad node.
 ConvProduct conv_product_of(const ir::Node& node);
+// "conv", "conv input grad" or "conv weight grad", as step descriptions name them.
+const char* conv_product_name(ConvProduct kind);
+// "n256 32->64 13x13 k3x3 s1x1 p0x0 d1x1": batch, channels, input size, kernel, stride, padding,
+// dilation, as step descriptions give them.
+std::string conv_geometry_description(const kernels::Conv2dGeometry& g);
 struct GemmSides {
   int64_t m = 0, n = 0, k = 0;
 };

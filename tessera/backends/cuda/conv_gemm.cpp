@@ -79,10 +79,9 @@ bool conv_gemm_enabled() {
 
 }  // namespace
 
-std::string conv_description(const char* name, const kernels::Conv2dGeometry& g, const ConvTail& tail) {
-  return fmt::format("{} n{} {}->{} {}x{} k{}x{} s{}x{} p{}x{} d{}x{}{}{}{}", name, g.batch, g.in_channels,
-                     g.out_channels, g.in_h, g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w,
-                     g.dilation_h, g.dilation_w, tail.bias ? " +bias" : "", tail.residual ? " +residual" : "",
+std::string conv_description(ConvProduct kind, const kernels::Conv2dGeometry& g, const ConvTail& tail) {
+  return fmt::format("{} {}{}{}{}", common::conv_product_name(kind), common::conv_geometry_description(g),
+                     tail.bias ? " +bias" : "", tail.residual ? " +residual" : "",
                      tail.activation == GemmActivation::relu   ? " relu"
                      : tail.activation == GemmActivation::gelu ? " gelu"
                                                                : "");
@@ -103,9 +102,6 @@ std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const k
   const char* operands = kind == ConvProduct::forward      ? kForward
                          : kind == ConvProduct::input_grad ? kInputGrad
                                                            : kWeightGrad;
-  const char* name = kind == ConvProduct::forward      ? "conv"
-                     : kind == ConvProduct::input_grad ? "conv input grad"
-                                                       : "conv weight grad";
   s.ldd = s.n;
   TESSERA_CHECK(
       kind == ConvProduct::forward || (!tail.bias && !tail.residual && tail.activation == GemmActivation::none),
@@ -114,7 +110,7 @@ std::unique_ptr<SimtGemm> make_conv_gemm(Context& ctx, ConvProduct kind, const k
   s.residual = tail.residual;
   s.activation = tail.activation;
   const std::string label =
-      fmt::format("f32 implicit gemm {} ({}x{}x{})", conv_description(name, g, tail), s.m, s.n, s.k);
+      fmt::format("f32 implicit gemm {} ({}x{}x{})", conv_description(kind, g, tail), s.m, s.n, s.k);
   return std::make_unique<SimtGemm>(ctx, s, conv_geometry_defines(g) + kConvTaps + operands, label, /*gathered_operands=*/true);
 }
 

@@ -37,9 +37,9 @@ struct ConvTail {
   GemmActivation activation = GemmActivation::none;
 };
 
-// "conv input grad n256 32->64 13x13 k3x3 s1x1 p0x0 d1x1 +bias relu": the product's name, the geometry and
-// the tail, as both convolution paths describe their steps.
-std::string conv_description(const char* name, const kernels::Conv2dGeometry& g, const ConvTail& tail);
+// "conv input grad n256 32->64 13x13 k3x3 s1x1 p0x0 d1x1 +bias relu": the product's name and geometry
+// (common/conv_geometry.h) and the tail, as both convolution paths describe their steps.
+std::string conv_description(ConvProduct kind, const kernels::Conv2dGeometry& g, const ConvTail& tail);
 
 // The product for one of the three; its run(a, b, bias, residual, d, stream) takes
 //   forward: a = W, b = X (and the tail's operands)    input_grad: a = W, b = dY    weight_grad: a = dY, b = X.

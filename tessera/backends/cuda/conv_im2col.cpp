@@ -166,7 +166,6 @@ Im2colConv::Im2colConv(Context& ctx, ConvProduct kind, const kernels::Conv2dGeom
   product_sides(kind, g, s.m, s.n, s.k);
   // The scratch matrices' rows are `columns` long and start 16-byte aligned (arena memory).
   const int scratch = alignment(columns, true);
-  const char* name = "conv";
   switch (kind) {
     case ConvProduct::forward:  // T = W [Cout, taps] @ C [taps, columns]
       im2col_ = module_->kernel("tsr_im2col");
@@ -180,7 +179,6 @@ Im2colConv::Im2colConv(Context& ctx, ConvProduct kind, const kernels::Conv2dGeom
       s.a_transposed = true;
       s.lda = taps, s.ldb = columns, s.ldd = columns;
       s.align_a = alignment(taps, a_aligned), s.align_b = scratch, s.align_d = scratch;
-      name = "conv input grad";
       break;
     case ConvProduct::weight_grad:  // dW = T [Cout, columns] @ C^T (C stored [taps, columns])
       im2col_ = module_->kernel("tsr_im2col");
@@ -188,11 +186,10 @@ Im2colConv::Im2colConv(Context& ctx, ConvProduct kind, const kernels::Conv2dGeom
       s.b_transposed = true;
       s.lda = columns, s.ldb = columns, s.ldd = taps;
       s.align_a = scratch, s.align_b = scratch, s.align_d = alignment(taps, d_aligned);
-      name = "conv weight grad";
       break;
   }
   product_ = std::make_unique<GemmPlan>(ctx.blas(), s, ctx.workspace(), ctx.workspace_bytes());
-  label_ = fmt::format("f32 im2col {} ({}x{}x{} {})", conv_description(name, g, tail), s.m, s.n, s.k,
+  label_ = fmt::format("f32 im2col {} ({}x{}x{} {})", conv_description(kind, g, tail), s.m, s.n, s.k,
                        product_->describe());
 }
 

@@ -60,10 +60,6 @@ int split_k(const common::GemmSides& s, int64_t tile) {
   return static_cast<int>((per + kMatmulSlice - 1) / kMatmulSlice * kMatmulSlice);
 }
 
-std::string product_name(ConvProduct kind) {
-  return kind == ConvProduct::forward ? "conv" : kind == ConvProduct::input_grad ? "conv input grad" : "conv weight grad";
-}
-
 bool lower_conv(Lowering& L, const ir::NodePtr& node) {
   const std::optional<kernels::Conv2dGeometry> geometry = shader_geometry(*node);
   if (!geometry) return false;
@@ -131,11 +127,9 @@ bool lower_conv(Lowering& L, const ir::NodePtr& node) {
     sum.groups = {library_groups(sides.m * sides.n), 1, 1};
     dispatches.push_back(std::move(sum));
   }
-  const std::string what = fmt::format(
-      "{} n{} {}->{} {}x{} k{}x{} s{}x{} p{}x{} d{}x{}{} (implicit gemm {}x{}x{}{})", product_name(kind), g.batch,
-      g.in_channels, g.out_channels, g.in_h, g.in_w, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w,
-      g.dilation_h, g.dilation_w, tail.description(), sides.m, sides.n, sides.k,
-      k_split > 0 ? fmt::format(", K in {} splits", splits) : "");
+  const std::string what =
+      fmt::format("{} {}{} (implicit gemm {}x{}x{}{})", common::conv_product_name(kind), common::conv_geometry_description(g),
+                  tail.description(), sides.m, sides.n, sides.k, k_split > 0 ? fmt::format(", K in {} splits", splits) : "");
   L.emit(std::make_unique<ShaderStep>(std::move(dispatches), what), reads, {d},
          k_split > 0 ? std::vector<int32_t>{partials} : std::vector<int32_t>{});
   return true;
