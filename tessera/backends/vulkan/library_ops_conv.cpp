@@ -16,7 +16,6 @@
 #include "tessera/backends/vulkan/matmul_shader.h"
 #include "tessera/backends/vulkan/shader_step.h"
 #include "tessera/backends/vulkan/steps.h"
-#include "tessera/backends/vulkan/vulkan_backend.h"
 
 namespace tessera::backends::vulkan {
 
@@ -31,10 +30,8 @@ using common::Operand;
 constexpr int64_t kWantedGroups = 256;
 constexpr int64_t kLeastSplitK = 256;
 
-bool bindable(int64_t bytes) {
-  const Context* ctx = vulkan_context();
-  return ctx != nullptr && bytes > 0 && static_cast<uint64_t>(bytes) <= ctx->properties().limits.maxStorageBufferRange;
-}
+// An operand of at least one element that fits one binding.
+bool bindable(int64_t bytes) { return bytes > 0 && fits_one_binding(bytes); }
 
 std::optional<kernels::Conv2dGeometry> shader_geometry(const ir::Node& node) {
   std::optional<kernels::Conv2dGeometry> g = common::f32_conv2d_geometry(node);

@@ -39,26 +39,20 @@ bool parse(const ir::Node& node, QuantOperands& q) {
 // granule; inside the arena they belong to a neighbour and are only read).
 uint64_t word_bytes(int64_t bytes) { return (static_cast<uint64_t>(bytes) + 3) / 4 * 4; }
 
-// Whether `bytes` fit one binding of the device (maxStorageBufferRange).
-bool bindable(int64_t bytes) {
-  const Context* ctx = vulkan_context();
-  return ctx != nullptr && word_bytes(bytes) <= ctx->properties().limits.maxStorageBufferRange;
-}
-
 bool claim_quantized_matmul(const ir::Node& node) {
   QuantOperands q;
   if (node.inputs().size() != 2 || node.input(0).dtype() != DType::f32 || node.input(1).rank() != 2) return false;
   if (!parse(node, q) || node.output_types()[0].numel() == 0) return false;
   const int64_t n = node.input(1).shape()[0], m = node.input(0).type().numel() / q.k;
   // A long product decodes the whole weight to f32 scratch, indexed with 32-bit ints.
-  if (m > kMaxMatvecRows && (n * q.k >= INT32_MAX || !bindable(n * q.k * 4))) return false;
-  return bindable(node.input(1).type().numel());
+  if (m > kMaxMatvecRows && (n * q.k >= INT32_MAX || !fits_one_binding(n * q.k * 4))) return false;
+  return fits_one_binding(node.input(1).type().numel());
 }
 
 bool claim_dequantize(const ir::Node& node) {
   QuantOperands q;
   return node.inputs().size() == 1 && parse(node, q) && node.output_types()[0].numel() > 0 &&
-         bindable(node.input(0).type().numel());
+         fits_one_binding(node.input(0).type().numel());
 }
 
 // The value packed at a 4-byte boundary (the shaders read the blocks as words): a copy when it is a

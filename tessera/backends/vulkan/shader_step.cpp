@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "tessera/backends/vulkan/context.h"
 #include "tessera/backends/vulkan/steps.h"
+#include "tessera/backends/vulkan/vulkan_backend.h"
 
 namespace tessera::backends::vulkan {
 
@@ -63,6 +65,12 @@ uint64_t layout_extent_bytes(const common::Layout& layout, size_t element_size) 
 uint32_t library_groups(int64_t units, int64_t per_group) {
   if (units <= 0) return 0;  // nothing to do: the recorder skips the dispatch
   return static_cast<uint32_t>(std::clamp<int64_t>((units + per_group - 1) / per_group, 1, 65535));
+}
+
+bool fits_one_binding(int64_t bytes) {
+  const Context* ctx = vulkan_context();
+  const uint64_t words = (static_cast<uint64_t>(bytes) + 3) / 4 * 4;
+  return ctx != nullptr && words <= ctx->properties().limits.maxStorageBufferRange;
 }
 
 bool fits_int_indexing(const ir::Node& node) {

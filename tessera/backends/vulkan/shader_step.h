@@ -70,6 +70,9 @@ uint64_t layout_extent_bytes(const common::Layout& layout, size_t element_size);
 uint32_t library_groups(int64_t units, int64_t per_group = 256);
 /// Whether every input and output of the node has fewer than 2^31 elements (shaders index with int).
 bool fits_int_indexing(const ir::Node& node);
+/// Whether `bytes`, rounded up to whole 32-bit words, fit one binding of the Vulkan device
+/// (maxStorageBufferRange); false without a device.
+bool fits_one_binding(int64_t bytes);
 
 /// A binding of a value's whole buffer from its start (the shader adds the layout's offset).
 ShaderBinding buffer_binding(const common::Lowering& L, int32_t id, bool written, uint32_t element_size);
