@@ -5,6 +5,7 @@
 #include <functional>
 #include <queue>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "tessera/lower/loop_ir.h"
@@ -112,9 +113,19 @@ std::vector<lower::Cluster> generatable(const std::vector<lower::Cluster>& clust
 
 namespace {
 
+// For each value a cluster's nodes read, the index of the last node that reads it.
+using LastReads = std::unordered_map<ir::Value, size_t, ir::ValueHash>;
+LastReads last_reads(const lower::Cluster& c) {
+  LastReads last;
+  for (size_t i = 0; i < c.nodes.size(); ++i) {
+    for (const ir::Value& in : c.nodes[i]->inputs()) last[in] = i;
+  }
+  return last;
+}
+
 // Nodes [begin, end) of cluster c as a cluster of their own: it reads what they read from outside the
 // run, and yields what c yields or its later nodes read.
-lower::Cluster run_of(const lower::Cluster& c, size_t begin, size_t end) {
+lower::Cluster run_of(const lower::Cluster& c, const LastReads& last, size_t begin, size_t end) {
   lower::Cluster run;
   run.nodes.assign(c.nodes.begin() + static_cast<std::ptrdiff_t>(begin), c.nodes.begin() + static_cast<std::ptrdiff_t>(end));
   std::unordered_set<const ir::Node*> inside;
@@ -129,12 +140,11 @@ lower::Cluster run_of(const lower::Cluster& c, size_t begin, size_t end) {
   for (const ir::NodePtr& n : run.nodes) {
     for (int i = 0; i < n->num_outputs(); ++i) {
       const ir::Value v(n, i);
-      bool needed = std::find(c.outputs.begin(), c.outputs.end(), v) != c.outputs.end();
-      for (size_t later = end; later < c.nodes.size() && !needed; ++later) {
-        const std::vector<ir::Value>& reads = c.nodes[later]->inputs();
-        needed = std::find(reads.begin(), reads.end(), v) != reads.end();
+      const auto read = last.find(v);
+      if (std::find(c.outputs.begin(), c.outputs.end(), v) != c.outputs.end() ||
+          (read != last.end() && read->second >= end)) {
+        run.outputs.push_back(v);
       }
-      if (needed) run.outputs.push_back(v);
     }
   }
   return run;
@@ -155,11 +165,12 @@ std::vector<lower::Cluster> within_buffer_limit(const std::vector<lower::Cluster
     }
     // Consecutive runs of the cluster's nodes (topological order: no run waits on a later one), each
     // as long as its buffers allow.
+    const LastReads last = last_reads(c);
     for (size_t begin = 0; begin < c.nodes.size();) {
       size_t end = begin + 1;
-      lower::Cluster run = run_of(c, begin, end);
+      lower::Cluster run = run_of(c, last, begin, end);
       while (end < c.nodes.size()) {
-        lower::Cluster longer = run_of(c, begin, end + 1);
+        lower::Cluster longer = run_of(c, last, begin, end + 1);
         if (buffers_of(longer) > limit) break;
         run = std::move(longer);
         ++end;
