@@ -66,6 +66,13 @@ inline Array random_array(const Shape& shape, uint64_t seed, double lo = -1.0, d
   return Array::from_vector(v, shape).astype(dtype);
 }
 
+// The types of `arrays`, to trace a function over them.
+inline std::vector<ir::TensorType> types_of(const std::vector<Array>& arrays) {
+  std::vector<ir::TensorType> types;
+  for (const Array& a : arrays) types.push_back({a.dtype(), a.shape()});
+  return types;
+}
+
 // Runs the finite-difference check and reports the mismatches on failure.
 #define EXPECT_GRADIENTS_MATCH(fn, inputs, ...)                                              \
   do {                                                                                       \

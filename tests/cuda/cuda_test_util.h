@@ -15,9 +15,7 @@ inline backends::Backend& cuda() { return backends::backend_by_name("cuda"); }
 // Runs fn on the GPU and on the reference backend; every output must agree within tol (absolute and relative).
 inline void expect_matches_reference(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
                                      const std::vector<Array>& in, double tol) {
-  std::vector<ir::TensorType> types;
-  for (const Array& a : in) types.push_back({a.dtype(), a.shape()});
-  const ir::Graph g = trace(fn, types);
+  const ir::Graph g = trace(fn, types_of(in));
   const auto got = cuda().compile(g)->run(in);
   const auto want = backends::reference_backend().compile(g)->run(in);
   ASSERT_EQ(got.size(), want.size());

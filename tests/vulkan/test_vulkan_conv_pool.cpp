@@ -18,12 +18,6 @@ namespace {
 
 using V = std::vector<Tensor>;
 
-std::vector<ir::TensorType> f32_types(const std::vector<Array>& in) {
-  std::vector<ir::TensorType> types;
-  for (const Array& a : in) types.push_back({DType::f32, a.shape()});
-  return types;
-}
-
 int lines_containing(const std::string& steps, const std::string& text) {
   int n = 0;
   for (size_t at = 0; (at = steps.find(text, at)) != std::string::npos; at += text.size()) ++n;
@@ -44,7 +38,7 @@ TEST(VulkanConv, ForwardWithBiasAndTailsMatchesTheReference) {
                ops::gelu(ops::conv2d(a[0], a[1], a[2], c.stride, c.padding, c.dilation), /*tanh_approximation=*/true) + r,
                ops::relu(ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation) + r)};
     };
-    expect_vulkan_matches(trace(f, f32_types({x, w, b})), {x, w, b}, 2e-5);
+    expect_vulkan_matches(trace(f, types_of({x, w, b})), {x, w, b}, 2e-5);
   }
 }
 
@@ -58,7 +52,7 @@ TEST(VulkanConv, BothGradientsMatchTheReference) {
       const Tensor y = ops::conv2d(a[0], a[1], {}, c.stride, c.padding, c.dilation);
       return ops::sum(stop_gradient(ops::sin(y * 3.0 + 0.5)) * y);
     };
-    expect_vulkan_matches(trace(grad(loss), f32_types({x, w})), {x, w}, 5e-5);
+    expect_vulkan_matches(trace(grad(loss), types_of({x, w})), {x, w}, 5e-5);
   }
 }
 
@@ -88,7 +82,7 @@ TEST(VulkanConv, EachProductIsOneStepWithItsTailAndNoIm2col) {
 TEST(VulkanConv, GroupedConvolutionsStillDecompose) {
   const Array x = random_array({2, 4, 8, 8}, 7, -1, 1, DType::f32), w = random_array({6, 2, 3, 3}, 8, -0.5, 0.5, DType::f32);
   const ir::Graph g = trace([](const V& a) { return V{ops::conv2d(a[0], a[1], {}, {1, 1}, {1, 1}, {1, 1}, 2)}; },
-                            f32_types({x, w}));
+                            types_of({x, w}));
   expect_vulkan_matches(g, {x, w}, 2e-5);
   const std::string steps = vulkan_step_descriptions(g);
   EXPECT_EQ(lines_containing(steps, "implicit gemm"), 0) << steps;
@@ -102,12 +96,12 @@ TEST(VulkanPool, MaxPoolAndItsGradientMatchTheReferenceWithTies) {
       return ops::max_pool2d(x, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
     };
     const Array x = coarse(c.x, ++seed);
-    expect_vulkan_matches(trace([&](const V& a) { return V{pool(a[0])}; }, f32_types({x})), {x}, 0);
+    expect_vulkan_matches(trace([&](const V& a) { return V{pool(a[0])}; }, types_of({x})), {x}, 0);
     const ScalarFn loss = [&](const V& a) {
       const Tensor y = pool(a[0]);
       return ops::sum(stop_gradient(ops::sin(y * 1.7 + 0.3)) * y);
     };
-    expect_vulkan_matches(trace(grad(loss), f32_types({x})), {x}, 1e-6);
+    expect_vulkan_matches(trace(grad(loss), types_of({x})), {x}, 1e-6);
   }
 }
 
@@ -115,13 +109,13 @@ TEST(VulkanPool, NaNWinsItsWindowAsInMax) {
   Array x = random_array({1, 1, 4, 4}, 9, -1, 1, DType::f32);
   x.data<float>()[5] = std::nanf("");  // row 1, column 1: the window of output (0, 0)
   const ScalarFn loss = [](const V& a) { return ops::sum(ops::max_pool2d(a[0], {2, 2}, {2, 2})); };
-  const Array dx = vulkan_under_test().compile(trace(grad(loss), f32_types({x})))->run({x})[0].to(host_device());
+  const Array dx = vulkan_under_test().compile(trace(grad(loss), types_of({x})))->run({x})[0].to(host_device());
   for (int64_t i : {0, 1, 4}) {
     EXPECT_EQ(dx.data<float>()[i], 0.f) << i;
   }
   EXPECT_EQ(dx.data<float>()[5], 1.f);
   const auto pool = [](const V& a) { return V{ops::max_pool2d(a[0], {2, 2}, {2, 2})}; };
-  const Array y = vulkan_under_test().compile(trace(pool, f32_types({x})))->run({x})[0].to(host_device());
+  const Array y = vulkan_under_test().compile(trace(pool, types_of({x})))->run({x})[0].to(host_device());
   EXPECT_TRUE(std::isnan(y.data<float>()[0]));
 }
 
